@@ -1,0 +1,1 @@
+"""Application layer: joins the generic engines with the FL model (may import ``flmodel``)."""

@@ -1,0 +1,74 @@
+"""The ``flcheck`` command line (also ``python -m checker``).
+
+Exit codes are a contract: 0 the property holds (or the job succeeded), 1 it is violated (or unknown),
+2 bad input (malformed model, formula, scenario or option). Every sub-command lives in a module of
+``checker.commands`` exposing ``register(subparsers)``; the parser it adds sets ``func`` to a function
+``args -> int`` (the exit code).
+"""
+
+from __future__ import annotations
+
+import argparse
+import importlib
+import sys
+from collections.abc import Sequence
+
+from checker import __version__
+from checker.errors import InputError
+from checker.verdict import EXIT_BAD_INPUT
+from flmodel.errors import ModelError
+
+#: Sub-command modules, in the order their commands appear in ``flcheck --help``.
+COMMAND_MODULES: tuple[str, ...] = (
+    "checker.commands.check",
+    "checker.commands.ctl",
+    "checker.commands.attack_tree",
+    "checker.commands.privacy",
+    "checker.commands.dp",
+    "checker.commands.attack",
+    "checker.commands.export",
+)
+
+
+def build_parser() -> argparse.ArgumentParser:
+    parser = argparse.ArgumentParser(
+        prog="flcheck",
+        description=(
+            "Model checker for federated learning (IIIf FL model of seed 004): CTL, attack trees, "
+            "NI-FL-DP, attacker advantage, and numerical DP / attack cross-validation."
+        ),
+        epilog="Exit codes: 0 holds, 1 violated (or unknown), 2 bad input.",
+    )
+    parser.add_argument("--version", action="version", version=f"flcheck {__version__}")
+    sub = parser.add_subparsers(dest="command", metavar="COMMAND")
+    for name in COMMAND_MODULES:
+        module = importlib.import_module(name)
+        module.register(sub)
+    return parser
+
+
+def main(argv: Sequence[str] | None = None) -> int:
+    """Run the CLI; returns the exit code."""
+    parser = build_parser()
+    try:
+        args = parser.parse_args(argv)
+    except SystemExit as exc:  # argparse: --help (0) or a usage error (2)
+        return int(exc.code or 0)
+    if not getattr(args, "func", None):
+        parser.print_help()
+        return EXIT_BAD_INPUT
+    try:
+        return int(args.func(args))
+    except (InputError, ModelError) as exc:
+        print(f"flcheck: error: {exc}", file=sys.stderr)
+        return EXIT_BAD_INPUT
+    except FileNotFoundError as exc:
+        print(f"flcheck: error: {exc}", file=sys.stderr)
+        return EXIT_BAD_INPUT
+    except KeyboardInterrupt:
+        print("flcheck: interrupted", file=sys.stderr)
+        return 130
+
+
+if __name__ == "__main__":
+    raise SystemExit(main())

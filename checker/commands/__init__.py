@@ -1,0 +1,1 @@
+"""One module per CLI sub-command family; each exposes ``register(subparsers)``."""

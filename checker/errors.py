@@ -1,0 +1,48 @@
+"""Errors that the CLI turns into exit code 2 ("bad input") with a precise message."""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+
+
+@dataclass(frozen=True)
+class Position:
+    """Where in an input something went wrong (1-based line and column; ``source`` is a file name
+    or a description such as ``"<formula>"``)."""
+
+    source: str
+    line: int | None = None
+    column: int | None = None
+
+    def __str__(self) -> str:
+        where = self.source
+        if self.line is not None:
+            where += f":{self.line}"
+            if self.column is not None:
+                where += f":{self.column}"
+        return where
+
+
+class InputError(ValueError):
+    """Bad input: a malformed model file, formula, option or scenario.
+
+    ``str(err)`` reads ``file:line:col: message`` (position parts omitted when unknown), and
+    ``expected`` says what would have been accepted there.
+    """
+
+    def __init__(self, message: str, position: Position | None = None, expected: str | None = None):
+        self.message = message
+        self.position = position
+        self.expected = expected
+        super().__init__(self.__str__())
+
+    def __str__(self) -> str:
+        text = self.message
+        if self.expected:
+            text += f" (expected {self.expected})"
+        return f"{self.position}: {text}" if self.position else text
+
+
+class LimitReached(RuntimeError):
+    """Raised internally when an exploration limit is hit; explorations catch it and return a partial,
+    incomplete structure instead of propagating it."""

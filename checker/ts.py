@@ -1,0 +1,93 @@
+"""The seam between a model and the checker: a transition-system protocol (mirrors IIIf's ``state``
+class, see ``shared/iiif-notes.md``, MC).
+
+The checker asks a model only for
+- its initial states,
+- the successors of a state, each with the :class:`Action` that produced it and its probability, and
+- the values of named observables on a state.
+
+Probabilities: the steps leaving one state that carry the *same* action form one probability
+distribution (their probabilities sum to exactly 1); different actions from one state are a
+nondeterministic choice (an MDP). A non-probabilistic step has probability 1.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Hashable, Iterable, Sequence
+from dataclasses import dataclass
+from fractions import Fraction
+from typing import Generic, Protocol, TypeVar, runtime_checkable
+
+T = TypeVar("T", bound=Hashable)
+
+#: Values an observable can take: exact numbers, names, sets/tuples of them, booleans.
+ObservableValue = object
+
+
+@dataclass(frozen=True, order=True)
+class Action:
+    """What produced a transition: the rule (e.g. ``get_grad``), the actor performing it, where, and an
+    optional detail (e.g. the sampled noisy update). ``str(action)`` is the human reading."""
+
+    rule: str
+    actor: str | None = None
+    location: str | None = None
+    detail: str = ""
+
+    def __str__(self) -> str:
+        text = self.rule
+        if self.actor is not None:
+            text += f"({self.actor}"
+            if self.location is not None:
+                text += f"@{self.location}"
+            text += ")"
+        if self.detail:
+            text += f" [{self.detail}]"
+        return text
+
+
+@dataclass(frozen=True)
+class Step(Generic[T]):
+    """One outgoing transition: ``action`` leads to ``target`` with ``probability``."""
+
+    action: Action
+    target: T
+    probability: Fraction = Fraction(1)
+
+
+@runtime_checkable
+class TransitionSystem(Protocol[T]):
+    """What the checker needs of a model. States must be hashable (they are interned to ids)."""
+
+    def initial_states(self) -> Iterable[T]:
+        """The initial states (IIIf: the set ``init`` of the Kripke structure)."""
+        ...
+
+    def successors(self, state: T) -> Iterable[Step[T]]:
+        """All steps from ``state``; empty for a deadlock state."""
+        ...
+
+    def observable_names(self) -> Sequence[str]:
+        """Names of the observables this model offers (e.g. ``clients``, ``ready``, ``curmodpar``)."""
+        ...
+
+    def observe(self, state: T, name: str) -> ObservableValue:
+        """Value of observable ``name`` on ``state``; raise ``KeyError`` for an unknown name."""
+        ...
+
+
+def check_distributions(state_label: str, steps: Sequence[Step[object]]) -> None:
+    """Raise ``ValueError`` naming the state and action when the probabilities of one action's steps
+    are negative or do not sum to exactly 1 (silent wrong answers on malformed models are the most
+    common complaint about probabilistic checkers)."""
+    totals: dict[Action, Fraction] = {}
+    for step in steps:
+        p = Fraction(step.probability)
+        if p < 0:
+            raise ValueError(f"state {state_label}: action {step.action} has negative probability {p}")
+        totals[step.action] = totals.get(step.action, Fraction(0)) + p
+    for action, total in totals.items():
+        if total != 1:
+            raise ValueError(
+                f"state {state_label}: probabilities of action {action} sum to {total}, not 1"
+            )

@@ -1,0 +1,46 @@
+"""Shared hypothesis strategies (random Kripke structures, random distributions, ...)."""
+
+from __future__ import annotations
+
+from fractions import Fraction
+
+import numpy as np
+from hypothesis import strategies as st
+
+from checker.kripke import Kripke
+
+ATOMS = ("p", "q", "r")
+
+
+@st.composite
+def kripke_structures(
+    draw: st.DrawFn,
+    max_states: int = 8,
+    atoms: tuple[str, ...] = ATOMS,
+    allow_deadlocks: bool = True,
+    probabilistic: bool = False,
+) -> Kripke:
+    """A random Kripke structure with 1..max_states states, random edges (deadlocks allowed unless
+    ``allow_deadlocks`` is false), one or more initial states and random labels for ``atoms``.
+    With ``probabilistic``, each state's edges carry exact probabilities summing to 1 (one action)."""
+    n = draw(st.integers(1, max_states))
+    src: list[int] = []
+    dst: list[int] = []
+    probs: list[Fraction] = []
+    for s in range(n):
+        min_out = 0 if allow_deadlocks else 1
+        targets = draw(st.sets(st.integers(0, n - 1), min_size=min_out, max_size=min(n, 3)))
+        targets_sorted = sorted(targets)
+        if probabilistic and targets_sorted:
+            weights = draw(st.lists(st.integers(1, 4), min_size=len(targets_sorted),
+                                    max_size=len(targets_sorted)))
+            total = sum(weights)
+            probs.extend(Fraction(w, total) for w in weights)
+        for t in targets_sorted:
+            src.append(s)
+            dst.append(t)
+    initial = sorted(draw(st.sets(st.integers(0, n - 1), min_size=1, max_size=min(n, 2))))
+    labels = {a: np.array(draw(st.lists(st.booleans(), min_size=n, max_size=n)), dtype=bool)
+              for a in atoms}
+    return Kripke.from_edges(n, initial, src, dst, labels=labels,
+                             prob_exact=probs if probabilistic else None)
