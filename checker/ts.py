@@ -16,7 +16,7 @@ from __future__ import annotations
 from collections.abc import Hashable, Iterable, Sequence
 from dataclasses import dataclass
 from fractions import Fraction
-from typing import Generic, Protocol, TypeVar, runtime_checkable
+from typing import Generic, NamedTuple, Protocol, TypeVar, runtime_checkable
 
 T = TypeVar("T", bound=Hashable)
 
@@ -46,13 +46,31 @@ class Action:
         return text
 
 
-@dataclass(frozen=True)
-class Step(Generic[T]):
-    """One outgoing transition: ``action`` leads to ``target`` with ``probability``."""
+class Step(NamedTuple, Generic[T]):
+    """One outgoing transition: ``action`` leads to ``target`` with ``probability``.
+
+    A model that must not import the checker (flmodel) yields plain tuples
+    ``(action, target, probability)``; its action objects only need to be hashable and to have the
+    attributes ``rule``, ``actor``, ``location`` and ``detail`` (see :func:`as_action`)."""
 
     action: Action
     target: T
     probability: Fraction = Fraction(1)
+
+
+def as_action(obj: object) -> Action:
+    """Convert a model's action object (duck-typed: ``rule``, ``actor``, ``location``, ``detail``;
+    or a plain string naming the rule) to a checker :class:`Action`."""
+    if isinstance(obj, Action):
+        return obj
+    if isinstance(obj, str):
+        return Action(obj)
+    return Action(
+        str(obj.rule),  # type: ignore[attr-defined]
+        getattr(obj, "actor", None),
+        getattr(obj, "location", None),
+        str(getattr(obj, "detail", "") or ""),
+    )
 
 
 @runtime_checkable
