@@ -1,0 +1,1 @@
+"""Numerical engines that cross-validate the formal verdicts (DP curves, audits, attacks)."""
