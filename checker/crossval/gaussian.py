@@ -1,0 +1,190 @@
+"""Gaussian mechanism (incl. correlated noise) and the other closed-form mechanisms used as references.
+
+Seed 000, Theorem 4.2 and Proposition 1: for ``G(x) = x + N(0, Σ)`` the test between ``N(x, Σ)`` and
+``N(x', Σ)`` has trade-off function ``Φ(Φ⁻¹(1 − α) − Δ_{x,x'})`` with the Mahalanobis distance
+``Δ_{x,x'} = ‖Σ^{-1/2}(x − x')‖``; the worst pair maximises ``Δ`` and gives the optimal f-LDP curve
+``f_G(α) = Φ(Φ⁻¹(1−α) − Δ)`` and optimal LDP curve (Balle & Wang 2018, Thm. 8 with μ = Δ)
+``δ_G(ε) = Φ(−ε/μ + μ/2) − e^ε Φ(−ε/μ − μ/2)``.
+
+Also: the Laplace mechanism (scale b, sensitivity s, μ = s/b):
+``δ(ε) = 1 − e^{(ε − μ)/2}`` for ``0 ≤ ε ≤ μ`` and 0 beyond; randomized response on one bit with
+truth probability p ≥ 1/2: ``δ(ε) = max(0, p − e^ε (1 − p))``.
+"""
+
+from __future__ import annotations
+
+import itertools
+import math
+
+import numpy as np
+from numpy.typing import ArrayLike, NDArray
+from scipy import special, stats
+
+from checker.crossval.privacy_curves import LossTails
+
+FloatArray = NDArray[np.float64]
+
+__all__ = [
+    "gaussian_delta",
+    "gaussian_epsilon",
+    "gaussian_grid",
+    "gaussian_loss_tails",
+    "gaussian_tradeoff",
+    "laplace_delta",
+    "laplace_loss_tails",
+    "mahalanobis",
+    "rr_delta",
+    "rr_matrix",
+    "worst_case_delta",
+]
+
+
+def _log_ndtr_diff(a: FloatArray, b: FloatArray, eps: FloatArray) -> FloatArray:
+    """``Φ(a) − e^ε Φ(b)`` computed stably (a > b + ... whenever the value is positive)."""
+    la = special.log_ndtr(a)
+    lb = special.log_ndtr(b) + eps
+    with np.errstate(over="ignore", invalid="ignore"):
+        # Φ(a) (1 − e^{lb − la}); -expm1 keeps relative accuracy when the two are close
+        val = np.exp(la) * -np.expm1(np.minimum(lb - la, 0.0))
+    return np.where(lb >= la, 0.0, val)
+
+
+def gaussian_delta(mu: float, eps: ArrayLike) -> FloatArray:
+    """Optimal δ(ε) of the μ-Gaussian mechanism: ``Φ(−ε/μ + μ/2) − e^ε Φ(−ε/μ − μ/2)`` (seed 000, Thm.
+    4.2). ``mu = 0`` gives 0 (for ε ≥ 0), ``mu = inf`` gives 1.
+
+    >>> round(float(gaussian_delta(1.0, 0.0)[0]), 6)
+    0.382925
+    """
+    e = np.atleast_1d(np.asarray(eps, dtype=float))
+    if mu < 0:
+        raise ValueError("mu must be >= 0")
+    if mu == 0:
+        return np.where(e >= 0, 0.0, -np.expm1(e))
+    if math.isinf(mu):
+        return np.ones_like(e)
+    return np.clip(_log_ndtr_diff(-e / mu + mu / 2, -e / mu - mu / 2, e), 0.0, 1.0)
+
+
+def gaussian_epsilon(mu: float, delta: float) -> float:
+    """Smallest ε ≥ 0 with ``δ_G(ε) ≤ delta`` (bisection on the strictly decreasing closed form)."""
+    if not 0 <= delta <= 1:
+        raise ValueError("delta must be in [0, 1]")
+    if gaussian_delta(mu, 0.0)[0] <= delta:
+        return 0.0
+    if delta == 0:
+        return math.inf
+    lo, hi = 0.0, 1.0
+    while gaussian_delta(mu, hi)[0] > delta:
+        hi *= 2
+        if hi > 1e6:
+            return math.inf
+    for _ in range(200):
+        mid = 0.5 * (lo + hi)
+        if gaussian_delta(mu, mid)[0] > delta:
+            lo = mid
+        else:
+            hi = mid
+        if hi - lo <= 1e-15 * max(1.0, hi):
+            break
+    return hi
+
+
+def gaussian_tradeoff(mu: float, alpha: ArrayLike) -> FloatArray:
+    """``f_G(α) = Φ(Φ⁻¹(1 − α) − μ)`` (seed 000, Proposition 1)."""
+    a = np.clip(np.atleast_1d(np.asarray(alpha, dtype=float)), 0.0, 1.0)
+    return stats.norm.cdf(stats.norm.ppf(1.0 - a) - mu)
+
+
+def mahalanobis(x: ArrayLike, x_prime: ArrayLike, cov: ArrayLike) -> float:
+    """``Δ_{x,x'} = sqrt((x − x')ᵀ Σ⁻¹ (x − x'))`` (seed 000, Proposition 1), via a Cholesky solve."""
+    diff = np.atleast_1d(np.asarray(x, dtype=float) - np.asarray(x_prime, dtype=float))
+    c = np.atleast_2d(np.asarray(cov, dtype=float))
+    if c.shape != (diff.size, diff.size):
+        raise ValueError(f"covariance must be {diff.size}x{diff.size}")
+    chol = np.linalg.cholesky(c)
+    z = np.linalg.solve(chol, diff)
+    return float(np.sqrt(z @ z))
+
+
+def worst_case_delta(
+    lower: ArrayLike, upper: ArrayLike, cov: ArrayLike
+) -> tuple[float, FloatArray, FloatArray]:
+    """``Δ = max_{x,x' ∈ [lower, upper]} Δ_{x,x'}`` over a box (eq. 10) and a maximising pair.
+
+    A convex quadratic form is maximised over the difference box ``[−w, w]`` at a vertex: exact for a
+    diagonal Σ (all coordinates at opposite ends) and by enumeration of the ``2^{d−1}`` sign patterns for
+    d ≤ 16; larger non-diagonal Σ raise ``ValueError``.
+    """
+    lo = np.atleast_1d(np.asarray(lower, dtype=float))
+    hi = np.atleast_1d(np.asarray(upper, dtype=float))
+    c = np.atleast_2d(np.asarray(cov, dtype=float))
+    d = lo.size
+    w = hi - lo
+    prec = np.linalg.inv(c)
+    if np.allclose(c, np.diag(np.diag(c))):
+        signs = np.ones(d)
+    elif d <= 16:
+        best, signs = -1.0, np.ones(d)
+        for pattern in itertools.product((1.0, -1.0), repeat=d - 1):
+            s = np.array((1.0, *pattern))
+            v = (s * w) @ prec @ (s * w)
+            if v > best:
+                best, signs = v, s
+    else:
+        raise ValueError("worst-case pair for a non-diagonal covariance is only enumerated for d <= 16")
+    x = np.where(signs > 0, lo, hi)
+    xp = np.where(signs > 0, hi, lo)
+    return mahalanobis(x, xp, c), x, xp
+
+
+def gaussian_loss_tails(mu: float, eps: ArrayLike) -> LossTails:
+    """Exact tails of ``L = ln dN(0,1)/dN(μ,1)`` at thresholds ``eps``: ``L = μ²/2 − μ z`` so
+    ``P(L > ε) = Φ(μ/2 − ε/μ)`` and ``Q(L > ε) = Φ(−μ/2 − ε/μ)``."""
+    if not mu > 0 or math.isinf(mu):
+        raise ValueError("mu must be finite and > 0")
+    e = np.asarray(eps, dtype=float)
+    return LossTails(e, special.ndtr(mu / 2 - e / mu), special.ndtr(-mu / 2 - e / mu), 0.0)
+
+
+def gaussian_grid(mu: float, interval: float, tail: float = 1e-16) -> FloatArray:
+    """Grid thresholds ``k·interval`` covering the loss of the μ-Gaussian pair up to ``tail`` mass."""
+    z = -stats.norm.ppf(tail)
+    lo = mu * mu / 2 - mu * z
+    hi = mu * mu / 2 + mu * z
+    k = np.arange(math.floor(lo / interval) - 1, math.ceil(hi / interval) + 2)
+    return k * interval
+
+
+def laplace_delta(mu: float, eps: ArrayLike) -> FloatArray:
+    """Optimal δ(ε) of the Laplace mechanism with ``μ = sensitivity/scale``: ``1 − e^{(ε−μ)/2}`` on
+    ``[0, μ]``, 0 beyond (and ``1 − e^{ε}`` … by symmetry the curve for ε < 0 is ``1 − e^ε (1 − δ(−ε))``)."""
+    e = np.atleast_1d(np.asarray(eps, dtype=float))
+    pos = np.where(e >= mu, 0.0, -np.expm1((np.minimum(e, mu) - mu) / 2))
+    neg = -np.expm1(e) + np.exp(e) * np.where(-e >= mu, 0.0, -np.expm1((np.minimum(-e, mu) - mu) / 2))
+    return np.where(e >= 0, pos, neg)
+
+
+def laplace_loss_tails(mu: float, eps: ArrayLike) -> LossTails:
+    """Exact tails of ``L = ln dLap(0,1)/dLap(μ,1) = |z − μ| − |z|`` at thresholds ``eps``.
+
+    ``L = μ`` for z ≤ 0 (mass 1/2 under P), ``μ − 2z`` on [0, μ], ``−μ`` for z ≥ μ; ``L > ε`` iff
+    ``z < (μ − ε)/2`` for ε ∈ [−μ, μ)."""
+    e = np.asarray(eps, dtype=float)
+    zstar = np.clip((mu - e) / 2, 0.0, mu)
+    p = np.where(e >= mu, 0.0, np.where(e < -mu, 1.0, stats.laplace.cdf(zstar)))
+    q = np.where(e >= mu, 0.0, np.where(e < -mu, 1.0, stats.laplace.cdf(zstar - mu)))
+    return LossTails(e, p, q, 0.0)
+
+
+def rr_matrix(p: float) -> FloatArray:
+    """Randomized response on one bit: report the truth with probability p (rows: input, cols: output)."""
+    if not 0 <= p <= 1:
+        raise ValueError("p must be in [0, 1]")
+    return np.array([[p, 1 - p], [1 - p, p]])
+
+
+def rr_delta(p: float, eps: ArrayLike) -> FloatArray:
+    """Optimal δ(ε) of randomized response: ``max(0, p − e^ε (1 − p), (1 − p) − e^ε p)``."""
+    e = np.atleast_1d(np.asarray(eps, dtype=float))
+    return np.maximum.reduce([np.zeros_like(e), p - np.exp(e) * (1 - p), (1 - p) - np.exp(e) * p])

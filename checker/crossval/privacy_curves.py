@@ -1,0 +1,590 @@
+"""Privacy curves: hockey-stick divergence, privacy-loss distributions, composition, conversions.
+
+The mathematics is that of seed 000 (§4.2): the hockey-stick divergence
+``E_α(P‖Q) = sup_E P(E) − α Q(E)``, the optimal privacy curve of a mechanism (eq. 4)
+``δ_M(ε) = sup_{x≠x'} E_{e^ε}(M(x)‖M(x'))``, dominating pairs (eq. 5) and the privacy-loss random variable
+``L = ln dP/dQ (y), y ~ P`` with ``E_{e^ε}(P‖Q) = E[(1 − e^{ε−L})⁺] = δ_L(ε)`` (eq. 6).
+
+Three representations of a privacy-loss distribution (PLD) are used:
+
+* :class:`DiscretePLD` — atoms at arbitrary real losses plus an atom at ``+∞`` (the P-mass where Q = 0).
+  Built exactly from two finite distributions (:meth:`DiscretePLD.from_distributions`).
+* :class:`LossTails` — the exact tail functions ``P(L > ε)`` and ``Q(L > ε)`` of a continuous pair at a
+  finite set of thresholds (closed forms for Gaussian, Laplace, Gamma; a stable lattice for Irwin–Hall).
+* :class:`GridPLD` — atoms on a regular grid ``L_k = k·h`` so that composition is a convolution (FFT).
+
+A :class:`LossTails` is turned into a :class:`GridPLD` in two ways whose curves bracket the truth:
+
+* *pessimistic* ("connect the dots", Doroshenko et al., PETS 2022): the curve ``x ↦ δ(ln x)`` is convex in
+  ``x = e^ε``; the grid PLD whose curve is the chord interpolation of exact values is a dominating pair
+  (its hockey-stick curve is ≥ the true one for every ε ∈ ℝ, hence its trade-off function is ≤ the true
+  one) and dominance is preserved by composition. The error is O(h²).
+* *optimistic*: the loss is rounded *down* to the grid; by the pointwise coupling ``L̃ ≤ L`` and the
+  monotonicity of ``(1 − e^{ε−ℓ})⁺`` in ℓ the composed curve is ≤ the true one. The error is O(h).
+
+Each :class:`GridPLD` carries a ``slack``: a bound on the error of the numerical steps that are not exact
+by construction (tail truncation of a composition, the lower-tail cell of the optimistic estimate, a
+round-off allowance for the FFT). Pessimistic curves add it, optimistic curves subtract it, so
+``optimistic ≤ true ≤ pessimistic`` holds for the reported numbers.
+
+Conversions (Dong, Roth, Su, "Gaussian differential privacy", JRSS-B 2022, Prop. 2.12 and 2.5;
+Humphries et al., CSF 2023 for the advantage): δ(ε) ↔ ε(δ) ↔ trade-off ``f(α)`` ↔ best advantage.
+"""
+
+from __future__ import annotations
+
+import math
+from collections.abc import Hashable, Mapping, Sequence
+from dataclasses import dataclass, field
+from fractions import Fraction
+
+import numpy as np
+import scipy.fft
+import scipy.signal
+from numpy.typing import ArrayLike, NDArray
+
+FloatArray = NDArray[np.float64]
+
+__all__ = [
+    "CurveBracket",
+    "DiscretePLD",
+    "GridPLD",
+    "LossTails",
+    "advantage_from_eps_delta",
+    "best_advantage",
+    "delta_from_tradeoff",
+    "epsilon_for_delta",
+    "exact_epsilon",
+    "hockey_stick",
+    "hockey_stick_exact",
+    "mechanism_delta",
+    "tradeoff_from_delta_curve",
+]
+
+
+# ---------------------------------------------------------------------------------------------------
+# Hockey-stick divergence of finite distributions (exact)
+# ---------------------------------------------------------------------------------------------------
+
+
+def hockey_stick(p: ArrayLike, q: ArrayLike, alpha: float) -> float:
+    """``E_α(P‖Q) = Σ_y (p(y) − α q(y))⁺`` for two finite distributions on the same outcomes (seed 000,
+    §4.2). ``alpha = inf`` gives the P-mass where ``q = 0``.
+
+    >>> hockey_stick([0.75, 0.25], [0.25, 0.75], 1.0)
+    0.5
+    """
+    pa = np.asarray(p, dtype=float)
+    qa = np.asarray(q, dtype=float)
+    if pa.shape != qa.shape:
+        raise ValueError("p and q must have the same shape")
+    if alpha < 0:
+        raise ValueError("alpha must be >= 0")
+    if math.isinf(alpha):
+        return math.fsum(pa[qa == 0].tolist())
+    return math.fsum(np.maximum(pa - alpha * qa, 0.0).tolist())
+
+
+def hockey_stick_exact(
+    p: Mapping[Hashable, Fraction], q: Mapping[Hashable, Fraction], alpha: Fraction
+) -> Fraction:
+    """Exact rational ``E_α(P‖Q)`` for distributions given as ``outcome -> Fraction`` (missing = 0)."""
+    if alpha < 0:
+        raise ValueError("alpha must be >= 0")
+    total = Fraction(0)
+    for y in set(p) | set(q):
+        v = Fraction(p.get(y, 0)) - alpha * Fraction(q.get(y, 0))
+        if v > 0:
+            total += v
+    return total
+
+
+def exact_epsilon(p: Mapping[Hashable, Fraction], q: Mapping[Hashable, Fraction]) -> float:
+    """The smallest ε with ``E_{e^ε}(P‖Q) = 0``, i.e. ``max_y ln p(y)/q(y)`` (``inf`` when P charges an
+    outcome Q does not; ``-inf`` never, since both are distributions the value is ≥ 0)."""
+    best = -math.inf
+    for y, py in p.items():
+        py = Fraction(py)
+        if py == 0:
+            continue
+        qy = Fraction(q.get(y, 0))
+        if qy == 0:
+            return math.inf
+        best = max(best, math.log(py) - math.log(qy))
+    return max(best, 0.0)
+
+
+def mechanism_delta(matrix: ArrayLike, eps: ArrayLike) -> FloatArray:
+    """Optimal privacy curve (eq. 4) of a finite mechanism: ``matrix[x, y] = Pr[M(x) = y]``; the supremum
+    over all ordered pairs of distinct inputs of ``E_{e^ε}(M(x)‖M(x'))``."""
+    m = np.asarray(matrix, dtype=float)
+    if m.ndim != 2 or m.shape[0] < 2:
+        raise ValueError("matrix must be 2-D with at least two inputs (rows)")
+    e = np.atleast_1d(np.asarray(eps, dtype=float))
+    out = np.zeros_like(e)
+    for i in range(m.shape[0]):
+        for j in range(m.shape[0]):
+            if i != j:
+                pld = DiscretePLD.from_arrays(m[i], m[j])
+                out = np.maximum(out, pld.delta(e))
+    return out
+
+
+# ---------------------------------------------------------------------------------------------------
+# Evaluation of a PLD given by atoms
+# ---------------------------------------------------------------------------------------------------
+
+
+def _suffix_sums(losses: FloatArray, masses: FloatArray) -> tuple[FloatArray, FloatArray]:
+    """``S1[j] = Σ_{k≥j} m_k`` and ``S2[j] = Σ_{k≥j} m_k e^{−L_k}`` (length n+1, last entry 0)."""
+    with np.errstate(divide="ignore"):
+        qm = np.where(masses > 0, np.exp(np.log(np.where(masses > 0, masses, 1.0)) - losses), 0.0)
+    s1 = np.concatenate([np.cumsum(masses[::-1])[::-1], [0.0]])
+    s2 = np.concatenate([np.cumsum(qm[::-1])[::-1], [0.0]])
+    return s1, s2
+
+
+def _delta_atoms(
+    losses: FloatArray, s1: FloatArray, s2: FloatArray, inf_mass: float, eps: FloatArray
+) -> FloatArray:
+    """``δ_L(ε) = ω_∞ + Σ_{L_k > ε} m_k (1 − e^{ε − L_k})`` (eq. 6) for sorted atoms."""
+    j = np.searchsorted(losses, eps, side="right")
+    with np.errstate(over="ignore", invalid="ignore"):
+        tail = s1[j] - np.exp(eps) * s2[j]
+    tail = np.where(np.isposinf(eps), 0.0, tail)
+    tail = np.where(np.isneginf(eps), s1[0], tail)
+    return np.clip(inf_mass + np.maximum(tail, 0.0), 0.0, 1.0)
+
+
+def _epsilon_atoms(
+    losses: FloatArray, s1: FloatArray, s2: FloatArray, inf_mass: float, delta: float, min_eps: float
+) -> float:
+    """Smallest ε ≥ ``min_eps`` with ``δ_L(ε) ≤ delta``; exact for the atoms (δ is ``A − e^ε B`` between
+    consecutive atoms)."""
+    if delta < 0:
+        raise ValueError("delta must be >= 0")
+    if delta < inf_mass:
+        return math.inf
+    at = _delta_atoms(losses, s1, s2, inf_mass, np.array([min_eps]))[0]
+    if at <= delta:
+        return min_eps
+    # δ at the atoms (right-continuous: value at L_k counts atoms > L_k only)
+    vals = _delta_atoms(losses, s1, s2, inf_mass, losses)
+    k = int(np.searchsorted(-vals, -delta, side="left"))  # first atom with value <= delta
+    if k >= len(losses):
+        return math.inf
+    a = inf_mass + s1[k]
+    b = s2[k]
+    if b <= 0 or a - delta <= 0:
+        eps = losses[k - 1] if k > 0 else losses[k]
+    else:
+        eps = math.log((a - delta) / b)
+        lo = losses[k - 1] if k > 0 else -math.inf
+        eps = min(max(eps, lo), float(losses[k]))
+    return max(float(eps), min_eps)
+
+
+def _tradeoff_atoms(losses: FloatArray, masses: FloatArray, inf_mass: float, alpha: FloatArray) -> FloatArray:
+    """Trade-off function ``T(P,Q)(α)`` (Dong et al.: α = type-I error under P, β = type-II under Q) of the
+    pair encoded by the atoms: Neyman–Pearson tests reject P on the lowest losses first."""
+    with np.errstate(divide="ignore"):
+        qm = np.where(masses > 0, np.exp(np.log(np.where(masses > 0, masses, 1.0)) - losses), 0.0)
+    q_res = max(0.0, 1.0 - float(qm.sum()))  # Q-mass where P = 0 (loss −∞), rejected first for free
+    pa = np.concatenate([[0.0], masses, [inf_mass]])
+    qa = np.concatenate([[q_res], qm, [0.0]])
+    a_pts = np.concatenate([[0.0], np.cumsum(pa)])
+    b_pts = 1.0 - np.concatenate([[0.0], np.cumsum(qa)])
+    a_pts = a_pts / a_pts[-1]
+    b_pts = np.clip(b_pts, 0.0, 1.0)
+    return np.interp(np.asarray(alpha, dtype=float), a_pts, b_pts)
+
+
+class _AtomsMixin:
+    """Shared evaluation for PLDs stored as sorted atoms ``(losses, masses)`` plus ``infinity_mass``."""
+
+    losses: FloatArray
+    masses: FloatArray
+    infinity_mass: float
+    slack: float
+    pessimistic: bool | None
+    _s: tuple[FloatArray, FloatArray]
+
+    def delta(self, eps: ArrayLike) -> FloatArray:
+        """``δ_L(ε)`` (eq. 6), vectorised; a pessimistic estimate adds its slack, an optimistic one
+        subtracts it."""
+        e = np.atleast_1d(np.asarray(eps, dtype=float))
+        d = _delta_atoms(self.losses, *self._s, self.infinity_mass, e)
+        if self.slack and self.pessimistic is not None:
+            d = d + self.slack if self.pessimistic else d - self.slack
+        return np.clip(d, 0.0, 1.0)
+
+    def epsilon(self, delta: float, min_eps: float = 0.0) -> float:
+        """``ε(δ) = inf{ε ≥ min_eps : δ_L(ε) ≤ δ}`` (slack included as in :meth:`delta`)."""
+        shift = 0.0
+        if self.slack and self.pessimistic is not None:
+            shift = -self.slack if self.pessimistic else self.slack
+        target = delta + shift
+        if target < 0:
+            return math.inf
+        return _epsilon_atoms(self.losses, *self._s, self.infinity_mass, target, min_eps)
+
+    def tradeoff(self, alpha: ArrayLike) -> FloatArray:
+        """Trade-off function of the pair (slack not included)."""
+        return _tradeoff_atoms(self.losses, self.masses, self.infinity_mass, np.atleast_1d(alpha))
+
+    def mean_loss(self) -> float:
+        """``E[L]`` over the finite atoms (the KL divergence for a genuine pair when ``ω_∞ = 0``)."""
+        return float(np.dot(self.losses, self.masses)) if self.infinity_mass == 0 else math.inf
+
+
+# ---------------------------------------------------------------------------------------------------
+# Discrete PLD: atoms at arbitrary losses
+# ---------------------------------------------------------------------------------------------------
+
+
+@dataclass(frozen=True, eq=False)
+class DiscretePLD(_AtomsMixin):
+    """Privacy-loss distribution with atoms at arbitrary finite losses (sorted ascending) and a P-mass
+    ``infinity_mass`` at ``L = +∞``. Exact for finite mechanisms."""
+
+    losses: FloatArray
+    masses: FloatArray
+    infinity_mass: float = 0.0
+    slack: float = 0.0
+    pessimistic: bool | None = None
+    _s: tuple[FloatArray, FloatArray] = field(init=False, repr=False)
+
+    def __post_init__(self) -> None:
+        order = np.argsort(self.losses, kind="stable")
+        losses = np.asarray(self.losses, dtype=float)[order]
+        masses = np.asarray(self.masses, dtype=float)[order]
+        if np.any(masses < 0) or not np.all(np.isfinite(losses)):
+            raise ValueError("masses must be >= 0 and losses finite")
+        object.__setattr__(self, "losses", losses)
+        object.__setattr__(self, "masses", masses)
+        object.__setattr__(self, "_s", _suffix_sums(losses, masses))
+
+    @classmethod
+    def from_arrays(cls, p: ArrayLike, q: ArrayLike) -> DiscretePLD:
+        """The PLD of ``(P, Q)`` for two probability vectors on the same outcomes (eq. 6 exactly)."""
+        pa = np.asarray(p, dtype=float)
+        qa = np.asarray(q, dtype=float)
+        if pa.shape != qa.shape or pa.ndim != 1:
+            raise ValueError("p and q must be 1-D of the same length")
+        if np.any(pa < 0) or np.any(qa < 0):
+            raise ValueError("probabilities must be >= 0")
+        both = (pa > 0) & (qa > 0)
+        inf_mass = math.fsum(pa[(pa > 0) & (qa == 0)].tolist())
+        return cls(np.log(pa[both]) - np.log(qa[both]), pa[both], inf_mass)
+
+    @classmethod
+    def from_distributions(
+        cls, p: Mapping[Hashable, Fraction | float], q: Mapping[Hashable, Fraction | float]
+    ) -> DiscretePLD:
+        """The PLD of two finite distributions given as ``outcome -> probability`` mappings."""
+        keys = sorted(set(p) | set(q), key=repr)
+        return cls.from_arrays([float(p.get(k, 0)) for k in keys], [float(q.get(k, 0)) for k in keys])
+
+    def compose(self, other: DiscretePLD) -> DiscretePLD:
+        """Exact composition (product pair): losses add, masses multiply (size grows multiplicatively)."""
+        losses = np.add.outer(self.losses, other.losses).ravel()
+        masses = np.multiply.outer(self.masses, other.masses).ravel()
+        inf_mass = 1.0 - (1.0 - self.infinity_mass) * (1.0 - other.infinity_mass)
+        return DiscretePLD(losses, masses, inf_mass)
+
+    def to_tails(self) -> LossTails:
+        """The exact tails at every atom (and just below the smallest), for discretisation."""
+        s1, s2 = self._s
+        lo = self.losses[0] - 1.0 if len(self.losses) else -1.0
+        eps = np.concatenate([[lo], self.losses])
+        j = np.searchsorted(self.losses, eps, side="right")
+        return LossTails(eps, self.infinity_mass + s1[j], s2[j], self.infinity_mass)
+
+
+# ---------------------------------------------------------------------------------------------------
+# Exact tails of a continuous pair
+# ---------------------------------------------------------------------------------------------------
+
+
+@dataclass(frozen=True, eq=False)
+class LossTails:
+    """Exact tail values of the privacy loss of a pair ``(P, Q)`` at thresholds ``eps`` (ascending):
+    ``p_tail = P(L > ε)`` (including the atom at ``+∞``) and ``q_tail = Q(L > ε)``, so that
+    ``δ(ε) = p_tail − e^ε q_tail`` exactly at the thresholds. ``infinity_mass = P(L = +∞)``.
+
+    The thresholds must cover the loss distribution: ``1 − p_tail[0]`` (the mass at or below the lowest
+    threshold) is reported as ``lower_mass`` and enters the optimistic estimate's slack.
+    """
+
+    eps: FloatArray
+    p_tail: FloatArray
+    q_tail: FloatArray
+    infinity_mass: float = 0.0
+
+    def __post_init__(self) -> None:
+        e = np.asarray(self.eps, dtype=float)
+        order = np.argsort(e, kind="stable")
+        object.__setattr__(self, "eps", e[order])
+        object.__setattr__(self, "p_tail", np.asarray(self.p_tail, dtype=float)[order])
+        object.__setattr__(self, "q_tail", np.asarray(self.q_tail, dtype=float)[order])
+        if len(self.eps) == 0:
+            raise ValueError("need at least one threshold")
+
+    @property
+    def lower_mass(self) -> float:
+        """``P(L ≤ eps[0])``."""
+        return max(0.0, 1.0 - float(self.p_tail[0]))
+
+    def delta(self) -> FloatArray:
+        """Exact ``δ(ε)`` at the thresholds."""
+        return np.clip(self.p_tail - np.exp(self.eps) * self.q_tail, 0.0, 1.0)
+
+    def to_grid(self, interval: float, pessimistic: bool) -> GridPLD:
+        """Discretise on the grid ``k·interval``: pessimistic by connect-the-dots (a dominating pair),
+        optimistic by rounding the loss down (a dominated coupling). See the module docstring."""
+        h = float(interval)
+        if not h > 0:
+            raise ValueError("interval must be > 0")
+        if pessimistic:
+            return self._connect_dots(h)
+        return self._round_down(h)
+
+    def _connect_dots(self, h: float) -> GridPLD:
+        # Stage 1: every cell (t_{i-1}, t_i] of the exact thresholds is split onto its two end points so
+        # that both its P-mass and its Q-mass are kept (the chord of the convex curve x -> δ(ln x)); the
+        # cell below t_0 goes to t_0 and to a Q-only atom (loss −∞), the finite part above t_m to t_m and
+        # to +∞. All quantities are non-negative sums: no second differences, no cancellation.
+        t = self.eps
+        x = np.exp(t)
+        dp = np.maximum(-np.diff(self.p_tail), 0.0)
+        dq = np.maximum(-np.diff(self.q_tail), 0.0)
+        with np.errstate(over="ignore", invalid="ignore"):
+            up = (dp - x[:-1] * dq) / (x[:-1] * np.expm1(np.diff(t)))
+        up = np.clip(np.nan_to_num(up, nan=0.0, posinf=0.0), 0.0, dq)
+        qmass = np.zeros(len(t))
+        qmass[1:] += up
+        qmass[:-1] += dq - up
+        qmass[0] += (1.0 - self.p_tail[0]) / x[0]
+        qmass[-1] += self.q_tail[-1]
+        inf_mass = float(max(self.p_tail[-1] - x[-1] * self.q_tail[-1], self.infinity_mass))
+        # Stage 2: each atom (loss λ, Q-mass w) is split onto the grid points k·h ≤ λ < (k+1)·h keeping
+        # both masses (again a chord, hence dominating); exact when λ is a grid point.
+        kf = t / h
+        k = np.floor(kf + 1e-9)
+        frac = np.clip(t - k * h, 0.0, h)
+        upper_q = qmass * np.expm1(frac) / np.expm1(h)
+        lower_q = qmass - upper_q
+        k = k.astype(np.int64)
+        k_lo = int(k[0])
+        n = int(k[-1]) - k_lo + 2
+        masses = np.zeros(n)
+        np.add.at(masses, k - k_lo, lower_q * np.exp(k * h))
+        np.add.at(masses, k - k_lo + 1, upper_q * np.exp((k + 1) * h))
+        return GridPLD(h, k_lo, masses, inf_mass, slack=0.0, pessimistic=True)
+
+    def _round_down(self, h: float) -> GridPLD:
+        e = self.eps
+        cell = np.empty(len(e))
+        cell[:-1] = self.p_tail[:-1] - self.p_tail[1:]  # P(eps_i < L <= eps_{i+1})
+        cell[-1] = self.p_tail[-1] - self.infinity_mass  # finite part above the last threshold
+        cell = np.maximum(cell, 0.0)
+        kk = np.floor(e / h).astype(np.int64)
+        k_lo = int(kk[0]) - 1
+        k_hi = int(kk[-1])
+        masses = np.zeros(k_hi - k_lo + 1)
+        np.add.at(masses, kk - k_lo, cell)
+        masses[0] += self.lower_mass  # L <= eps[0], unbounded below: placed at one cell lower (slack)
+        return GridPLD(h, k_lo, masses, self.infinity_mass, slack=self.lower_mass, pessimistic=False)
+
+
+# ---------------------------------------------------------------------------------------------------
+# Grid PLD and FFT composition
+# ---------------------------------------------------------------------------------------------------
+
+
+@dataclass(frozen=True, eq=False)
+class GridPLD(_AtomsMixin):
+    """PLD on the regular grid ``L_k = (start + i)·interval``, ``masses[i]`` the P-mass there, plus
+    ``infinity_mass`` at ``+∞``. ``pessimistic`` says which side of the truth the estimate is on and
+    ``slack`` bounds the error of non-exact numerical steps (see the module docstring)."""
+
+    interval: float
+    start: int
+    grid_masses: FloatArray
+    infinity_mass: float = 0.0
+    slack: float = 0.0
+    pessimistic: bool | None = None
+    losses: FloatArray = field(init=False, repr=False)
+    masses: FloatArray = field(init=False, repr=False)
+    _s: tuple[FloatArray, FloatArray] = field(init=False, repr=False)
+
+    def __post_init__(self) -> None:
+        m = np.asarray(self.grid_masses, dtype=float)
+        nz = np.nonzero(m > 0)[0]
+        if len(nz) == 0:
+            m = np.zeros(1)
+            start = self.start
+        else:
+            start = self.start + int(nz[0])
+            m = m[nz[0] : nz[-1] + 1]
+        object.__setattr__(self, "start", start)
+        object.__setattr__(self, "grid_masses", m)
+        object.__setattr__(self, "masses", m)
+        object.__setattr__(self, "losses", (start + np.arange(len(m))) * self.interval)
+        object.__setattr__(self, "_s", _suffix_sums(self.losses, m))
+
+    def compose(self, other: GridPLD) -> GridPLD:
+        """Composition with another grid PLD of the same interval (independent pair; losses add)."""
+        if not math.isclose(self.interval, other.interval, rel_tol=1e-12):
+            raise ValueError("grid intervals differ")
+        if self.pessimistic != other.pessimistic:
+            raise ValueError("cannot compose a pessimistic with an optimistic estimate")
+        conv = scipy.signal.fftconvolve(self.grid_masses, other.grid_masses)
+        n = len(conv)
+        roundoff = _roundoff_allowance(n, 2)
+        conv = np.maximum(conv, 0.0)
+        inf_mass = 1.0 - (1.0 - self.infinity_mass) * (1.0 - other.infinity_mass)
+        return GridPLD(
+            self.interval,
+            self.start + other.start,
+            conv,
+            inf_mass,
+            slack=self.slack + other.slack + roundoff,
+            pessimistic=self.pessimistic,
+        )
+
+    def self_compose(self, times: int, tail_mass: float = 1e-15) -> GridPLD:
+        """``times``-fold composition with itself by one FFT: the output window is chosen from Chernoff
+        bounds ``P(ΣL ≥ a) ≤ e^{−ta} M(t)^d`` so that at most ``tail_mass`` lies outside on each side;
+        the circular aliasing of that mass moves at most ``2·tail_mass`` of probability, which is added
+        to the slack (δ is 1-Lipschitz in moved mass)."""
+        if times < 1:
+            raise ValueError("times must be >= 1")
+        if times == 1:
+            return self
+        h = self.interval
+        m = self.grid_masses
+        k0 = self.start
+        lo_abs, hi_abs = _chernoff_window(self.losses, m, times, tail_mass)
+        lo = max(math.floor(lo_abs / h), times * k0)
+        hi = min(math.ceil(hi_abs / h), times * (k0 + len(m) - 1))
+        n_out = hi - lo + 1
+        n_fft = scipy.fft.next_fast_len(n_out, real=True)
+        if len(m) > n_fft:
+            folded = np.zeros(n_fft)
+            np.add.at(folded, np.arange(len(m)) % n_fft, m)
+        else:
+            folded = m
+        spec = scipy.fft.rfft(folded, n_fft)
+        res = scipy.fft.irfft(spec**times, n_fft)
+        shift = (lo - times * k0) % n_fft
+        out = np.roll(res, -shift)[:n_out]
+        out = np.maximum(out, 0.0)
+        truncated = 0.0 if n_out >= times * (len(m) - 1) + 1 else 2.0 * tail_mass
+        inf_mass = 1.0 - (1.0 - self.infinity_mass) ** times
+        slack = times * self.slack + truncated + _roundoff_allowance(n_fft, times)
+        return GridPLD(h, lo, out, inf_mass, slack=slack, pessimistic=self.pessimistic)
+
+
+def _roundoff_allowance(n: int, times: int) -> float:
+    """Heuristic bound on the effect of floating-point FFT round-off on δ (not a proof): relative
+    error ~ u·log2(n) per entry, accumulated over ``times`` multiplications and √n entries."""
+    u = np.finfo(float).eps
+    return float(4.0 * u * times * max(1.0, math.log2(max(n, 2))) * math.sqrt(n))
+
+
+def _chernoff_window(
+    losses: FloatArray, masses: FloatArray, times: int, tail_mass: float
+) -> tuple[float, float]:
+    """Bounds ``[b, a]`` with ``P(ΣL < b), P(ΣL > a) ≤ tail_mass`` by Chernoff's inequality over a grid
+    of orders t (sub-probability masses allowed)."""
+    pos = masses > 0
+    ls = losses[pos]
+    lm = np.log(masses[pos])
+    ts = np.concatenate([np.geomspace(1e-3, 50.0, 80)])
+    log_tau = math.log(tail_mass)
+
+    def log_mgf(t: float) -> float:
+        v = lm + t * ls
+        mx = float(v.max())
+        return mx + math.log(float(np.exp(v - mx).sum()))
+
+    a = min((times * log_mgf(t) - log_tau) / t for t in ts)
+    b = max((times * log_mgf(-t) - log_tau) / (-t) for t in ts)
+    a = min(a, times * float(ls[-1]))
+    b = max(b, times * float(ls[0]))
+    return b, a
+
+
+# ---------------------------------------------------------------------------------------------------
+# A bracket of a mechanism's curve and the conversions
+# ---------------------------------------------------------------------------------------------------
+
+
+@dataclass(frozen=True)
+class CurveBracket:
+    """``lower ≤ δ_true(ε) ≤ upper`` at each ``eps`` (``error = upper − lower`` is the reported error)."""
+
+    eps: FloatArray
+    upper: FloatArray
+    lower: FloatArray
+
+    @property
+    def error(self) -> float:
+        return float(np.max(self.upper - self.lower)) if len(self.eps) else 0.0
+
+
+def epsilon_for_delta(eps: ArrayLike, deltas: ArrayLike, delta: float) -> float:
+    """``ε(δ)`` from a sampled non-increasing δ-curve: the smallest sampled ε with ``δ(ε) ≤ δ`` (an upper
+    bound on the true ε(δ) when the curve is an upper bound); ``inf`` if none."""
+    e = np.asarray(eps, dtype=float)
+    d = np.asarray(deltas, dtype=float)
+    ok = np.nonzero(d <= delta)[0]
+    return float(e[ok].min()) if len(ok) else math.inf
+
+
+def tradeoff_from_delta_curve(eps: ArrayLike, deltas: ArrayLike, alpha: ArrayLike) -> FloatArray:
+    """The trade-off function implied by a family of (ε, δ(ε)) guarantees (Dong et al. Prop. 2.12 for a
+    symmetric curve): ``f(α) = max_i max{0, 1 − δ_i − e^{ε_i} α, e^{−ε_i}(1 − δ_i − α)}``."""
+    e = np.asarray(eps, dtype=float)[:, None]
+    d = np.asarray(deltas, dtype=float)[:, None]
+    a = np.atleast_1d(np.asarray(alpha, dtype=float))[None, :]
+    with np.errstate(over="ignore", invalid="ignore"):
+        v1 = 1.0 - d - np.exp(e) * a
+        v2 = np.exp(-e) * (1.0 - d - a)
+    v = np.maximum(np.nan_to_num(v1, nan=-np.inf), np.nan_to_num(v2, nan=-np.inf))
+    return np.maximum(v.max(axis=0), 0.0)
+
+
+def delta_from_tradeoff(alpha: ArrayLike, f_values: ArrayLike, eps: ArrayLike) -> FloatArray:
+    """``δ(ε) = sup_α 1 − e^ε α − f(α)`` (the conjugate of a symmetric trade-off function, Dong et al.
+    Prop. 2.12), maximised over the supplied points; exact when f is piecewise linear with those
+    breakpoints."""
+    a = np.asarray(alpha, dtype=float)[None, :]
+    f = np.asarray(f_values, dtype=float)[None, :]
+    e = np.atleast_1d(np.asarray(eps, dtype=float))[:, None]
+    return np.clip((1.0 - np.exp(e) * a - f).max(axis=1), 0.0, 1.0)
+
+
+def best_advantage(alpha: ArrayLike, f_values: ArrayLike) -> float:
+    """Best distinguishing advantage ``max_α (1 − α − f(α))`` (= total variation = δ(0))."""
+    a = np.asarray(alpha, dtype=float)
+    f = np.asarray(f_values, dtype=float)
+    return float(max(0.0, (1.0 - a - f).max()))
+
+
+def advantage_from_eps_delta(eps: float, delta: float) -> float:
+    """Tight advantage bound of (ε, δ)-DP, ``(e^ε − 1 + 2δ)/(e^ε + 1)`` (Humphries et al., CSF 2023);
+    ``tanh(ε/2)`` when δ = 0."""
+    if math.isinf(eps):
+        return 1.0
+    return min(1.0, (math.expm1(eps) + 2 * delta) / (math.exp(eps) + 1.0))
+
+
+def curve_from_plds(plds: Sequence[_AtomsMixin], eps: ArrayLike) -> FloatArray:
+    """Pointwise maximum of several PLD curves (the supremum over ordered input pairs in eq. 4)."""
+    e = np.atleast_1d(np.asarray(eps, dtype=float))
+    out = np.zeros_like(e)
+    for p in plds:
+        out = np.maximum(out, p.delta(e))
+    return out
