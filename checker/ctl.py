@@ -1,0 +1,313 @@
+"""CTL model checking on explicit Kripke structures (IIIf MC; ``shared/iiif-notes.md``, seed 004).
+
+``M ⊢ f`` (IIIf: every initial state of ``M`` is in the set ``f``) is decided by computing the
+satisfaction set of every sub-formula bottom-up as numpy boolean arrays; the temporal operators are the
+vectorised fixpoints of :mod:`checker.fixpoints` (backward search over the transpose, SCCs for ``EG``).
+
+Typical use::
+
+    >>> from checker.kripke import Kripke
+    >>> import numpy as np
+    >>> k = Kripke.from_edges(3, [0], [0, 1], [1, 2], labels={"goal": np.array([False, False, True])})
+    >>> r = check(k, "EF goal")
+    >>> str(r.verdict), r.witness.states
+    ('holds', [0, 1, 2])
+    >>> str(check(k, "AG EX true").verdict)   # state 2 is a deadlock: EX true fails there
+    'violated'
+    >>> str(check(k, "AG EX true", semantics="total").verdict)
+    'holds'
+
+Results: :class:`CheckResult` carries the verdict (one of :class:`checker.verdict.Verdict`), the
+semantics used, the satisfaction set, the satisfying initial states, a witness (true existential
+property) or counterexample (false universal property) and, for a property that holds, vacuity
+information (:mod:`checker.vacuity`).
+
+On an incomplete structure (exploration stopped at a limit) the checker computes a lower and an upper
+bound of every satisfaction set (see :mod:`checker.fixpoints`); the verdict is ``holds`` when the lower
+bound contains every initial state, ``violated`` when the upper bound misses one, else ``unknown``.
+"""
+
+from __future__ import annotations
+
+import time
+from dataclasses import dataclass, field
+from typing import Any
+
+import numpy as np
+
+from checker import ctl_ast as A
+from checker.atoms import AtomEvaluator
+from checker.evidence import Trace, explain, make_trace
+from checker.fixpoints import Graph, Semantics
+from checker.kripke import Kripke
+from checker.verdict import Verdict
+
+Bounds = tuple[np.ndarray, np.ndarray]
+
+
+class ModelChecker:
+    """Satisfaction sets of CTL formulas on one structure under one semantics, memoised per
+    sub-formula (formulas are compared structurally), so repeated or shared sub-formulas cost nothing.
+
+    Parameters
+    ----------
+    kripke:
+        The structure (complete or incomplete).
+    semantics:
+        ``"iiif"`` (default, IIIf deadlock semantics) or ``"total"`` (deadlocks get a self-loop).
+    """
+
+    def __init__(self, kripke: Kripke, semantics: Semantics | str = Semantics.IIIF):
+        self.kripke = kripke
+        self.semantics = Semantics(semantics)
+        self.graph = Graph(kripke, self.semantics)
+        self.atoms = AtomEvaluator(kripke)
+        self.exact = self.graph.frontier is None
+        self._memo: dict[A.Formula, Bounds] = {}
+        n = kripke.num_states
+        self._true = np.ones(n, dtype=bool)
+        self._false = np.zeros(n, dtype=bool)
+
+    # ------------------------------------------------------------------ public set operations
+    def sat(self, formula: A.Formula | str) -> np.ndarray:
+        """The states that certainly satisfy ``formula`` (exact on a complete structure)."""
+        return self.sat_bounds(formula)[0]
+
+    def sat_bounds(self, formula: A.Formula | str) -> Bounds:
+        """``(lower, upper)`` bounds of the satisfaction set (identical arrays when complete)."""
+        f = _as_formula(formula)
+        got = self._memo.get(f)
+        if got is None:
+            got = self._compute(f)
+            self._memo[f] = got
+        return got
+
+    def ef(self, target: np.ndarray) -> np.ndarray:
+        """``EF target`` for an arbitrary boolean state set (lower bound on incomplete structures)."""
+        return self.graph.eu(self._true, np.asarray(target, dtype=bool))
+
+    def eu(self, f: np.ndarray, g: np.ndarray) -> np.ndarray:
+        """``E[f U g]`` for arbitrary state sets."""
+        return self.graph.eu(np.asarray(f, dtype=bool), np.asarray(g, dtype=bool))
+
+    def path(self, start: int, target: np.ndarray, through: np.ndarray | None = None) -> list[int] | None:
+        """A shortest path from ``start`` to a ``target`` state, all earlier states in ``through``
+        (default: anywhere); ``None`` if there is none."""
+        thr = self._true if through is None else np.asarray(through, dtype=bool)
+        return self.graph.shortest_path(int(start), np.asarray(target, dtype=bool), thr)
+
+    # ------------------------------------------------------------------ evaluation
+    def _both(self, fn: Any, *args: Bounds) -> Bounds:
+        """Apply a monotone primitive to lower bounds (pessimistic) and upper bounds (optimistic)."""
+        lo = fn(*(a[0] for a in args), False)
+        if self.exact:
+            return lo, lo
+        return lo, fn(*(a[1] for a in args), True)
+
+    def _neg(self, b: Bounds) -> Bounds:
+        lo, hi = b
+        if lo is hi:
+            neg = ~lo
+            return neg, neg
+        return ~hi, ~lo
+
+    def _compute(self, f: A.Formula) -> Bounds:
+        g = self.graph
+        if isinstance(f, A.TrueF):
+            return self._true, self._true
+        if isinstance(f, A.FalseF):
+            return self._false, self._false
+        if isinstance(f, A.Atom):
+            lo, hi = self.atoms.evaluate(f)
+            return (lo, lo) if self.exact else (lo, hi)
+        if isinstance(f, A.Not):
+            return self._neg(self.sat_bounds(f.arg))
+        if isinstance(f, A.And | A.Or):
+            parts = [self.sat_bounds(a) for a in f.args]
+            op = np.logical_and if isinstance(f, A.And) else np.logical_or
+            start = self._true if isinstance(f, A.And) else self._false
+            lo = start.copy()
+            for p in parts:
+                op(lo, p[0], out=lo)
+            if self.exact:
+                return lo, lo
+            hi = start.copy()
+            for p in parts:
+                op(hi, p[1], out=hi)
+            return lo, hi
+        if isinstance(f, A.Implies):
+            return self.sat_bounds(A.Or((A.Not(f.left), f.right)))
+        if isinstance(f, A.Iff):
+            return self.sat_bounds(A.Or((A.And((f.left, f.right)), A.And((A.Not(f.left), A.Not(f.right))))))
+        if isinstance(f, A.EX):
+            return self._both(g.ex, self.sat_bounds(f.arg))
+        if isinstance(f, A.EF):
+            return self._both(lambda x, o: g.eu(self._true, x, o), self.sat_bounds(f.arg))
+        if isinstance(f, A.EG):
+            return self._both(g.eg, self.sat_bounds(f.arg))
+        if isinstance(f, A.EU):
+            return self._both(g.eu, self.sat_bounds(f.left), self.sat_bounds(f.right))
+        if isinstance(f, A.ER):
+            # E[f R g] = E[g U (f ∧ g)] ∨ EG g
+            return self.sat_bounds(A.Or((A.EU(f.right, A.And((f.left, f.right))), A.EG(f.right))))
+        # universal operators: duals of the existential ones (fixpoints module docstring)
+        if isinstance(f, A.AX):
+            return self.sat_bounds(A.Not(A.EX(A.Not(f.arg))))
+        if isinstance(f, A.AG):
+            return self.sat_bounds(A.Not(A.EF(A.Not(f.arg))))
+        if isinstance(f, A.AF):
+            return self.sat_bounds(A.Not(A.EG(A.Not(f.arg))))
+        if isinstance(f, A.AR):
+            return self.sat_bounds(A.Not(A.EU(A.Not(f.left), A.Not(f.right))))
+        if isinstance(f, A.AU):
+            nl, nr = A.Not(f.left), A.Not(f.right)
+            return self.sat_bounds(A.Not(A.Or((A.EU(nr, A.And((nl, nr))), A.EG(nr)))))
+        raise TypeError(f"not a CTL formula: {f!r}")
+
+    # ------------------------------------------------------------------ verdicts
+    def check(self, formula: A.Formula | str, *, evidence: bool = True, vacuity: bool = True) -> CheckResult:
+        """Decide ``M ⊢ formula`` for the initial states; see :func:`check`."""
+        t0 = time.perf_counter()
+        f = _as_formula(formula)
+        lo, hi = self.sat_bounds(f)
+        k = self.kripke
+        init = np.asarray(k.initial, dtype=np.int64)
+        if lo[init].all():
+            verdict = Verdict.HOLDS
+        elif not hi[init].all():
+            verdict = Verdict.VIOLATED
+        else:
+            verdict = Verdict.UNKNOWN
+        result = CheckResult(
+            formula=f, verdict=verdict, semantics=self.semantics, states=k.num_states,
+            transitions=k.num_transitions, initial=[int(i) for i in init],
+            satisfying_initial=[int(i) for i in init[lo[init]]], sat=lo, sat_upper=hi,
+            complete=k.complete, limit_reason=k.limit_reason,
+        )
+        if evidence and verdict is not Verdict.UNKNOWN and len(init):
+            if verdict is Verdict.HOLDS:
+                got = explain(self, f, int(init[0]), True)
+                if got:
+                    result.witness = make_trace(self, "witness", got[0], got[1], got[2])
+            else:
+                bad = int(init[~hi[init]][0])
+                got = explain(self, f, bad, False)
+                if got:
+                    result.counterexample = make_trace(self, "counterexample", got[0], got[1], got[2])
+        if vacuity and verdict is Verdict.HOLDS and self.exact:
+            from checker.vacuity import find_vacuity
+
+            vac = find_vacuity(self, f)
+            if vac is not None:
+                result.vacuity = vac
+                result.verdict = Verdict.HOLDS_VACUOUSLY
+        if verdict is Verdict.HOLDS and not len(init):
+            result.verdict = Verdict.HOLDS_VACUOUSLY
+        result.seconds = time.perf_counter() - t0
+        return result
+
+
+@dataclass
+class Vacuity:
+    """Why a property holds vacuously: ``subformula`` does not affect the verdict (replacing it by
+    ``replaced_by`` keeps the property true); ``reason`` is the human explanation."""
+
+    subformula: str
+    replaced_by: str
+    reason: str
+
+    def to_json(self) -> dict[str, str]:
+        return {"subformula": self.subformula, "replaced_by": self.replaced_by, "reason": self.reason}
+
+
+@dataclass
+class CheckResult:
+    """The answer for ``M ⊢ formula`` (all initial states)."""
+
+    formula: A.Formula
+    verdict: Verdict
+    semantics: Semantics
+    states: int
+    transitions: int
+    initial: list[int]
+    satisfying_initial: list[int]
+    sat: np.ndarray = field(repr=False)
+    sat_upper: np.ndarray = field(repr=False)
+    complete: bool = True
+    limit_reason: str | None = None
+    witness: Trace | None = None
+    counterexample: Trace | None = None
+    vacuity: Vacuity | None = None
+    seconds: float = 0.0
+
+    @property
+    def holds(self) -> bool:
+        return self.verdict in (Verdict.HOLDS, Verdict.HOLDS_VACUOUSLY)
+
+    @property
+    def evidence(self) -> Trace | None:
+        return self.witness or self.counterexample
+
+    def to_json(self) -> dict[str, Any]:
+        """``{"formula", "verdict", "semantics", "states", "transitions", "satisfying_initial",
+        "witness"|"counterexample"}``; plus ``"vacuity"`` when the verdict is "holds vacuously" and
+        ``"limit_reason"`` when the structure is incomplete."""
+        out: dict[str, Any] = {
+            "formula": str(self.formula),
+            "verdict": str(self.verdict),
+            "semantics": str(self.semantics),
+            "states": self.states,
+            "transitions": self.transitions,
+            "satisfying_initial": list(self.satisfying_initial),
+        }
+        if self.holds:
+            out["witness"] = self.witness.to_json() if self.witness else None
+        else:
+            out["counterexample"] = self.counterexample.to_json() if self.counterexample else None
+        if self.vacuity is not None:
+            out["vacuity"] = self.vacuity.to_json()
+        if not self.complete:
+            out["limit_reason"] = self.limit_reason
+        return out
+
+    def render(self) -> str:
+        """Human-readable report (several lines)."""
+        lines = [f"{self.formula}: {self.verdict}",
+                 f"  semantics: {self.semantics.describe()}",
+                 f"  structure: {self.states} states, {self.transitions} transitions"
+                 + ("" if self.complete else f" (INCOMPLETE: {self.limit_reason})"),
+                 f"  initial states satisfying it: {len(self.satisfying_initial)} of {len(self.initial)}"]
+        if self.vacuity is not None:
+            lines.append(f"  vacuous: {self.vacuity.reason}")
+        ev = self.evidence
+        if ev is not None:
+            lines.extend("  " + ln for ln in ev.render().splitlines())
+        return "\n".join(lines)
+
+
+def _as_formula(formula: A.Formula | str) -> A.Formula:
+    if isinstance(formula, A.Formula):
+        return formula
+    from checker.ctl_parse import parse_formula
+
+    return parse_formula(formula)
+
+
+def check(kripke: Kripke, formula: A.Formula | str, *, semantics: Semantics | str = Semantics.IIIF,
+          evidence: bool = True, vacuity: bool = True) -> CheckResult:
+    """Decide whether every initial state of ``kripke`` satisfies ``formula`` (IIIf ``M ⊢ f``).
+
+    ``formula`` is an AST or text in the property language (parse errors raise
+    :class:`checker.errors.InputError`; unknown labels/observables too, with the atom's position).
+    ``evidence`` computes a witness (holds, existential) or counterexample (violated, universal);
+    ``vacuity`` runs the vacuity check on properties that hold (complete structures only)."""
+    return ModelChecker(kripke, semantics).check(formula, evidence=evidence, vacuity=vacuity)
+
+
+def sat(kripke: Kripke, formula: A.Formula | str, *,
+        semantics: Semantics | str = Semantics.IIIF) -> np.ndarray:
+    """The satisfaction set of ``formula`` (lower bound on an incomplete structure)."""
+    return ModelChecker(kripke, semantics).sat(formula)
+
+
+__all__ = ["CheckResult", "ModelChecker", "Semantics", "Vacuity", "check", "sat"]

@@ -1,0 +1,278 @@
+"""Parser of the property language (grammar ``spec/grammar/ctl.lark``) into the AST of
+:mod:`checker.ctl_ast`.
+
+A parse error raises :class:`checker.errors.InputError` whose position names the source, line and
+column of the offending token and whose ``expected`` lists what would have been accepted there. A caller
+that embeds formulas in a larger file (e.g. a scenario file) passes ``source``, ``line`` and ``column``
+(the 1-based position of the formula's first character in that file); errors and atom positions are
+then reported in the coordinates of the embedding file.
+
+Example::
+
+    >>> from checker.ctl_parse import parse_formula
+    >>> str(parse_formula('AG ("sat1" in ready -> round >= 1/2)'))
+    'AG ("sat1" in ready -> round >= 1/2)'
+"""
+
+from __future__ import annotations
+
+import functools
+from fractions import Fraction
+from typing import Any
+
+import lark
+from lark import Lark, Token, Transformer, v_args
+
+from checker import ctl_ast as A
+from checker.errors import InputError, Position
+
+#: Readable names of the grammar's named terminals (anonymous ones are shown as their literal text).
+_TERMINAL_TEXT = {
+    "NAME": "a name",
+    "STRING": "a quoted string",
+    "SIGNED_NUMBER_TOKEN": "a number",
+    "INT_TOKEN": "an integer",
+    "COMPARE_OP": "a comparison (== != < <= > >=)",
+    "_IFF": "'<->'",
+    "_IMPLIES": "'->'",
+    "_OR": "'|'",
+    "_AND": "'&'",
+    "_NOT": "'!'",
+    "$END": "end of formula",
+}
+
+
+@functools.lru_cache(maxsize=1)
+def _parser() -> Lark:
+    from flcheck_spec import grammar_text
+
+    return Lark(grammar_text("ctl.lark"), parser="lalr", propagate_positions=True, maybe_placeholders=True)
+
+
+def _describe_terminal(name: str) -> str:
+    if name in _TERMINAL_TEXT:
+        return _TERMINAL_TEXT[name]
+    try:
+        term = _parser().get_terminal(name)
+    except KeyError:
+        return name
+    pattern = term.pattern
+    if isinstance(pattern, lark.lexer.PatternStr):
+        return repr(pattern.value)
+    return name
+
+
+def _expected_text(names: set[str] | frozenset[str] | None) -> str | None:
+    if not names:
+        return None
+    texts = sorted({_describe_terminal(n) for n in names})
+    return "one of " + ", ".join(texts) if len(texts) > 1 else texts[0]
+
+
+class _Offsets:
+    def __init__(self, source: str, line: int, column: int):
+        self.source, self.line, self.column = source, line, column
+
+    def position(self, line: int | None, column: int | None) -> Position:
+        if line is None:
+            return Position(self.source, None, None)
+        col = column
+        if col is not None and line == 1:
+            col += self.column - 1
+        return Position(self.source, line + self.line - 1, col)
+
+
+def _number(tokens: list[Token]) -> Fraction:
+    num = Fraction(str(tokens[0]))
+    if len(tokens) > 1 and tokens[1] is not None:
+        den = Fraction(int(str(tokens[1])))
+        if den == 0:
+            raise ZeroDivisionError
+        num = num / den
+    return num
+
+
+def _unquote(tok: str) -> str:
+    body = tok[1:-1]
+    out: list[str] = []
+    i = 0
+    while i < len(body):
+        ch = body[i]
+        if ch == "\\" and i + 1 < len(body):
+            nxt = body[i + 1]
+            out.append({"n": "\n", "t": "\t"}.get(nxt, nxt))
+            i += 2
+        else:
+            out.append(ch)
+            i += 1
+    return "".join(out)
+
+
+class _ToAst(Transformer[Any, Any]):
+    def __init__(self, offsets: _Offsets):
+        super().__init__()
+        self.off = offsets
+
+    def _pos(self, meta: Any) -> Position | None:
+        if getattr(meta, "empty", True):
+            return None
+        return self.off.position(meta.line, meta.column)
+
+    # connectives -------------------------------------------------------------------------
+    def iff(self, items: list[A.Formula]) -> A.Formula:
+        out = items[0]
+        for nxt in items[1:]:
+            out = A.Iff(out, nxt)
+        return out
+
+    def implies(self, items: list[A.Formula]) -> A.Formula:
+        return A.Implies(items[0], items[1])
+
+    def or_(self, items: list[A.Formula]) -> A.Formula:
+        return A.Or(tuple(items))
+
+    def and_(self, items: list[A.Formula]) -> A.Formula:
+        return A.And(tuple(items))
+
+    def not_(self, items: list[A.Formula]) -> A.Formula:
+        return A.Not(items[0])
+
+    def ex(self, items: list[A.Formula]) -> A.Formula:
+        return A.EX(items[0])
+
+    def ax(self, items: list[A.Formula]) -> A.Formula:
+        return A.AX(items[0])
+
+    def ef(self, items: list[A.Formula]) -> A.Formula:
+        return A.EF(items[0])
+
+    def af(self, items: list[A.Formula]) -> A.Formula:
+        return A.AF(items[0])
+
+    def eg(self, items: list[A.Formula]) -> A.Formula:
+        return A.EG(items[0])
+
+    def ag(self, items: list[A.Formula]) -> A.Formula:
+        return A.AG(items[0])
+
+    def eu(self, items: list[A.Formula]) -> A.Formula:
+        return A.EU(items[0], items[1])
+
+    def au(self, items: list[A.Formula]) -> A.Formula:
+        return A.AU(items[0], items[1])
+
+    def er(self, items: list[A.Formula]) -> A.Formula:
+        return A.ER(items[0], items[1])
+
+    def ar(self, items: list[A.Formula]) -> A.Formula:
+        return A.AR(items[0], items[1])
+
+    # atoms ---------------------------------------------------------------------------------
+    @v_args(meta=True)
+    def enabled(self, meta: Any, items: list[Token]) -> A.Formula:
+        tok = items[0]
+        name = _unquote(str(tok)) if tok.type == "STRING" else str(tok)
+        return A.Enabled(name, pos=self._pos(meta))
+
+    @v_args(meta=True)
+    def compare(self, meta: Any, items: list[Any]) -> A.Formula:
+        left, op, right = items
+        op_text = "==" if str(op) == "=" else str(op)
+        return A.Compare(op_text, left, right, pos=self._pos(meta))
+
+    @v_args(meta=True)
+    def member(self, meta: Any, items: list[A.Term]) -> A.Formula:
+        return A.Member(items[0], items[1], False, pos=self._pos(meta))
+
+    @v_args(meta=True)
+    def not_member(self, meta: Any, items: list[A.Term]) -> A.Formula:
+        return A.Member(items[0], items[1], True, pos=self._pos(meta))
+
+    @v_args(meta=True)
+    def bare(self, meta: Any, items: list[A.Term]) -> A.Formula:
+        term = items[0]
+        if isinstance(term, A.Ref):
+            return A.Label(term.name, pos=self._pos(meta))
+        if isinstance(term, A.Const) and isinstance(term.value, bool):
+            return A.TrueF() if term.value else A.FalseF()
+        if isinstance(term, A.Const) and isinstance(term.value, str):
+            return A.Label(term.value, pos=self._pos(meta))
+        pos = self._pos(meta)
+        raise InputError(f"{term} is a value, not a property", pos,
+                         "a comparison such as 'x == value' or a label")
+
+    # terms ---------------------------------------------------------------------------------
+    @v_args(meta=True)
+    def ref(self, meta: Any, items: list[Token]) -> A.Term:
+        return A.Ref(str(items[0]), pos=self._pos(meta))
+
+    def string(self, items: list[Token]) -> A.Term:
+        return A.Const(_unquote(str(items[0])))
+
+    def true(self, items: list[Any]) -> A.Term:
+        return A.Const(True)
+
+    def false(self, items: list[Any]) -> A.Term:
+        return A.Const(False)
+
+    @v_args(meta=True)
+    def number(self, meta: Any, items: list[Token]) -> A.Term:
+        try:
+            return A.Const(_number(items))
+        except ZeroDivisionError:
+            raise InputError("division by zero in a number", self._pos(meta),
+                             "a non-zero denominator") from None
+
+    def vector(self, items: list[A.Term]) -> A.Term:
+        return A.VectorLit(tuple(items))
+
+    def set_lit(self, items: list[A.Term | None]) -> A.Term:
+        return A.SetLit(tuple(i for i in items if i is not None))
+
+
+def _end_position(text: str) -> tuple[int, int]:
+    """1-based line and column just after the last non-blank character of ``text``."""
+    body = text.rstrip()
+    lines = body.split("\n")
+    return len(lines), len(lines[-1]) + 1
+
+
+def parse_formula(text: str, *, source: str = "<formula>", line: int = 1, column: int = 1) -> A.Formula:
+    """Parse ``text`` into a :class:`checker.ctl_ast.Formula`.
+
+    ``source``, ``line`` and ``column`` locate ``text`` inside an embedding file: a token at line ``l``,
+    column ``c`` of ``text`` is reported at line ``line + l - 1`` and column ``c + column - 1`` when
+    ``l == 1`` (else ``c``). Raises :class:`InputError` on a syntax error, naming the position and what
+    was expected there.
+    """
+    off = _Offsets(source, line, column)
+    try:
+        tree = _parser().parse(text)
+    except lark.exceptions.UnexpectedToken as exc:
+        tok = exc.token
+        if tok.type == "$END":
+            line_no, col_no = _end_position(text)
+            raise InputError("unexpected end of formula", off.position(line_no, col_no),
+                             _expected_text(exc.expected)) from None
+        raise InputError(f"unexpected {str(tok)!r}", off.position(exc.line, exc.column),
+                         _expected_text(exc.expected)) from None
+    except lark.exceptions.UnexpectedCharacters as exc:
+        ch = text[exc.pos_in_stream] if exc.pos_in_stream < len(text) else "?"
+        raise InputError(f"unexpected character {ch!r}", off.position(exc.line, exc.column),
+                         _expected_text(exc.allowed)) from None
+    except lark.exceptions.UnexpectedEOF as exc:
+        line_no, col_no = _end_position(text)
+        raise InputError("unexpected end of formula", off.position(line_no, col_no),
+                         _expected_text(set(exc.expected))) from None
+    try:
+        result = _ToAst(off).transform(tree)
+    except lark.exceptions.VisitError as exc:
+        if isinstance(exc.orig_exc, InputError):
+            raise exc.orig_exc from None
+        raise
+    if isinstance(result, A.Term):  # pragma: no cover - the grammar wraps terms in atoms
+        raise InputError("a value is not a property", off.position(1, 1))
+    return result
+
+
+__all__ = ["parse_formula"]

@@ -1,0 +1,288 @@
+"""Witnesses and counterexamples as paths of a Kripke structure (issue 3, item 4).
+
+A :class:`Trace` is a finite path ``s0 → s1 → … → sk`` (a *lasso* when ``loop_start`` is set: the last
+state steps back to ``states[loop_start]``). It is printed as the sequence of actions and, per step,
+the observables and labels that CHANGED (concrete values, e.g. ``curmodpar: 0 → 1/2``), starting from
+the full valuation of ``s0``.
+
+Which path demonstrates what (``s`` satisfies the existential formula, lower bounds only):
+- ``EX f``: ``s → t`` with ``t ⊨ f``;
+- ``EF f`` / ``E[f U g]``: a shortest path through ``f``-states to a ``g``-state;
+- ``EG f``: a lasso through ``f``-states into a cycle of the ``f``-subgraph (a self-loop, an implicit
+  deadlock self-loop under total semantics, or a shortest cycle inside a strongly connected component);
+- ``E[f R g]``: a path for ``E[g U (f ∧ g)]`` or a lasso for ``EG g``.
+A counterexample to a universal formula is a witness of its existential dual
+(``¬AX f = EX ¬f``, ``¬AG f = EF ¬f``, ``¬AF f = EG ¬f``, ``¬A[f R g] = E[¬f U ¬g]``,
+``¬A[f U g] = E[¬g U (¬f ∧ ¬g)] ∨ EG ¬g``).
+"""
+
+from __future__ import annotations
+
+from collections.abc import Mapping
+from dataclasses import dataclass, field
+from fractions import Fraction
+from typing import TYPE_CHECKING, Any
+
+import numpy as np
+
+from checker import ctl_ast as A
+from checker.atoms import freeze
+
+if TYPE_CHECKING:
+    from checker.ctl import ModelChecker
+
+
+def to_jsonable(value: object) -> Any:
+    """A JSON-compatible rendering of an observable value (Fractions as ``"p/q"`` strings, sets as
+    sorted lists, other objects as their ``str``)."""
+    if isinstance(value, np.generic):
+        value = value.item()
+    if value is None or isinstance(value, bool | int | str):
+        return value
+    if isinstance(value, float):
+        return value
+    if isinstance(value, Fraction):
+        return value.numerator if value.denominator == 1 else str(value)
+    if isinstance(value, tuple | list):
+        return [to_jsonable(v) for v in value]
+    if isinstance(value, set | frozenset):
+        return sorted((to_jsonable(v) for v in value), key=lambda x: (str(type(x)), str(x)))
+    return str(value)
+
+
+def value_text(value: object) -> str:
+    """Human text of an observable value (``1/2``, ``{sat1, sat2}``, ``(1, 2)``)."""
+    if isinstance(value, np.generic):
+        value = value.item()
+    if isinstance(value, bool):
+        return "true" if value else "false"
+    if isinstance(value, set | frozenset):
+        return "{" + ", ".join(sorted(value_text(v) for v in value)) + "}"
+    if isinstance(value, tuple | list):
+        return "(" + ", ".join(value_text(v) for v in value) + ")"
+    return str(value)
+
+
+@dataclass
+class Step:
+    """One state of a trace: the action that led here (``None`` for the first state) and the
+    observables/labels whose value differs from the previous state (all of them for the first)."""
+
+    state: int
+    name: str
+    action: str | None
+    changed: dict[str, object]
+
+
+@dataclass
+class Trace:
+    """A witness (``kind="witness"``) or counterexample (``kind="counterexample"``) path."""
+
+    kind: str
+    shows: str
+    steps: list[Step]
+    loop_start: int | None = None
+    loop_action: str | None = None
+    note: str = ""
+    states: list[int] = field(default_factory=list)
+
+    def to_json(self) -> dict[str, Any]:
+        """JSON-able form: ``{"kind", "shows", "states", "steps": [{"state", "name", "action",
+        "changed"}], "loop_start", "loop_action"}``."""
+        return {
+            "kind": self.kind,
+            "shows": self.shows,
+            "states": list(self.states),
+            "steps": [{"state": s.state, "name": s.name, "action": s.action,
+                       "changed": {k: to_jsonable(v) for k, v in s.changed.items()}} for s in self.steps],
+            "loop_start": self.loop_start,
+            "loop_action": self.loop_action,
+            **({"note": self.note} if self.note else {}),
+        }
+
+    def render(self) -> str:
+        """Multi-line text: actions and changed values, one step per line."""
+        lines = [f"{self.kind} ({self.shows}):"]
+        for i, s in enumerate(self.steps):
+            vals = ", ".join(f"{k}={value_text(v)}" for k, v in s.changed.items())
+            if i == 0:
+                lines.append(f"  {s.name}: {vals}" if vals else f"  {s.name}")
+            else:
+                lines.append(f"  --{s.action}--> {s.name}" + (f": {vals}" if vals else ""))
+        if self.loop_start is not None:
+            lines.append(f"  --{self.loop_action}--> back to {self.steps[self.loop_start].name} "
+                         f"(step {self.loop_start}; the cycle repeats forever)")
+        if self.note:
+            lines.append(f"  ({self.note})")
+        return "\n".join(lines)
+
+    def __str__(self) -> str:
+        return self.render()
+
+
+class _Valuation:
+    """Reads the observables and labels of states (frozen values), for the changed-values display."""
+
+    def __init__(self, mc: ModelChecker):
+        k = mc.kripke
+        self.k = k
+        self.obs: Mapping[str, Any] = k.observables
+        self.labels = k.labels
+
+    def of(self, s: int) -> dict[str, object]:
+        out: dict[str, object] = {}
+        for name, values in self.obs.items():
+            out[name] = freeze(values[s])
+        for name, arr in self.labels.items():
+            if name not in out:
+                out[name] = bool(arr[s])
+        return out
+
+
+def _edge_action(mc: ModelChecker, u: int, v: int) -> str:
+    k = mc.kripke
+    lo, hi = int(k.succ_ptr[u]), int(k.succ_ptr[u + 1])
+    succ = np.asarray(k.succ_idx[lo:hi])
+    hit = np.flatnonzero(succ == v)
+    if len(hit):
+        return str(k.actions[int(k.edge_action[lo + int(hit[0])])])
+    return "(stutter: deadlock self-loop, total semantics)"
+
+
+def make_trace(mc: ModelChecker, kind: str, shows: str, path: list[int], loop_start: int | None = None,
+               note: str = "") -> Trace:
+    """Build a :class:`Trace` of ``path`` (a lasso if ``loop_start`` is given)."""
+    val = _Valuation(mc)
+    steps: list[Step] = []
+    prev: dict[str, object] | None = None
+    for i, s in enumerate(path):
+        cur = val.of(s)
+        if prev is None:
+            changed = dict(cur)
+            action = None
+        else:
+            changed = {k: v for k, v in cur.items() if prev.get(k) != v}
+            action = _edge_action(mc, path[i - 1], s)
+        steps.append(Step(s, mc.kripke.state_name(s), action, changed))
+        prev = cur
+    loop_action = _edge_action(mc, path[-1], path[loop_start]) if loop_start is not None else None
+    return Trace(kind, shows, steps, loop_start, loop_action, note, list(path))
+
+
+# ------------------------------------------------------------------------------ path search
+def _lasso(mc: ModelChecker, s: int, f: np.ndarray) -> tuple[list[int], int] | None:
+    """A lasso from ``s`` staying in ``f`` forever (``s ⊨ EG f``, lower bound)."""
+    g = mc.graph
+    seeds, labels = g.cycle_seeds(f, optimistic=False)
+    stem = g.shortest_path(s, seeds, f)
+    if stem is None:
+        return None
+    u = stem[-1]
+    if g.stutter[u]:
+        return stem, len(stem) - 1
+    assert labels is not None
+    comp = (labels == labels[u]) & f
+    order, pred = g.forward_tree(u, comp)
+    reached = np.zeros(g.n, dtype=bool)
+    reached[order] = True
+    pptr, pidx = g.transpose
+    preds = np.asarray(pidx[pptr[u]:pptr[u + 1]])
+    cands = preds[reached[preds] & comp[preds]]
+    if not len(cands):  # pragma: no cover - u lies on a cycle of its SCC
+        return None
+    v = int(cands[0])
+    cycle = [v]
+    while cycle[-1] != u:
+        cycle.append(int(pred[cycle[-1]]))
+    cycle.reverse()  # u … v
+    path = stem + cycle[1:]
+    return path, len(stem) - 1
+
+
+def witness_path(mc: ModelChecker, f: A.Formula, s: int) -> tuple[list[int], int | None] | None:
+    """A path from ``s`` demonstrating the existential formula ``f`` (``s`` in its lower bound), as
+    ``(states, loop_start)``; ``None`` if ``f`` is not existential-temporal or ``s`` does not satisfy it."""
+    g = mc.graph
+    if isinstance(f, A.EX):
+        target = mc.sat(f.arg)
+        succ = mc.kripke.successors(s)
+        hit = succ[target[succ]]
+        if len(hit):
+            return [s, int(hit[0])], None
+        if g.stutter[s] and target[s]:
+            return [s], 0
+        return None
+    if isinstance(f, A.EF):
+        p = g.shortest_path(s, mc.sat(f.arg), np.ones(g.n, dtype=bool))
+        return (p, None) if p else None
+    if isinstance(f, A.EU):
+        p = g.shortest_path(s, mc.sat(f.right), mc.sat(f.left))
+        return (p, None) if p else None
+    if isinstance(f, A.EG):
+        lasso = _lasso(mc, s, mc.sat(f.arg))
+        return lasso
+    if isinstance(f, A.ER):
+        fs, gs = mc.sat(f.left), mc.sat(f.right)
+        p = g.shortest_path(s, fs & gs, gs)
+        if p:
+            return p, None
+        return _lasso(mc, s, gs)
+    return None
+
+
+def negate(f: A.Formula) -> A.Formula:
+    """``¬f`` without a double negation."""
+    return f.arg if isinstance(f, A.Not) else A.Not(f)
+
+
+def existential_dual(f: A.Formula) -> A.Formula | None:
+    """The existential formula equivalent to ``¬f`` for a universal temporal ``f``."""
+    if isinstance(f, A.AX):
+        return A.EX(negate(f.arg))
+    if isinstance(f, A.AG):
+        return A.EF(negate(f.arg))
+    if isinstance(f, A.AF):
+        return A.EG(negate(f.arg))
+    if isinstance(f, A.AR):
+        return A.EU(negate(f.left), negate(f.right))
+    if isinstance(f, A.AU):
+        nl, nr = negate(f.left), negate(f.right)
+        return A.Or((A.EU(nr, A.And((nl, nr))), A.EG(nr)))
+    return None
+
+
+def explain(mc: ModelChecker, f: A.Formula, s: int, want: bool) -> tuple[str, list[int], int | None] | None:
+    """Evidence that state ``s`` satisfies ``f`` (``want=True``) or violates it (``want=False``):
+    ``(shown formula, path, loop_start)``, descending through boolean connectives to the temporal
+    operator that decides; ``None`` when no path is meaningful (e.g. an atom)."""
+    if isinstance(f, A.Not):
+        return explain(mc, f.arg, s, not want)
+    if isinstance(f, A.And | A.Or):
+        # And true / Or false: every operand matters; explain the first temporal one.
+        # And false / Or true: explain one operand that decides.
+        deciding = [a for a in f.args if bool(mc.sat(a)[s]) == want]
+        for a in deciding:
+            got = explain(mc, a, s, want)
+            if got:
+                return got
+        return None
+    if isinstance(f, A.Implies):
+        return explain(mc, A.Or((A.Not(f.left), f.right)), s, want)
+    if isinstance(f, A.Iff):
+        return None
+    if want and isinstance(f, A.EXISTENTIAL):
+        p = witness_path(mc, f, s)
+        return (str(f), p[0], p[1]) if p else None
+    if not want and isinstance(f, A.UNIVERSAL):
+        dual = existential_dual(f)
+        assert dual is not None
+        if isinstance(dual, A.Or):
+            for d in dual.args:
+                if mc.sat(d)[s]:
+                    p = witness_path(mc, d, s)
+                    if p:
+                        return str(d), p[0], p[1]
+            return None
+        p = witness_path(mc, dual, s)
+        return (str(dual), p[0], p[1]) if p else None
+    return None

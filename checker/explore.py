@@ -1,0 +1,286 @@
+"""Breadth-first exploration of a :class:`checker.ts.TransitionSystem` into a :class:`Kripke` structure
+(IIIf MC: the Kripke structure of a scenario is the set of states reachable from the initial ones).
+
+States are interned to integer ids in BFS order (initial states first); the relation is collected into
+flat integer arrays and stored in CSR form; the observables are evaluated once per state when it is
+discovered (so frontier states of an incomplete exploration have known observables); actions are
+converted with :func:`checker.ts.as_action` once per distinct action object; probabilities are kept
+exactly (``Fraction``) in ``edge_prob_exact`` and as floats in ``edge_prob`` when the system is
+probabilistic (some step has a probability other than 1, or ``probabilities=True``).
+
+Limits (:class:`Limits`) on states, transitions, seconds and resident memory stop the exploration
+cleanly: the returned structure has ``complete=False``, ``limit_reason`` says which limit, and
+``frontier`` marks the discovered states whose successors were not (or not completely) computed — a
+state being expanded when a limit hits is rolled back to the frontier, so every non-frontier state has
+exactly its true successors. Progress is reported through a callback (never printed here).
+
+Example::
+
+    >>> from checker.ts import Step
+    >>> class Counter:
+    ...     def initial_states(self): return [0]
+    ...     def successors(self, s): return [Step("inc", (s + 1) % 3)]
+    ...     def observable_names(self): return ["value"]
+    ...     def observe(self, s, name): return s
+    >>> k = explore(Counter())
+    >>> k.num_states, k.num_transitions, list(k.observables["value"])
+    (3, 3, [0, 1, 2])
+"""
+
+from __future__ import annotations
+
+import resource
+import sys
+import time
+from array import array
+from collections.abc import Callable, Hashable, Sequence
+from dataclasses import dataclass
+from fractions import Fraction
+
+import numpy as np
+
+from checker.kripke import Kripke
+from checker.ts import Action, TransitionSystem, as_action
+
+
+@dataclass(frozen=True)
+class Limits:
+    """Exploration limits (``None``: unlimited). ``max_memory_mb`` bounds the process's peak resident
+    set size (``getrusage``), checked every :attr:`check_every` states."""
+
+    max_states: int | None = None
+    max_transitions: int | None = None
+    max_seconds: float | None = None
+    max_memory_mb: float | None = None
+    check_every: int = 1024
+
+
+@dataclass(frozen=True)
+class Progress:
+    """A progress report: states discovered, states expanded, frontier size (discovered − expanded),
+    transitions, elapsed seconds, rate (states discovered per second)."""
+
+    states: int
+    expanded: int
+    frontier: int
+    transitions: int
+    seconds: float
+    rate: float
+    depth: int
+
+    def text(self) -> str:
+        return (f"explored {self.states:,} states ({self.frontier:,} in frontier), "
+                f"{self.transitions:,} transitions, depth {self.depth}, {self.rate:,.0f} states/s")
+
+
+ProgressCallback = Callable[[Progress], None]
+
+
+def stderr_progress(interval: float = 0.5) -> ProgressCallback | None:
+    """A callback drawing a one-line progress display on stderr, or ``None`` when stderr is not a
+    terminal (so redirected output stays clean). For the CLI; library code never prints."""
+    if not sys.stderr.isatty():
+        return None
+
+    def show(p: Progress) -> None:
+        sys.stderr.write("\r\x1b[K" + p.text())
+        sys.stderr.flush()
+
+    return show
+
+
+def _peak_rss_mb() -> float:
+    return resource.getrusage(resource.RUSAGE_SELF).ru_maxrss / 1024.0
+
+
+def explore(
+    ts: TransitionSystem[Hashable],
+    *,
+    limits: Limits | None = None,
+    observables: Sequence[str] | None = None,
+    probabilities: bool | None = None,
+    keep_states: bool = True,
+    progress: ProgressCallback | None = None,
+    progress_interval: float = 0.5,
+    source: str = "<model>",
+) -> Kripke:
+    """Explore ``ts`` breadth-first from its initial states.
+
+    Parameters
+    ----------
+    ts:
+        The transition system (``initial_states``, ``successors``, ``observable_names``, ``observe``).
+    limits:
+        Stop at these limits and return a partial structure (``complete=False``).
+    observables:
+        Names to evaluate per state (default: all of ``ts.observable_names()``; ``()`` for none).
+    probabilities:
+        Keep probabilities (``edge_prob_exact`` / ``edge_prob``): ``None`` = only if some step's
+        probability differs from 1.
+    keep_states:
+        Keep the Python state objects in ``Kripke.states`` (for display and re-exploration).
+    progress:
+        Called about every ``progress_interval`` seconds and once at the end.
+
+    Returns
+    -------
+    Kripke
+        With ``stats`` = ``{"seconds", "states_per_second", "depth", "max_rss_mb"}``.
+    """
+    lim = limits or Limits()
+    names = list(ts.observable_names()) if observables is None else list(observables)
+    t0 = time.perf_counter()
+    index: dict[Hashable, int] = {}
+    states: list[Hashable] = []
+    depth_of = array("i")
+    obs_values: list[list[object]] = [[] for _ in names]
+    observe = ts.observe
+
+    def discover(state: Hashable, depth: int) -> int:
+        sid = len(states)
+        index[state] = sid
+        states.append(state)
+        depth_of.append(depth)
+        for col, name in zip(obs_values, names, strict=True):
+            col.append(observe(state, name))
+        return sid
+
+    initial: list[int] = []
+    for s in ts.initial_states():
+        sid = index.get(s)
+        if sid is None:
+            sid = discover(s, 0)
+        initial.append(sid)
+
+    dst = array("q")
+    act = array("i")
+    probs: list[Fraction] = []
+    ptr = array("q", [0])
+    action_ids: dict[object, int] = {}
+    actions: list[Action] = []
+    action_index: dict[Action, int] = {}
+    nontrivial_prob = False
+    reason: str | None = None
+    expanded = 0
+    next_progress = t0 + progress_interval
+    successors = ts.successors
+    max_states = lim.max_states
+    max_trans = lim.max_transitions
+
+    while expanded < len(states):
+        if expanded % lim.check_every == 0 and expanded:
+            now = time.perf_counter()
+            if lim.max_seconds is not None and now - t0 > lim.max_seconds:
+                reason = f"time limit of {lim.max_seconds:g} s reached"
+                break
+            if lim.max_memory_mb is not None and _peak_rss_mb() > lim.max_memory_mb:
+                reason = f"memory limit of {lim.max_memory_mb:g} MB reached"
+                break
+            if progress is not None and now >= next_progress:
+                next_progress = now + progress_interval
+                progress(_progress(len(states), expanded, len(dst), now - t0, depth_of[expanded]))
+        state = states[expanded]
+        d = depth_of[expanded] + 1
+        n_before = len(states)
+        e_before = len(dst)
+        overflow = None
+        for step in successors(state):
+            a_obj, target, p = step[0], step[1], (step[2] if len(step) > 2 else 1)
+            tid = index.get(target)
+            if tid is None:
+                if max_states is not None and len(states) >= max_states:
+                    overflow = f"state limit of {max_states:,} reached"
+                    break
+                tid = discover(target, d)
+            aid = action_ids.get(a_obj)
+            if aid is None:
+                action = as_action(a_obj)
+                aid = action_index.get(action)
+                if aid is None:
+                    aid = action_index[action] = len(actions)
+                    actions.append(action)
+                action_ids[a_obj] = aid
+            dst.append(tid)
+            act.append(aid)
+            if p != 1:
+                nontrivial_prob = True
+            probs.append(p)  # type: ignore[arg-type]
+        if overflow is None and max_trans is not None and len(dst) > max_trans:
+            overflow = f"transition limit of {max_trans:,} reached"
+        if overflow is not None:
+            # roll back this state's partial expansion: it stays on the frontier
+            for s in states[n_before:]:
+                del index[s]
+            del states[n_before:]
+            del depth_of[n_before:]
+            for col in obs_values:
+                del col[n_before:]
+            del dst[e_before:]
+            del act[e_before:]
+            del probs[e_before:]
+            reason = overflow
+            break
+        ptr.append(len(dst))
+        expanded += 1
+
+    n = len(states)
+    ptr_arr = np.frombuffer(ptr, dtype=np.int64).copy()
+    if expanded < n:  # unexpanded states have no recorded successors
+        ptr_arr = np.concatenate([ptr_arr, np.full(n - expanded, ptr_arr[-1], dtype=np.int64)])
+    frontier = None
+    if reason is not None:
+        frontier = np.zeros(n, dtype=bool)
+        frontier[expanded:] = True
+    itype = np.int32 if n < 2**31 - 1 else np.int64
+    keep_prob = nontrivial_prob if probabilities is None else probabilities
+    exact = [Fraction(p) for p in probs] if keep_prob else None
+    elapsed = time.perf_counter() - t0
+    kripke = Kripke(
+        num_states=n,
+        initial=np.unique(np.asarray(initial, dtype=np.int64)),
+        succ_ptr=ptr_arr,
+        succ_idx=np.frombuffer(dst, dtype=np.int64).astype(itype),
+        edge_action=np.frombuffer(act, dtype=np.int32).copy(),
+        actions=tuple(actions) or (Action("step"),),
+        observables={name: col for name, col in zip(names, obs_values, strict=True)},
+        edge_prob=None if exact is None else np.array([float(p) for p in exact], dtype=np.float64),
+        edge_prob_exact=exact,
+        states=states if keep_states else None,
+        state_names=None,
+        complete=reason is None,
+        limit_reason=reason,
+        frontier=frontier,
+        source=source,
+        stats={"seconds": elapsed, "states_per_second": n / elapsed if elapsed > 0 else float("inf"),
+               "depth": float(max(depth_of) if len(depth_of) else 0), "max_rss_mb": _peak_rss_mb()},
+    )
+    if progress is not None:
+        progress(_progress(n, expanded, len(dst), elapsed, int(max(depth_of) if len(depth_of) else 0)))
+    return kripke
+
+
+def _progress(states: int, expanded: int, transitions: int, seconds: float, depth: int) -> Progress:
+    return Progress(states, expanded, states - expanded, transitions, seconds,
+                    states / seconds if seconds > 0 else 0.0, depth)
+
+
+def depth_of_structure(kripke: Kripke) -> int:
+    """Largest breadth-first distance from the initial states (the ``depth`` of ``flcheck explore``),
+    by a level-synchronous vectorised BFS."""
+    from checker.fixpoints import gather_ranges
+
+    n = kripke.num_states
+    if n == 0 or not len(kripke.initial):
+        return 0
+    seen = np.zeros(n, dtype=bool)
+    level = np.unique(kripke.initial)
+    seen[level] = True
+    depth = 0
+    while True:
+        nxt = gather_ranges(kripke.succ_ptr, kripke.succ_idx, level)
+        nxt = nxt[~seen[nxt]]
+        if not len(nxt):
+            return depth
+        seen[nxt] = True
+        level = np.unique(nxt)
+        depth += 1

@@ -1,0 +1,102 @@
+"""Vacuity detection (Beer, Ben-David, Eisner, Rodeh, "Efficient detection of vacuity in temporal model
+checking", FMSD 2001; Kupferman & Vardi, "Vacuity detection in temporal model checking", STTT 2003).
+
+A property ``φ`` that holds on ``M`` holds *vacuously* in an occurrence of a sub-formula ``ψ`` when
+``ψ`` does not affect the verdict: with ``ψ`` of pure polarity, ``M ⊨ φ[ψ ← ⊥]`` (positive occurrence)
+or ``M ⊨ φ[ψ ← ⊤]`` (negative occurrence) — the strongest replacement still holds, so by monotonicity
+every replacement does. Typical causes: the antecedent of ``AG (p -> q)`` is never satisfied (then
+``q`` can be replaced by false), or under IIIf's deadlock semantics ``AF goal`` holds at a deadlock
+without ``goal`` ever happening.
+
+We check occurrences top-down (outermost first, at most :data:`MAX_CANDIDATES`), skip the root, the
+constants ``true``/``false`` and occurrences under ``<->`` (mixed polarity), and report the first
+vacuous one. Sub-results are shared through the model checker's memo, so each candidate costs at most
+the operators on the path from the occurrence to the root.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Iterator
+from typing import TYPE_CHECKING
+
+import numpy as np
+
+from checker import ctl_ast as A
+
+if TYPE_CHECKING:
+    from checker.ctl import ModelChecker, Vacuity
+
+#: How many sub-formula occurrences are tried at most.
+MAX_CANDIDATES = 24
+
+Path = tuple[int, ...]
+
+
+def _rebuild(f: A.Formula, children: tuple[A.Formula, ...]) -> A.Formula:
+    if isinstance(f, A.Not):
+        return A.Not(children[0])
+    if isinstance(f, A.And):
+        return A.And(children)
+    if isinstance(f, A.Or):
+        return A.Or(children)
+    if isinstance(f, A.Implies):
+        return A.Implies(children[0], children[1])
+    if isinstance(f, A.Iff):
+        return A.Iff(children[0], children[1])
+    if isinstance(f, A.Unary):
+        return type(f)(children[0])
+    if isinstance(f, A.Binary):
+        return type(f)(children[0], children[1])
+    raise TypeError(f)  # pragma: no cover
+
+
+def replace_at(f: A.Formula, path: Path, new: A.Formula) -> A.Formula:
+    """``f`` with the occurrence at ``path`` (child indices from the root) replaced by ``new``."""
+    if not path:
+        return new
+    kids = list(f.children())
+    kids[path[0]] = replace_at(kids[path[0]], path[1:], new)
+    return _rebuild(f, tuple(kids))
+
+
+def occurrences(f: A.Formula) -> Iterator[tuple[Path, A.Formula, int, A.Formula | None]]:
+    """Breadth-first ``(path, occurrence, polarity, parent)`` for every pure-polarity occurrence
+    (polarity +1 positive, -1 negative)."""
+    queue: list[tuple[Path, A.Formula, int, A.Formula | None]] = [((), f, 1, None)]
+    while queue:
+        path, g, pol, parent = queue.pop(0)
+        yield path, g, pol, parent
+        if isinstance(g, A.Iff):
+            continue
+        for i, c in enumerate(g.children()):
+            cpol = -pol if isinstance(g, A.Not) or (isinstance(g, A.Implies) and i == 0) else pol
+            queue.append(((*path, i), c, cpol, g))
+
+
+def find_vacuity(mc: ModelChecker, f: A.Formula) -> Vacuity | None:
+    """The first (outermost) occurrence in which ``f`` holds vacuously on the initial states, or
+    ``None``. Assumes ``f`` holds."""
+    from checker.ctl import Vacuity
+
+    init = np.asarray(mc.kripke.initial, dtype=np.int64)
+    tried = 0
+    for path, occ, pol, parent in occurrences(f):
+        if not path or isinstance(occ, A.TrueF | A.FalseF):
+            continue
+        if tried >= MAX_CANDIDATES:
+            break
+        tried += 1
+        repl: A.Formula = A.FalseF() if pol > 0 else A.TrueF()
+        mutated = replace_at(f, path, repl)
+        if not mc.sat(mutated)[init].all():
+            continue
+        by = "false" if pol > 0 else "true"
+        reason = f"the property also holds with '{occ}' replaced by {by}, so '{occ}' does not affect it"
+        if isinstance(parent, A.Implies) and path[-1] == 1:
+            reason = (f"the antecedent '{parent.left}' is never satisfied where it is evaluated "
+                      f"(the consequent '{occ}' does not matter)")
+        elif (mc.semantics == "iiif" and isinstance(parent, A.AX | A.AF | A.AU) and mc.graph.deadlock.any()
+              and pol > 0):
+            reason += "; under IIIf deadlock semantics deadlock states satisfy AX/AF without it"
+        return Vacuity(str(occ), by, reason)
+    return None
