@@ -41,6 +41,7 @@ __all__ = [
     "SecAggCurve",
     "irwin_hall_lattice",
     "secagg_curve",
+    "secagg_epsilon",
     "secagg_gaussian_mu",
     "secagg_loss_tails",
 ]
@@ -221,3 +222,14 @@ def secagg_curve(
     return SecAggCurve(
         entries, n, d, interval, CurveBracket(e, upper, lower), gaussian_delta(mu, e), mu, tuple(plds)
     )
+
+
+def secagg_epsilon(entries: Entries, n: int, d: int, delta: float, interval: float = 1e-3) -> float:
+    """Certified upper bound on ε(δ) of SecAgg (pessimistic PLDs of both input orders, composed d times)."""
+    _check(entries, n, d)
+    directions = (False,) if entries == "uniform" else (False, True)
+    best = 0.0
+    for rev in directions:
+        pld = secagg_loss_tails(entries, n, interval, reverse=rev).to_grid(interval, True).self_compose(d)
+        best = max(best, pld.epsilon(delta))
+    return best

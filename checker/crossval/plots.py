@@ -1,0 +1,118 @@
+"""Plots of privacy curves and audits (matplotlib, Agg backend; files written atomically)."""
+
+from __future__ import annotations
+
+import os
+import tempfile
+from collections.abc import Sequence
+from pathlib import Path
+
+import matplotlib
+
+matplotlib.use("Agg")
+import matplotlib.pyplot as plt
+import numpy as np
+from matplotlib.figure import Figure
+
+from checker.crossval.audit import AuditResult
+from checker.crossval.gaussian import gaussian_tradeoff
+from checker.crossval.privacy_curves import tradeoff_from_delta_curve
+from checker.crossval.secagg import SecAggCurve, secagg_curve
+
+__all__ = ["fig1", "plot_audit", "plot_curves", "save_figure"]
+
+
+def save_figure(fig: Figure, path: str | os.PathLike[str]) -> Path:
+    """Write ``fig`` to ``path`` atomically (temporary file in the same directory, then ``os.replace``)."""
+    target = Path(path)
+    target.parent.mkdir(parents=True, exist_ok=True)
+    fd, tmp = tempfile.mkstemp(dir=target.parent, prefix=f".{target.name}.", suffix=target.suffix or ".png")
+    os.close(fd)
+    try:
+        fig.savefig(tmp, dpi=120, bbox_inches="tight")
+        os.chmod(tmp, 0o644)
+        os.replace(tmp, target)
+    finally:
+        if os.path.exists(tmp):
+            os.unlink(tmp)
+        plt.close(fig)
+    return target
+
+
+def plot_curves(
+    eps: Sequence[float] | np.ndarray,
+    curves: dict[str, np.ndarray],
+    title: str = "",
+    bands: dict[str, tuple[np.ndarray, np.ndarray]] | None = None,
+) -> Figure:
+    """δ(ε) curves on a log scale; ``bands`` are (lower, upper) brackets drawn shaded."""
+    fig, ax = plt.subplots(figsize=(6, 4))
+    e = np.asarray(eps, dtype=float)
+    for label, (lo, hi) in (bands or {}).items():
+        ax.fill_between(e, np.maximum(lo, 1e-300), np.maximum(hi, 1e-300), alpha=0.25, label=label)
+    for label, vals in curves.items():
+        style = "--" if "Gauss" in label else "-"
+        ax.plot(e, np.maximum(vals, 1e-300), style, label=label)
+    ax.set_yscale("log")
+    ax.set_ylim(1e-12, 1.5)
+    ax.set_xlabel("ε")
+    ax.set_ylabel("δ(ε)")
+    ax.set_title(title)
+    ax.grid(True, which="both", alpha=0.3)
+    ax.legend(fontsize=8)
+    return fig
+
+
+def fig1(
+    n: int = 100,
+    dims: Sequence[int] = (1, 10, 100, 1000),
+    eps: Sequence[float] | np.ndarray | None = None,
+    interval: float = 1e-3,
+) -> tuple[Figure, dict[str, list[SecAggCurve]]]:
+    """Seed 000 Fig. 1: δ(ε) of SecAgg for exponential and uniform entries at several model sizes d,
+    with the Gaussian mechanism of the same covariance dashed. δ rises quickly with d."""
+    e = np.asarray(eps if eps is not None else np.linspace(0.0, 20.0, 201), dtype=float)
+    fig, axes = plt.subplots(1, 2, figsize=(11, 4), sharey=True)
+    data: dict[str, list[SecAggCurve]] = {}
+    for ax, entries in zip(axes, ("exponential", "uniform"), strict=True):
+        data[entries] = []
+        for i, d in enumerate(dims):
+            c = secagg_curve(entries, n, d, e, interval=interval, optimistic=False)  # type: ignore[arg-type]
+            data[entries].append(c)
+            color = f"C{i}"
+            ax.plot(e, np.maximum(c.delta, 1e-300), "-", color=color, label=f"SecAgg d={d}")
+            ax.plot(e, np.maximum(c.gaussian, 1e-300), "--", color=color, label=f"Gaussian d={d}")
+        ax.set_yscale("log")
+        ax.set_ylim(1e-10, 1.5)
+        ax.set_xlabel("ε")
+        ax.set_title(f"{entries} entries, n = {n}")
+        ax.grid(True, which="both", alpha=0.3)
+    axes[0].set_ylabel("δ(ε)")
+    axes[1].legend(fontsize=7, ncol=2)
+    return fig, data
+
+
+def plot_audit(
+    result: AuditResult,
+    mu: float | None = None,
+    eps: np.ndarray | None = None,
+    delta: np.ndarray | None = None,
+) -> Figure:
+    """Audited (FPR, FNR) upper-confidence points (an upper bound on the trade-off curve) with the
+    trade-off function of the mechanism when known (from a μ-GDP value or a δ(ε) curve)."""
+    fig, ax = plt.subplots(figsize=(4.5, 4.5))
+    alpha = np.linspace(0, 1, 401)
+    ax.plot(alpha, 1 - alpha, ":", color="grey", label="perfect privacy")
+    if mu is not None:
+        ax.plot(alpha, gaussian_tradeoff(mu, alpha), "-", label=f"Gaussian f, μ={mu:g}")
+    if eps is not None and delta is not None:
+        ax.plot(alpha, tradeoff_from_delta_curve(eps, delta, alpha), "-", label="f from δ(ε)")
+    ax.plot(result.points_fpr, result.points_fnr, "o", ms=3, label="audit (upper conf. bounds)")
+    ax.plot(result.points_fnr, result.points_fpr, "o", ms=3, mfc="none", label="audit (swapped roles)")
+    ax.set_xlim(0, 1)
+    ax.set_ylim(0, 1)
+    ax.set_xlabel("FPR (α)")
+    ax.set_ylabel("FNR (β)")
+    ax.set_title(f"{result.mechanism}: ε ≥ {result.eps_lower:.3g}")
+    ax.legend(fontsize=7)
+    return fig
