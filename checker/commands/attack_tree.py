@@ -1,9 +1,140 @@
-"""Placeholder until the sub-command is implemented (see the issue that owns it)."""
+"""``flcheck attack-tree MODEL --goal PREDICATE``: generate a valid IIIf attack tree for ``EF goal`` from the
+initial states, or print the invariant ``AG ¬goal`` that proves none exists.
+
+Exit codes: 0 an attack exists (a valid tree was generated and re-checked), 1 none exists (or unknown on an
+incomplete exploration), 2 bad input (model, predicate or option).
+"""
 
 from __future__ import annotations
 
 import argparse
+import sys
+from typing import Any
+
+from checker.attack_tree_export import FORMATS, dumps, render, result_to_json, tree_to_text, write_atomic
+from checker.attack_trees import AttackFound, NoAttack, check_validity, generate_attack_tree
+from checker.errors import InputError, Position
+from checker.kripke import Kripke
+from checker.verdict import EXIT_HOLDS, EXIT_VIOLATED
 
 
 def register(sub: argparse._SubParsersAction) -> None:  # type: ignore[type-arg]
-    """Nothing registered yet."""
+    p = sub.add_parser(
+        "attack-tree",
+        help="generate an IIIf attack tree for a goal (or the invariant that blocks it)",
+        description=(
+            "Generate a valid IIIf attack tree whose attack is (initial states, goal): an or-tree over "
+            "genuinely different ways to reach the goal (action sequences up to commuting independent "
+            "steps), each a sequence of base attacks labelled with the model's actions and the observables "
+            "they change. When the goal is unreachable, print the invariant AG ¬goal that proves no tree "
+            "exists."),
+        epilog="Exit codes: 0 an attack exists, 1 none exists (or unknown), 2 bad input.",
+    )
+    p.add_argument("model", metavar="MODEL", help="scenario file or explicit model (.tra/.lab, .json)")
+    p.add_argument("--goal", required=True, metavar="PREDICATE",
+                   help="the attack goal: a state formula of the property language, e.g. '\"sat2\" in ready'")
+    p.add_argument("--format", choices=FORMATS, default="text",
+                   help="output format (adtool = ADTool 2 <adtree>, adtool-sand = <sandtree> with "
+                        "sequential and-nodes)")
+    p.add_argument("--json", action="store_true", help="same as --format json")
+    p.add_argument("-o", "--output", metavar="FILE", help="write the tree to FILE (atomically)")
+    p.add_argument("--max-depth", type=int, default=None, metavar="N",
+                   help="longest attack considered for alternatives (default: shortest + 2)")
+    p.add_argument("--max-attacks", type=int, default=5, metavar="N",
+                   help="alternatives per initial state (default 5)")
+    p.add_argument("--minimal", action="store_true",
+                   help="keep only minimal attacks (no attack whose action set contains another's)")
+    p.add_argument("--distinguish", choices=("auto", "actions", "paths"), default="auto",
+                   help="what makes two attacks different: action words up to commuting steps, or paths")
+    p.set_defaults(func=run)
+
+
+def _load(path: str, args: argparse.Namespace) -> Kripke:
+    """The model through the application layer's loader (scenario files and explicit formats)."""
+    from checker.app.load import load_model
+
+    return load_model(path)
+
+
+def _goal_mask(kripke: Kripke, text: str) -> Any:
+    from checker.ctl import ModelChecker
+    from checker.ctl_parse import parse_formula
+
+    formula = parse_formula(text, source="--goal")
+    lower, _upper = ModelChecker(kripke).sat_bounds(formula)
+    return lower
+
+
+def run(args: argparse.Namespace) -> int:
+    fmt = "json" if args.json else args.format
+    if args.max_depth is not None and args.max_depth < 0:
+        raise InputError("--max-depth must be at least 0", Position("--max-depth"), "an integer >= 0")
+    if args.max_attacks < 1:
+        raise InputError("--max-attacks must be at least 1", Position("--max-attacks"), "an integer >= 1")
+    kripke = _load(args.model, args)
+    goal = _goal_mask(kripke, args.goal)
+    result = generate_attack_tree(kripke, goal, max_depth=args.max_depth, max_attacks=args.max_attacks,
+                                  minimal_only=args.minimal, distinguish=args.distinguish)
+    if fmt == "json":
+        text = dumps(result_to_json(result, kripke, goal_text=args.goal, model=args.model))
+        _emit(text, args.output)
+    elif isinstance(result, AttackFound):
+        if fmt == "text":
+            _emit(_text_report(result, kripke, args.goal), args.output)
+        else:
+            _emit(render(result.tree, kripke, fmt, goal_text=args.goal), args.output)
+    else:
+        print(_no_attack_text(result, kripke, args.goal))
+    if isinstance(result, AttackFound):
+        if args.output:
+            valid = check_validity(result.tree, kripke).valid
+            print(f"attack tree ({'valid' if valid else 'INVALID'}) written to {args.output}")
+        return EXIT_HOLDS if check_validity(result.tree, kripke).valid else EXIT_VIOLATED
+    return EXIT_VIOLATED
+
+
+def _emit(text: str, output: str | None) -> None:
+    if output:
+        write_atomic(output, text)
+    else:
+        sys.stdout.write(text)
+
+
+def _text_report(result: AttackFound, kripke: Kripke, goal: str) -> str:
+    v = check_validity(result.tree, kripke)
+    n_init = len(result.initial)
+    ways = sum(len(p) for p in result.paths.values())
+    lines = [
+        f"attack exists: EF ({goal}) holds from all {n_init} initial state(s)",
+        f"attack tree: {'valid' if v.valid else 'INVALID: ' + v.reason} (re-checked ⊢ A); "
+        f"attack = ({n_init} initial, {len(result.goal)} goal states); {ways} way(s) "
+        f"[{'action sequences up to commuting steps' if result.distinguish == 'actions' else 'paths'}]"
+        + ("; search bounded, more ways may exist" if result.truncated else ""),
+    ]
+    lines += [f"warning: {w}" for w in result.warnings]
+    lines.append("")
+    lines.append(tree_to_text(result.tree, kripke, goal_text=goal))
+    return "\n".join(lines) + "\n"
+
+
+def _no_attack_text(result: NoAttack, kripke: Kripke, goal: str) -> str:
+    failing = ", ".join(kripke.state_name(s) for s in sorted(result.failing)[:10])
+    if len(result.failing) > 10:
+        failing += f", ... ({len(result.failing)} states)"
+    if not result.conclusive:
+        head = (f"unknown: no attack found, but the exploration is incomplete "
+                f"({result.limit_reason or 'limit hit'}); nothing is proved")
+    else:
+        head = f"no attack: EF ({goal}) fails from initial state(s) {failing}"
+    lines = [
+        head,
+        f"blocking invariant: AG ¬({goal}) holds on the {result.invariant_size} state(s) reachable from "
+        f"them (closed under successors, no goal state: certificate "
+        f"{'checked' if result.certificate_ok else 'FAILED'}); "
+        f"{int(result.cannot_reach.sum())} state(s) of the model cannot reach the goal",
+    ]
+    lines += [f"  - {f}" for f in result.facts]
+    if result.partial is not None:
+        lines.append(f"(the other {len(result.partial.initial)} initial state(s) can reach the goal; "
+                     "use --json to see their tree)")
+    return "\n".join(lines)
