@@ -1,0 +1,101 @@
+"""An immutable, hashable finite map: the encoding of the seed's total functions
+``actor ⇒ location`` (``aloc``), ``actor ⇒ α`` (``gradient``) and ``actor ⇒ data set``
+(``partition``) of seed 004, Section III-B, datatype ``igraph``.
+
+Isabelle functions are total; a :class:`FrozenMap` stores the values on a finite domain (the actors
+of the infrastructure) and is compared and hashed by its sorted items, so two maps with the same graph
+are equal whatever order they were built in. The hash is computed once (states are hashed when the
+explorer interns them).
+"""
+
+from __future__ import annotations
+
+from collections.abc import Iterable, Iterator, Mapping
+from typing import Any, Generic, TypeVar
+
+K = TypeVar("K")
+V = TypeVar("V")
+
+
+def _sort_key(item: tuple[Any, Any]) -> Any:
+    return item[0]
+
+
+class FrozenMap(Mapping[K, V], Generic[K, V]):
+    """Immutable mapping with sorted items, cached hash and functional update.
+
+    >>> m = FrozenMap({"c2": 1, "c1": 0})
+    >>> m.items_tuple
+    (('c1', 0), ('c2', 1))
+    >>> m.set("c1", 5)["c1"], m["c1"]
+    (5, 0)
+    """
+
+    __slots__ = ("_dict", "_hash", "_items")
+
+    _items: tuple[tuple[K, V], ...]
+    _dict: dict[K, V]
+    _hash: int
+
+    def __init__(self, items: Mapping[K, V] | Iterable[tuple[K, V]] = ()) -> None:
+        d: dict[K, V] = dict(items.items()) if isinstance(items, Mapping) else dict(items)
+        pairs = tuple(sorted(d.items(), key=_sort_key))
+        object.__setattr__(self, "_dict", d)
+        object.__setattr__(self, "_items", pairs)
+        object.__setattr__(self, "_hash", hash(pairs))
+
+    @classmethod
+    def _from_sorted(cls, pairs: tuple[tuple[K, V], ...], d: dict[K, V]) -> FrozenMap[K, V]:
+        new = object.__new__(cls)
+        object.__setattr__(new, "_dict", d)
+        object.__setattr__(new, "_items", pairs)
+        object.__setattr__(new, "_hash", hash(pairs))
+        return new
+
+    def __setattr__(self, name: str, value: object) -> None:
+        raise AttributeError("FrozenMap is immutable")
+
+    def __getitem__(self, key: K) -> V:
+        return self._dict[key]
+
+    def __iter__(self) -> Iterator[K]:
+        return (k for k, _ in self._items)
+
+    def __len__(self) -> int:
+        return len(self._items)
+
+    def __contains__(self, key: object) -> bool:
+        return key in self._dict
+
+    def __hash__(self) -> int:
+        return self._hash
+
+    def __eq__(self, other: object) -> bool:
+        if self is other:
+            return True
+        if isinstance(other, FrozenMap):
+            return self._hash == other._hash and self._items == other._items
+        return NotImplemented
+
+    def __lt__(self, other: FrozenMap[K, V]) -> bool:
+        return self._items < other._items  # type: ignore[operator]
+
+    def __repr__(self) -> str:
+        inner = ", ".join(f"{k!r}: {v!r}" for k, v in self._items)
+        return f"FrozenMap({{{inner}}})"
+
+    def __reduce__(self) -> tuple[Any, ...]:
+        return (FrozenMap, (self._items,))
+
+    @property
+    def items_tuple(self) -> tuple[tuple[K, V], ...]:
+        """The items, sorted by key."""
+        return self._items
+
+    def set(self, key: K, value: V) -> FrozenMap[K, V]:
+        """The functional update ``f(key := value)`` (Isabelle's ``fun_upd``)."""
+        if key in self._dict and self._dict[key] == value:
+            return self
+        d = dict(self._dict)
+        d[key] = value
+        return FrozenMap._from_sorted(tuple(sorted(d.items(), key=_sort_key)), d)
