@@ -42,8 +42,9 @@ def register(sub: argparse._SubParsersAction) -> None:  # type: ignore[type-arg]
                    help="longest attack considered for alternatives (default: shortest + 2)")
     p.add_argument("--max-attacks", type=int, default=5, metavar="N",
                    help="alternatives per initial state (default 5)")
-    p.add_argument("--minimal", action="store_true",
-                   help="keep only minimal attacks (no attack whose action set contains another's)")
+    p.add_argument("--all-attacks", action="store_true",
+                   help="also list non-minimal attacks (by default an attack whose action set strictly "
+                        "contains another's, i.e. a way padded with irrelevant steps, is left out)")
     p.add_argument("--distinguish", choices=("auto", "actions", "paths"), default="auto",
                    help="what makes two attacks different: action words up to commuting steps, or paths")
     p.set_defaults(func=run)
@@ -74,7 +75,7 @@ def run(args: argparse.Namespace) -> int:
     kripke = _load(args.model, args)
     goal = _goal_mask(kripke, args.goal)
     result = generate_attack_tree(kripke, goal, max_depth=args.max_depth, max_attacks=args.max_attacks,
-                                  minimal_only=args.minimal, distinguish=args.distinguish)
+                                  minimal_only=not args.all_attacks, distinguish=args.distinguish)
     if fmt == "json":
         text = dumps(result_to_json(result, kripke, goal_text=args.goal, model=args.model))
         _emit(text, args.output)

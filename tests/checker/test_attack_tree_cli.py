@@ -1,0 +1,68 @@
+"""``flcheck attack-tree``: formats, exit codes, the blocking invariant, bad input."""
+
+from __future__ import annotations
+
+import json
+import xml.etree.ElementTree as ET
+from pathlib import Path
+
+import pytest
+
+from checker import cli
+from checker.commands import attack_tree as cmd
+from checker.explore import explore
+from tests.checker.test_attack_tree_export import DOT
+from tests.checker.test_attack_trees_fl import MiniFL
+
+
+@pytest.fixture()
+def mini(monkeypatch: pytest.MonkeyPatch) -> None:
+    kripke = explore(MiniFL())
+    monkeypatch.setattr(cmd, "_load", lambda path, args: kripke)
+
+
+def test_text_answer_exit_0(mini: None, capsys: pytest.CaptureFixture[str]) -> None:
+    code = cli.main(["attack-tree", "mini.fl", "--goal", '"sat2" in leaked'])
+    out = capsys.readouterr().out
+    assert code == 0
+    assert "attack tree: valid" in out
+    assert "sniff by eve at loc2 [sat2]: leaked {} -> {sat2}" in out
+    assert "read_server by eve at hub" in out  # the second, genuinely different way (minimal attacks)
+
+
+def test_json_has_valid_flag(mini: None, capsys: pytest.CaptureFixture[str]) -> None:
+    assert cli.main(["attack-tree", "m", "--goal", '"sat2" in leaked', "--json"]) == 0
+    data = json.loads(capsys.readouterr().out)
+    assert data["valid"] is True and data["attack_exists"] is True and data["tree"]["valid"] is True
+    assert data["verdict"] == "holds" and len(data["alternatives"]["s0"]) >= 2
+
+
+def test_file_outputs(mini: None, tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
+    dot = tmp_path / "t.dot"
+    assert cli.main(["attack-tree", "m", "--goal", '"sat2" in leaked', "--format", "dot", "-o",
+                     str(dot), "--all-attacks", "--max-attacks", "3"]) == 0
+    assert "written to" in capsys.readouterr().out
+    DOT.parse(dot.read_text())
+    xml = tmp_path / "t.xml"
+    assert cli.main(["attack-tree", "m", "--goal", '"sat2" in leaked', "--format", "adtool", "-o",
+                     str(xml), "--max-depth", "4"]) == 0
+    root = ET.parse(xml).getroot()
+    assert root.tag == "adtree" and root.find("node").get("refinement") == "disjunctive"  # type: ignore[union-attr]
+
+
+def test_no_attack_exit_1_with_invariant(mini: None, capsys: pytest.CaptureFixture[str]) -> None:
+    assert cli.main(["attack-tree", "m", "--goal", "round >= 2"]) == 1
+    out = capsys.readouterr().out
+    assert "no attack" in out and "blocking invariant: AG ¬(round >= 2)" in out
+    assert cli.main(["attack-tree", "m", "--goal", "round >= 2", "--json"]) == 1
+    data = json.loads(capsys.readouterr().out)
+    assert data["valid"] is False and data["verdict"] == "violated"
+    assert data["blocking_invariant"]["certificate_checked"] is True
+
+
+def test_bad_input_exit_2(mini: None, capsys: pytest.CaptureFixture[str]) -> None:
+    assert cli.main(["attack-tree", "m", "--goal", "round >="]) == 2
+    err = capsys.readouterr().err
+    assert "--goal:1:" in err
+    assert cli.main(["attack-tree", "m", "--goal", "round >= 1", "--max-attacks", "0"]) == 2
+    assert cli.main(["attack-tree", "m", "--goal", "nosuchthing"]) == 2

@@ -1,0 +1,121 @@
+"""Attack trees on an FL-shaped transition system, explored with the checker's explorer and with goals in
+the property language: a goal reachable in several genuinely different ways gives an or-tree with more
+than one child, each child valid; interleavings of independent client steps are not counted twice."""
+
+from __future__ import annotations
+
+from collections.abc import Iterator
+from dataclasses import dataclass, replace
+
+import numpy as np
+
+from checker.attack_tree_export import tree_to_text
+from checker.attack_trees import (
+    AttackFound,
+    NoAttack,
+    check_validity,
+    generate_attack_tree,
+    is_valid,
+)
+from checker.ctl import ModelChecker
+from checker.ctl_parse import parse_formula
+from checker.explore import explore
+from checker.ts import Action, Step
+
+CLIENTS = ("sat1", "sat2")
+LOC = {"sat1": "loc1", "sat2": "loc2", "server": "hub"}
+
+
+@dataclass(frozen=True)
+class S:
+    ready: frozenset[str] = frozenset()  # clients that computed their gradient (get_grad)
+    sent: frozenset[str] = frozenset()  # updates delivered to the server (put)
+    leaked: frozenset[str] = frozenset()  # gradients the eavesdropper has seen
+    server_compromised: bool = False
+    round: int = 0
+
+
+class MiniFL:
+    """Clients compute (get_grad) and send (put) updates; the server aggregates (eval) when all arrived.
+    An eavesdropper at a client's location sees the update while it is sent (the ``put`` makes it
+    visible: ``sniff``), or compromises the server and reads every update it holds (``read_server``)."""
+
+    def initial_states(self) -> list[S]:
+        return [S()]
+
+    def successors(self, s: S) -> Iterator[Step[S]]:
+        if s.round >= 1:
+            return
+        for c in CLIENTS:
+            if c not in s.ready:
+                yield Step(Action("get_grad", c, LOC[c]), replace(s, ready=s.ready | {c}))
+            elif c not in s.sent:
+                yield Step(Action("put", c, LOC[c]), replace(s, sent=s.sent | {c}))
+            if c in s.ready and c not in s.sent and c not in s.leaked:
+                yield Step(Action("sniff", "eve", LOC[c], c), replace(s, leaked=s.leaked | {c}))
+        if not s.server_compromised:
+            yield Step(Action("compromise", "eve", LOC["server"]), replace(s, server_compromised=True))
+        elif not s.sent <= s.leaked:
+            yield Step(Action("read_server", "eve", LOC["server"]), replace(s, leaked=s.leaked | s.sent))
+        if s.sent == frozenset(CLIENTS):
+            yield Step(Action("eval", "server", LOC["server"]), replace(s, round=s.round + 1))
+
+    def observable_names(self) -> list[str]:
+        return ["ready", "sent", "leaked", "server_compromised", "round"]
+
+    def observe(self, s: S, name: str) -> object:
+        return getattr(s, name)
+
+
+def _goal(k, text: str) -> np.ndarray:
+    return ModelChecker(k).sat(parse_formula(text))
+
+
+def test_several_ways_to_leak_a_gradient() -> None:
+    k = explore(MiniFL())
+    goal = _goal(k, '"sat2" in leaked')
+    assert ModelChecker(k).check('EF "sat2" in leaked').verdict == "holds"
+    r = generate_attack_tree(k, goal, max_depth=5, max_attacks=8)
+    assert isinstance(r, AttackFound)
+    t = r.tree
+    assert check_validity(t, k).valid
+    assert t.pair == (frozenset(k.initial.tolist()), frozenset(np.flatnonzero(goal).tolist()))
+    assert t.kind == "or" and len(t.children) > 1
+    for child in t.children:
+        assert is_valid(child, k)
+    ways = r.paths[int(k.initial[0])]
+    rules = [{k.actions[a].rule for a in p.letters} for p in ways]
+    assert {"sniff"} <= rules[0] and any("read_server" in rs for rs in rules)  # two mechanisms
+    # interleavings of the independent client steps are one way: with paths compared instead, more
+    by_path = generate_attack_tree(k, goal, max_depth=5, max_attacks=50, distinguish="paths")
+    assert isinstance(by_path, AttackFound)
+    n_traces = len(generate_attack_tree(k, goal, max_depth=5, max_attacks=50).paths[0])  # type: ignore[union-attr]
+    assert len(by_path.paths[0]) > n_traces
+    text = tree_to_text(t, k, goal_text='"sat2" in leaked')
+    assert "sniff by eve at loc2 [sat2]: leaked {} -> {sat2}" in text
+    assert "get_grad by sat2 at loc2: ready {} -> {sat2}" in text
+
+
+def test_minimal_attacks_and_breadth_bound() -> None:
+    k = explore(MiniFL())
+    goal = _goal(k, '"sat2" in leaked')
+    full = generate_attack_tree(k, goal, max_depth=6, max_attacks=100)
+    mini = generate_attack_tree(k, goal, max_depth=6, max_attacks=100, minimal_only=True)
+    one = generate_attack_tree(k, goal, max_depth=6, max_attacks=1)
+    assert isinstance(full, AttackFound) and isinstance(mini, AttackFound) and isinstance(one, AttackFound)
+    sets = [frozenset(p.letters) for p in mini.paths[0]]
+    assert all(not (a < b) for a in sets for b in sets)
+    assert len(mini.paths[0]) < len(full.paths[0])
+    assert len(one.paths[0]) == 1 and one.truncated and is_valid(one.tree, k)
+    assert one.tree.kind == "or" and len(one.tree.children) == 1
+
+
+def test_unreachable_goal_gives_the_invariant_in_model_terms() -> None:
+    k = explore(MiniFL())
+    goal = _goal(k, "round >= 2")
+    r = generate_attack_tree(k, goal)
+    assert isinstance(r, NoAttack) and r.conclusive and r.certificate_ok
+    assert r.invariant_size == k.num_states
+    assert any(f.startswith("round stays in {0, 1}") for f in r.facts) or any(
+        "no state of the model satisfies the goal" in f for f in r.facts)
+    assert ModelChecker(k).check("AG !(round >= 2)").verdict == "holds"
