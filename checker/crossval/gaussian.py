@@ -185,6 +185,8 @@ def rr_matrix(p: float) -> FloatArray:
 
 
 def rr_delta(p: float, eps: ArrayLike) -> FloatArray:
-    """Optimal δ(ε) of randomized response: ``max(0, p − e^ε (1 − p), (1 − p) − e^ε p)``."""
+    """Optimal δ(ε) of randomized response: ``(p − e^ε (1 − p))⁺ + ((1 − p) − e^ε p)⁺`` (for ε ≥ 0 at
+    most one term is positive: ``max(0, p − e^ε (1 − p))`` when p ≥ 1/2)."""
     e = np.atleast_1d(np.asarray(eps, dtype=float))
-    return np.maximum.reduce([np.zeros_like(e), p - np.exp(e) * (1 - p), (1 - p) - np.exp(e) * p])
+    x = np.exp(e)
+    return np.maximum(p - x * (1 - p), 0.0) + np.maximum((1 - p) - x * p, 0.0)

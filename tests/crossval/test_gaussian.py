@@ -1,0 +1,135 @@
+"""Gaussian / Laplace closed forms (seed 000 Thm. 4.2, Prop. 1) and the discretisation brackets."""
+
+from __future__ import annotations
+
+import itertools
+import math
+
+import mpmath
+import numpy as np
+import pytest
+from hypothesis import given, settings
+from hypothesis import strategies as st
+from scipy import integrate, stats
+
+from checker.crossval.gaussian import (
+    gaussian_delta,
+    gaussian_epsilon,
+    gaussian_grid,
+    gaussian_loss_tails,
+    gaussian_tradeoff,
+    laplace_delta,
+    laplace_loss_tails,
+    mahalanobis,
+    worst_case_delta,
+)
+from checker.crossval.privacy_curves import delta_from_tradeoff, tradeoff_from_delta_curve
+
+
+def mp_gauss_delta(mu: float, eps: float) -> float:
+    """Independent 50-digit evaluation of Φ(−ε/μ + μ/2) − e^ε Φ(−ε/μ − μ/2)."""
+    mpmath.mp.dps = 50
+    m, e = mpmath.mpf(mu), mpmath.mpf(eps)
+    return float(mpmath.ncdf(-e / m + m / 2) - mpmath.exp(e) * mpmath.ncdf(-e / m - m / 2))
+
+
+def quad_hockey(logp, logq, eps: float, lo: float, hi: float, points=None) -> float:  # type: ignore[no-untyped-def]
+    """Direct numerical integration of ∫ (p(z) − e^ε q(z))⁺ dz."""
+    f = lambda z: max(0.0, math.exp(logp(z)) - math.exp(eps + logq(z)))  # noqa: E731
+    val, _ = integrate.quad(f, lo, hi, points=points, limit=400, epsabs=1e-14, epsrel=1e-12)
+    return val
+
+
+@pytest.mark.parametrize("mu", [0.1, 0.5, 1.0, 2.0, 5.0])
+def test_gaussian_closed_form_to_1e12(mu: float) -> None:
+    eps = np.linspace(0, 10, 41)
+    got = gaussian_delta(mu, eps)
+    ref = np.array([mp_gauss_delta(mu, e) for e in eps])
+    np.testing.assert_allclose(got, ref, atol=1e-12, rtol=0)
+    # and by direct integration of the two densities (independent of the closed form)
+    for e in (0.0, 0.7, 2.0):
+        q = quad_hockey(stats.norm(0, 1).logpdf, stats.norm(mu, 1).logpdf, e, -40, 40, points=[0, mu])
+        assert gaussian_delta(mu, e)[0] == pytest.approx(q, abs=1e-10)
+
+
+def test_gaussian_tails_are_exact_at_thresholds() -> None:
+    for mu in (0.3, 1.0, 3.0):
+        t = gaussian_loss_tails(mu, np.linspace(0, 5, 51))
+        np.testing.assert_allclose(t.delta(), gaussian_delta(mu, t.eps), atol=1e-13)
+
+
+@pytest.mark.parametrize("mu", [0.2, 1.0, 3.0])
+def test_laplace_closed_form_to_1e12(mu: float) -> None:
+    eps = np.linspace(-2, mu + 1, 37)
+    t = laplace_loss_tails(mu, eps)
+    np.testing.assert_allclose(t.delta(), laplace_delta(mu, eps), atol=1e-12)
+    for e in (0.0, mu / 3, mu / 2):
+        q = quad_hockey(stats.laplace(0, 1).logpdf, stats.laplace(mu, 1).logpdf, e, -60, 60, points=[0, mu])
+        assert laplace_delta(mu, e)[0] == pytest.approx(q, abs=1e-10)
+
+
+def test_gaussian_epsilon_inverts() -> None:
+    for mu in (0.5, 1.0, 4.0):
+        for d in (1e-2, 1e-5, 1e-9):
+            e = gaussian_epsilon(mu, d)
+            assert gaussian_delta(mu, e)[0] == pytest.approx(d, rel=1e-9)
+    assert gaussian_epsilon(1.0, 0.0) == math.inf
+    assert gaussian_epsilon(1.0, 0.5) == 0.0
+
+
+@settings(max_examples=40, deadline=None)
+@given(st.floats(0.05, 5.0))
+def test_gaussian_tradeoff_is_tradeoff_and_dual(mu: float) -> None:
+    a = np.linspace(0, 1, 2001)
+    f = gaussian_tradeoff(mu, a)
+    assert np.all(f <= 1 - a + 1e-12)
+    assert np.all(np.diff(f) <= 1e-15)
+    assert np.all(np.diff(f, 2) >= -1e-12)
+    eps = np.linspace(0, 3, 7)
+    # conjugate of f_G is δ_G (Dong et al. Prop. 2.12); sampled sup is a lower estimate
+    approx = delta_from_tradeoff(a, f, eps)
+    exact = gaussian_delta(mu, eps)
+    assert np.all(approx <= exact + 1e-12)
+    np.testing.assert_allclose(approx, exact, atol=2e-3)
+    # f from the δ-curve family equals f_G (up to sampling of ε)
+    e_grid = np.linspace(0, 12, 3001)
+    f2 = tradeoff_from_delta_curve(e_grid, gaussian_delta(mu, e_grid), a)
+    assert np.all(f2 <= f + 1e-9)
+    np.testing.assert_allclose(f2[1:], f[1:], atol=5e-3)  # α = 0 needs ε → ∞
+
+
+def test_mahalanobis_and_worst_case_pair() -> None:
+    rng = np.random.default_rng(3)
+    for d in (1, 2, 4):
+        a = rng.normal(size=(d, d))
+        cov = a @ a.T + 0.5 * np.eye(d)
+        lo, hi = np.zeros(d), rng.uniform(0.5, 2.0, d)
+        delta, x, xp = worst_case_delta(lo, hi, cov)
+        best = 0.0
+        corners = list(itertools.product(*zip(lo, hi, strict=True)))
+        for c1 in corners:
+            for c2 in corners:
+                diff = np.array(c1) - np.array(c2)
+                best = max(best, math.sqrt(diff @ np.linalg.solve(cov, diff)))
+        assert delta == pytest.approx(best, rel=1e-12)
+        assert mahalanobis(x, xp, cov) == pytest.approx(delta, rel=1e-12)
+
+
+@pytest.mark.parametrize("mu1,d", [(0.5, 1), (0.3, 16), (0.2, 100)])
+def test_bracket_and_composition_match_mu_sqrt_d(mu1: float, d: int) -> None:
+    """Pessimistic ≥ closed form (μ√d) ≥ optimistic, errors shrink as h refines, pessimistic error O(h²)."""
+    eps = np.linspace(0, 6, 61) + 0.00051  # off the grids, so that d = 1 is not trivially exact
+    exact = gaussian_delta(mu1 * math.sqrt(d), eps)
+    widths, perrs = [], []
+    for h in (4e-3, 2e-3, 1e-3):
+        tails = gaussian_loss_tails(mu1, gaussian_grid(mu1, h))
+        pess = tails.to_grid(h, True).self_compose(d)
+        opt = tails.to_grid(h, False).self_compose(d)
+        up, lo = pess.delta(eps), opt.delta(eps)
+        assert np.all(up >= exact - 1e-13)
+        assert np.all(lo <= exact + 1e-13)
+        widths.append(float(np.max(up - lo)))
+        perrs.append(float(np.max(up - exact)))
+    assert widths[0] > widths[1] > widths[2]
+    assert perrs[2] < perrs[0] / 6  # second order (h/4 gives ~1/16; first order would give 1/4)
+    assert perrs[2] < 5e-6
