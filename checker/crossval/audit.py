@@ -291,7 +291,7 @@ def eps_lower_bound(fpr: FloatArray | float, fnr: FloatArray | float, delta: flo
         r1 = np.where(1 - delta - a > 0, (1 - delta - a) / b, 0.0)
         r2 = np.where(1 - delta - b > 0, (1 - delta - b) / a, 0.0)
         v = np.log(np.maximum(np.maximum(r1, r2), 1.0))
-    return np.nan_to_num(v, nan=0.0)
+    return np.where(np.isnan(v), 0.0, v)
 
 
 @dataclass(frozen=True)

@@ -110,7 +110,8 @@ def exact_epsilon(p: Mapping[Hashable, Fraction], q: Mapping[Hashable, Fraction]
         qy = Fraction(q.get(y, 0))
         if qy == 0:
             return math.inf
-        best = max(best, math.log(py) - math.log(qy))
+        r = py / qy  # exact ratio; log of big integers is exact to rounding
+        best = max(best, math.log(r.numerator) - math.log(r.denominator))
     return max(best, 0.0)
 
 

@@ -1,0 +1,113 @@
+"""The ``flcheck dp`` and ``flcheck audit`` commands."""
+
+from __future__ import annotations
+
+import json
+import math
+from pathlib import Path
+
+import pytest
+
+from checker.cli import main
+from checker.crossval.gaussian import gaussian_delta
+
+
+def run(capsys: pytest.CaptureFixture[str], *argv: str) -> tuple[int, str, str]:
+    code = main(list(argv))
+    out = capsys.readouterr()
+    return code, out.out, out.err
+
+
+def test_dp_gaussian_json(capsys: pytest.CaptureFixture[str]) -> None:
+    code, out, _ = run(capsys, "dp", "gaussian", "--mu", "1", "--eps", "0", "1", "--delta", "1e-5", "--json")
+    assert code == 0
+    data = json.loads(out)
+    assert data["eps"] == [0.0, 1.0]
+    assert data["delta"] == pytest.approx(gaussian_delta(1.0, [0.0, 1.0]).tolist(), abs=1e-15)
+    assert "1e-05" in data["eps_for_delta"]
+
+
+def test_dp_secagg_json_and_plot(capsys: pytest.CaptureFixture[str], tmp_path: Path) -> None:
+    png = tmp_path / "sub" / "curve.png"
+    code, out, _ = run(
+        capsys,
+        "dp",
+        "secagg",
+        "--entries",
+        "uniform",
+        "--n",
+        "20",
+        "--d",
+        "5",
+        "--eps",
+        "0.5",
+        "1",
+        "--interval",
+        "2e-3",
+        "--json",
+        "--plot",
+        str(png),
+    )
+    assert code == 0
+    data = json.loads(out)
+    assert len(data["delta"]) == 2 and all(lo <= up for lo, up in zip(data["delta_lower"], data["delta"]))
+    assert png.read_bytes()[:8] == b"\x89PNG\r\n\x1a\n"
+    assert [p.name for p in png.parent.iterdir()] == ["curve.png"]  # no temporary file left behind
+
+
+def test_audit_mechanism(capsys: pytest.CaptureFixture[str], tmp_path: Path) -> None:
+    code, out, _ = run(
+        capsys,
+        "audit",
+        "rr:p=3/4",
+        "--trials",
+        "4000",
+        "--confidence",
+        "0.9",
+        "--json",
+        "--plot",
+        str(tmp_path / "a.png"),
+    )
+    assert code == 0
+    data = json.loads(out)
+    for key in ("eps", "delta", "fpr", "fnr", "eps_lower"):
+        assert key in data
+    assert data["eps"] == pytest.approx(math.log(3))
+    assert 0 < data["eps_lower"] <= data["eps"]
+    assert (tmp_path / "a.png").exists()
+
+
+def test_audit_distribution_file(capsys: pytest.CaptureFixture[str], tmp_path: Path) -> None:
+    f = tmp_path / "obs.json"
+    f.write_text(
+        json.dumps({"p0": {"a": "3/4", "b": "1/4"}, "p1": {"a": "1/4", "b": 0.75}, "formal_eps": 0.5})
+    )
+    code, out, _ = run(capsys, "audit", str(f), "--trials", "20000", "--json")
+    assert code == 1  # formal ε = 0.5 < ln 3: flagged
+    assert json.loads(out)["verdict"] == "violated"
+    code, out, _ = run(capsys, "audit", str(f), "--trials", "2000", "--formal-eps", "1.2")
+    assert code == 0 and "holds" in out
+
+
+@pytest.mark.parametrize(
+    "argv,needle",
+    [
+        (("audit", "gaussian:mu=x"), "<mechanism>:1:13"),
+        (("audit", "nonexistent_file.fl"), "no such file"),
+        (("audit", "rr:p=3/4", "--confidence", "1.5"), "--confidence"),
+        (("dp", "gaussian", "--mu", "-1", "--eps", "0"), "--mu"),
+        (("dp", "secagg", "--entries", "uniform", "--n", "0", "--eps", "1"), "--n"),
+    ],
+)
+def test_bad_input_exit_2(capsys: pytest.CaptureFixture[str], argv: tuple[str, ...], needle: str) -> None:
+    code, _, err = run(capsys, *argv)
+    assert code == 2
+    assert needle in err
+
+
+def test_bad_json_file_position(capsys: pytest.CaptureFixture[str], tmp_path: Path) -> None:
+    f = tmp_path / "bad.json"
+    f.write_text('{"p0": {"a": 1},\n "p1": }')
+    code, _, err = run(capsys, "audit", str(f))
+    assert code == 2
+    assert "bad.json:2:" in err
