@@ -50,7 +50,9 @@ def test_dp_secagg_json_and_plot(capsys: pytest.CaptureFixture[str], tmp_path: P
     )
     assert code == 0
     data = json.loads(out)
-    assert len(data["delta"]) == 2 and all(lo <= up for lo, up in zip(data["delta_lower"], data["delta"]))
+    assert len(data["delta"]) == 2 and all(
+        lo <= up for lo, up in zip(data["delta_lower"], data["delta"], strict=True)
+    )
     assert png.read_bytes()[:8] == b"\x89PNG\r\n\x1a\n"
     assert [p.name for p in png.parent.iterdir()] == ["curve.png"]  # no temporary file left behind
 
