@@ -2,11 +2,16 @@
 checking", FMSD 2001; Kupferman & Vardi, "Vacuity detection in temporal model checking", STTT 2003).
 
 A property ``φ`` that holds on ``M`` holds *vacuously* in an occurrence of a sub-formula ``ψ`` when
-``ψ`` does not affect the verdict: with ``ψ`` of pure polarity, ``M ⊨ φ[ψ ← ⊥]`` (positive occurrence)
-or ``M ⊨ φ[ψ ← ⊤]`` (negative occurrence) — the strongest replacement still holds, so by monotonicity
-every replacement does. Typical causes: the antecedent of ``AG (p -> q)`` is never satisfied (then
-``q`` can be replaced by false), or under IIIf's deadlock semantics ``AF goal`` holds at a deadlock
-without ``goal`` ever happening.
+``ψ`` does not affect the verdict (Kupferman–Vardi: for a pure-polarity occurrence, ``M ⊨ φ[ψ ← ⊥]``
+when positive, ``M ⊨ φ[ψ ← ⊤]`` when negative).
+
+flcheck reports the case the issue asks for — a property that holds *only because something can never
+be satisfied*: a POSITIVE occurrence ``ψ`` such that ``M ⊨ φ[ψ ← false]``, i.e. the property would
+still hold if ``ψ`` were never satisfied. Typical causes: the antecedent of ``AG (p -> q)`` is never
+satisfied (then ``q`` can be replaced by false), or under IIIf's deadlock semantics ``AF goal`` holds
+because every path ends in a deadlock, without ``goal`` ever happening. Negative occurrences (an
+antecedent that could be replaced by ``true`` because the consequent always holds) are not reported:
+such a property does not hold for lack of anything.
 
 We check occurrences top-down (outermost first, at most :data:`MAX_CANDIDATES`), skip the root, the
 constants ``true``/``false`` and occurrences under ``<->`` (mixed polarity), and report the first
@@ -81,22 +86,21 @@ def find_vacuity(mc: ModelChecker, f: A.Formula) -> Vacuity | None:
     init = np.asarray(mc.kripke.initial, dtype=np.int64)
     tried = 0
     for path, occ, pol, parent in occurrences(f):
-        if not path or isinstance(occ, A.TrueF | A.FalseF):
+        if not path or pol < 0 or isinstance(occ, A.TrueF | A.FalseF):
             continue
         if tried >= MAX_CANDIDATES:
             break
         tried += 1
-        repl: A.Formula = A.FalseF() if pol > 0 else A.TrueF()
-        mutated = replace_at(f, path, repl)
+        mutated = replace_at(f, path, A.FalseF())
         if not mc.sat(mutated)[init].all():
             continue
-        by = "false" if pol > 0 else "true"
-        reason = f"the property also holds with '{occ}' replaced by {by}, so '{occ}' does not affect it"
+        by = "false"
+        reason = (f"the property also holds with '{occ}' replaced by false: it holds without '{occ}' "
+                  "ever being satisfied")
         if isinstance(parent, A.Implies) and path[-1] == 1:
             reason = (f"the antecedent '{parent.left}' is never satisfied where it is evaluated "
                       f"(the consequent '{occ}' does not matter)")
-        elif (mc.semantics == "iiif" and isinstance(parent, A.AX | A.AF | A.AU) and mc.graph.deadlock.any()
-              and pol > 0):
+        elif mc.semantics == "iiif" and isinstance(parent, A.AX | A.AF | A.AU) and mc.graph.deadlock.any():
             reason += "; under IIIf deadlock semantics deadlock states satisfy AX/AF without it"
         return Vacuity(str(occ), by, reason)
     return None
