@@ -44,3 +44,32 @@ def kripke_structures(
               for a in atoms}
     return Kripke.from_edges(n, initial, src, dst, labels=labels,
                              prob_exact=probs if probabilistic else None)
+
+
+@st.composite
+def mdp_structures(draw: st.DrawFn, max_states: int = 6, max_choices: int = 3) -> Kripke:
+    """A random probabilistic Kripke structure with nondeterminism (an MDP): each state has 0 ..
+    ``max_choices`` choices, each with its own action and an exact distribution over 1..3 targets."""
+    from checker.ts import Action
+
+    n = draw(st.integers(1, max_states))
+    actions = tuple(Action(f"a{i}") for i in range(max_choices))
+    src: list[int] = []
+    dst: list[int] = []
+    act: list[int] = []
+    probs: list[Fraction] = []
+    for s in range(n):
+        k = draw(st.integers(0, max_choices))
+        for a in range(k):
+            targets = sorted(draw(st.sets(st.integers(0, n - 1), min_size=1, max_size=min(n, 3))))
+            weights = draw(st.lists(st.integers(1, 4), min_size=len(targets), max_size=len(targets)))
+            total = sum(weights)
+            for t, w in zip(targets, weights, strict=True):
+                src.append(s)
+                dst.append(t)
+                act.append(a)
+                probs.append(Fraction(w, total))
+    initial = [draw(st.integers(0, n - 1))]
+    labels = {"goal": np.array(draw(st.lists(st.booleans(), min_size=n, max_size=n)), dtype=bool)}
+    return Kripke.from_edges(n, initial, src, dst, action=act, actions=actions, labels=labels,
+                             prob_exact=probs)
