@@ -1,0 +1,239 @@
+"""The property language: parsing, printing, error positions, and atom evaluation over observables."""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+from fractions import Fraction
+
+import numpy as np
+import pytest
+from hypothesis import given, settings
+from hypothesis import strategies as st
+
+from checker import ctl_ast as A
+from checker.ctl import ModelChecker, check
+from checker.ctl_parse import parse_formula
+from checker.errors import InputError
+from checker.kripke import Kripke
+from checker.ts import Action
+
+# ------------------------------------------------------------------ parsing
+NAMES = st.sampled_from(["p", "goal", "all_ready", "x1", "sat 1", "EF", "in"])
+
+
+def atoms() -> st.SearchStrategy[A.Formula]:
+    refs = st.sampled_from([A.Ref("round"), A.Ref("ready"), A.Ref("get_grad")])
+    consts = st.one_of(
+        st.fractions(min_value=-5, max_value=5, max_denominator=7).map(A.Const),
+        st.sampled_from(["sat1", 'q"x', "a\\b"]).map(A.Const),
+        st.booleans().map(A.Const),
+    )
+    terms = st.one_of(refs, consts,
+                      st.lists(st.one_of(refs, consts), min_size=2, max_size=3).map(
+                          lambda x: A.VectorLit(tuple(x))),
+                      st.lists(consts, max_size=3).map(lambda x: A.SetLit(tuple(x))))
+    return st.one_of(
+        NAMES.map(A.Label),
+        st.builds(A.Compare, st.sampled_from(A.COMPARE_OPS), refs, terms),
+        st.builds(A.Member, terms, refs, st.booleans()),
+        NAMES.map(A.Enabled),
+        st.just(A.TrueF()), st.just(A.FalseF()),
+    )
+
+
+def formulas() -> st.SearchStrategy[A.Formula]:
+    def extend(ch: st.SearchStrategy[A.Formula]) -> st.SearchStrategy[A.Formula]:
+        return st.one_of(
+            st.builds(lambda op, f: op(f), st.sampled_from([A.Not, *A.UNARY_OPS.values()]), ch),
+            st.builds(lambda op, f, g: op(f, g), st.sampled_from([*A.BINARY_OPS.values(), A.Implies, A.Iff]),
+                      ch, ch),
+            st.lists(ch, min_size=2, max_size=3).map(lambda x: A.And(tuple(x))),
+            st.lists(ch, min_size=2, max_size=3).map(lambda x: A.Or(tuple(x))),
+        )
+
+    return st.recursive(atoms(), extend, max_leaves=10)
+
+
+@settings(max_examples=300, deadline=None)
+@given(f=formulas())
+def test_print_parse_round_trip(f: A.Formula) -> None:
+    assert parse_formula(str(f)) == f
+
+
+@pytest.mark.parametrize(
+    ("text", "expected"),
+    [
+        ("EF goal", A.EF(A.Label("goal"))),
+        ('EF "goal"', A.EF(A.Label("goal"))),
+        ("AG !goal", A.AG(A.Not(A.Label("goal")))),
+        ("E[!clipped U goal]", A.EU(A.Not(A.Label("clipped")), A.Label("goal"))),
+        ("E(p U q)", A.EU(A.Label("p"), A.Label("q"))),
+        ("A[p R q]", A.AR(A.Label("p"), A.Label("q"))),
+        ("curmodpar == 1/2", A.Compare("==", A.Ref("curmodpar"), A.Const(Fraction(1, 2)))),
+        ("curmodpar = 0.5", A.Compare("==", A.Ref("curmodpar"), A.Const(Fraction(1, 2)))),
+        ('"sat1" in ready', A.Member(A.Const("sat1"), A.Ref("ready"))),
+        ('"sat1" not in ready', A.Member(A.Const("sat1"), A.Ref("ready"), negated=True)),
+        ("ready == clients", A.Compare("==", A.Ref("ready"), A.Ref("clients"))),
+        ("round >= 2", A.Compare(">=", A.Ref("round"), A.Const(Fraction(2)))),
+        ("enabled(eval_server)", A.Enabled("eval_server")),
+        ("last == get_grad", A.Compare("==", A.Ref("last"), A.Ref("get_grad"))),
+        ("pos == (1, -2)",
+         A.Compare("==", A.Ref("pos"), A.VectorLit((A.Const(Fraction(1)), A.Const(Fraction(-2)))))),
+        ("p -> q -> r", A.Implies(A.Label("p"), A.Implies(A.Label("q"), A.Label("r")))),
+        ("p & q | r", A.Or((A.And((A.Label("p"), A.Label("q"))), A.Label("r")))),
+        ("not p and q or r", A.Or((A.And((A.Not(A.Label("p")), A.Label("q"))), A.Label("r")))),
+        ("p <-> q", A.Iff(A.Label("p"), A.Label("q"))),
+        ("EFgoal", A.Label("EFgoal")),
+        ("AG EF p -- a comment", A.AG(A.EF(A.Label("p")))),
+    ],
+)
+def test_parse_examples(text: str, expected: A.Formula) -> None:
+    assert parse_formula(text) == expected
+
+
+@pytest.mark.parametrize(
+    ("text", "line", "column", "expected_part"),
+    [
+        ("EF", 1, 3, "a name"),
+        ("AG (p", 1, 6, "')'"),
+        ("p & & q", 1, 5, "a name"),
+        ("E[p U q", 1, 8, "']'"),
+        ("p # q", 1, 3, "'&'"),
+        ("AG (p ->\n  q ==)", 2, 7, "a number"),
+        ("x == 1/0", 1, 6, "non-zero"),
+        ("EF 3", 1, 4, "comparison"),
+    ],
+)
+def test_parse_errors_name_position_and_expectation(text: str, line: int, column: int,
+                                                    expected_part: str) -> None:
+    with pytest.raises(InputError) as info:
+        parse_formula(text)
+    err = info.value
+    assert err.position is not None
+    assert (err.position.source, err.position.line, err.position.column) == ("<formula>", line, column)
+    assert err.expected is not None and expected_part in err.expected
+    assert str(err).startswith(f"<formula>:{line}:{column}: ")
+
+
+def test_parse_offsets_for_embedded_formulas() -> None:
+    """Helper E embeds formulas in scenario files: line/column of the formula's first character."""
+    with pytest.raises(InputError) as info:
+        parse_formula("AG (p &)", source="spec/x.fl", line=12, column=10)
+    assert (info.value.position.source, info.value.position.line, info.value.position.column) == (  # type: ignore[union-attr]
+        "spec/x.fl", 12, 17)
+    with pytest.raises(InputError) as info:
+        parse_formula("AG (p &\n   )", source="spec/x.fl", line=12, column=10)
+    assert (info.value.position.line, info.value.position.column) == (13, 4)  # type: ignore[union-attr]
+    f = parse_formula("EF  nope", source="spec/x.fl", line=3, column=5)
+    k = Kripke.from_edges(1, [0], [], [], labels={"goal": np.array([True])})
+    with pytest.raises(InputError) as info:
+        check(k, f)
+    assert str(info.value).startswith("spec/x.fl:3:9: unknown label 'nope'")
+    assert "goal" in (info.value.expected or "")
+
+
+# ------------------------------------------------------------------ atoms over observables
+@dataclass(frozen=True)
+class Actor:
+    name: str
+
+
+def fl_like() -> Kripke:
+    """Four states with FL-style observables (exact numbers, sets of actors, actions, vectors)."""
+    c1, c2 = Actor("sat1"), Actor("sat2")
+    obs = {
+        "curmodpar": [Fraction(0), Fraction(1, 2), Fraction(1, 2), 1],
+        "ready": [frozenset(), frozenset({c1}), frozenset({c1, c2}), frozenset({"sat1", "sat2"})],
+        "clients": [frozenset({c1, c2})] * 4,
+        "round": np.array([0, 0, 1, 2]),
+        "last": [None, Action("get_grad", "sat1"), Action("get_grad", "sat2"),
+                 Action("eval_server", "server")],
+        "pos": [(0, 0), (1, 2), (1,), [3]],
+        "flag": [True, False, True, False],
+        "weight": [0.5, 0.25, 0.1, 2.0],
+    }
+    return Kripke.from_edges(4, [0], [0, 1, 2], [1, 2, 3], action=[0, 0, 1],
+                             actions=(Action("get_grad", "sat1"), Action("eval_server", "server")),
+                             observables=obs, labels={"goal": np.array([False, False, False, True])})
+
+
+@pytest.mark.parametrize(
+    ("atom", "expected"),
+    [
+        ("curmodpar == 1/2", [False, True, True, False]),
+        ("curmodpar >= 1/2", [False, True, True, True]),
+        ("curmodpar != 0.5", [True, False, False, True]),
+        ('"sat1" in ready', [False, True, True, True]),
+        ('"sat2" not in ready', [True, True, False, False]),
+        ("ready == clients", [False, False, True, True]),
+        ('ready == {"sat1", "sat2"}', [False, False, True, True]),
+        ("ready == {}", [True, False, False, False]),
+        ('ready <= {"sat1", "sat2"}', [True, True, True, True]),
+        ('ready < clients', [True, True, False, False]),
+        ("round >= 1", [False, False, True, True]),
+        ("round < 1/2", [True, True, False, False]),
+        ("1 <= round", [False, False, True, True]),
+        ("round == 2", [False, False, False, True]),
+        ("enabled(get_grad)", [True, True, False, False]),
+        ("enabled(eval_server)", [False, False, True, False]),
+        ('enabled("eval_server(server)")', [False, False, True, False]),
+        ("last == get_grad", [False, True, True, False]),
+        ('last == "eval_server"', [False, False, False, True]),
+        ("pos == (1, 2)", [False, True, False, False]),
+        ("pos == 1", [False, False, True, False]),    # a 1-element vector equals a scalar
+        ("pos == 3", [False, False, False, True]),
+        ("flag", [True, False, True, False]),
+        ("flag == false", [False, True, False, True]),
+        ("goal", [False, False, False, True]),
+        ('"goal"', [False, False, False, True]),
+        ("weight == 1/4", [False, True, False, False]),
+        ("weight == 1/10", [False, False, False, False]),  # 0.1 is not exactly 1/10
+        ("weight > 1", [False, False, False, True]),
+        ("round == curmodpar", [True, False, False, False]),
+        ('"sat1" in clients & round >= 1', [False, False, True, True]),
+    ],
+)
+def test_atom_evaluation(atom: str, expected: list[bool]) -> None:
+    assert ModelChecker(fl_like()).sat(atom).tolist() == expected
+
+
+@pytest.mark.parametrize(
+    ("atom", "message"),
+    [
+        ("nosuch", "unknown label 'nosuch'"),
+        ("rnd >= 2", "unknown observable 'rnd'"),
+        ("weight", "not boolean"),
+        ("1 == 2", "neither side"),
+        ("ready >= 2", "cannot order"),
+        ("x in y", "unknown observable"),
+    ],
+)
+def test_atom_errors_are_input_errors_with_position(atom: str, message: str) -> None:
+    with pytest.raises(InputError) as info:
+        ModelChecker(fl_like()).sat(parse_formula("EF " + atom))
+    assert message in str(info.value)
+    assert info.value.position is not None and info.value.position.column == 4
+
+
+def test_atoms_evaluated_once_per_distinct_value() -> None:
+    calls = []
+
+    class Counting:
+        def __init__(self, v: int) -> None:
+            self.v = v
+
+        def __eq__(self, other: object) -> bool:
+            return isinstance(other, Counting) and other.v == self.v
+
+        def __hash__(self) -> int:
+            return hash(self.v)
+
+        def __str__(self) -> str:
+            calls.append(self.v)
+            return f"v{self.v}"
+
+    n = 3000
+    k = Kripke.from_edges(n, [0], [], [], observables={"o": [Counting(i % 3) for i in range(n)]})
+    got = ModelChecker(k).sat('o == "v1"')
+    assert got.sum() == n // 3
+    assert len(calls) == 3  # str() called once per distinct value, not per state
