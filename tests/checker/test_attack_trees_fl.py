@@ -119,3 +119,15 @@ def test_unreachable_goal_gives_the_invariant_in_model_terms() -> None:
     assert any(f.startswith("round stays in {0, 1}") for f in r.facts) or any(
         "no state of the model satisfies the goal" in f for f in r.facts)
     assert ModelChecker(k).check("AG !(round >= 2)").verdict == "holds"
+
+
+def test_equal_sub_attacks_are_shared() -> None:
+    k = explore(MiniFL())
+    goal = _goal(k, '"sat2" in leaked')
+    r = generate_attack_tree(k, goal, max_depth=5, max_attacks=8)
+    assert isinstance(r, AttackFound)
+    t = r.tree
+    assert t.size() < t.tree_size()  # some base attacks occur in several alternatives, stored once
+    seen: dict[object, object] = {}
+    for n in t.iter_nodes():
+        assert seen.setdefault(n, n) is n  # no two distinct objects are equal
