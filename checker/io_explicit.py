@@ -41,6 +41,7 @@ import json
 import os
 import re
 import tempfile
+import warnings
 from collections.abc import Iterable, Sequence
 from fractions import Fraction
 from pathlib import Path
@@ -89,7 +90,7 @@ def _first_line(path: Path) -> tuple[str, int]:
     raise _err(path, None, "empty file", "a header line ('dtmc', 'mdp' or 'N M')")
 
 
-def _scan_tra_error(path: Path, header_line: int, ncols: int) -> InputError:
+def _find_tra_error(path: Path, header_line: int, ncols: int) -> InputError | None:
     """Slow line-by-line scan for the first malformed transition line (called after a bulk failure)."""
     with open(path, encoding="utf-8") as fh:
         for no, line in enumerate(fh, 1):
@@ -106,7 +107,11 @@ def _scan_tra_error(path: Path, header_line: int, ncols: int) -> InputError:
                 Fraction(parts[-1])
             except (ValueError, ZeroDivisionError):
                 return _err(path, no, f"probability {parts[-1]!r} is not a number", "a decimal or p/q")
-    return _err(path, None, "malformed transitions file")
+    return None
+
+
+def _scan_tra_error(path: Path, header_line: int, ncols: int) -> InputError:
+    return _find_tra_error(path, header_line, ncols) or _err(path, None, "malformed transitions file")
 
 
 def read_tra(path: str | Path, *, probabilities: bool = True) -> dict[str, Any]:
@@ -130,8 +135,10 @@ def read_tra(path: str | Path, *, probabilities: bool = True) -> dict[str, Any]:
     ncols = 3 if kind == "dtmc" else 4
     int_cols = tuple(range(ncols - 1))
     try:
-        ints = np.loadtxt(path, skiprows=header_line, usecols=int_cols, dtype=np.int64, ndmin=2,
-                          comments=None)
+        with warnings.catch_warnings():
+            warnings.simplefilter("ignore", UserWarning)  # "input contained no data": no transitions
+            ints = np.loadtxt(path, skiprows=header_line, usecols=int_cols, dtype=np.int64, ndmin=2,
+                              comments=None)
     except ValueError:
         raise _scan_tra_error(path, header_line, ncols) from None
     if ints.shape[1] != ncols - 1:  # pragma: no cover - loadtxt guarantees the shape
@@ -140,13 +147,16 @@ def read_tra(path: str | Path, *, probabilities: bool = True) -> dict[str, Any]:
         row = int(np.flatnonzero((ints < 0).any(axis=1))[0])
         raise _err(path, _data_line(path, header_line, row), "negative state or choice index",
                    "a non-negative integer")
-    prob = None
+    prob = np.zeros(0, dtype=np.float64) if probabilities else None
     exact = None
     if probabilities and len(ints):
         try:
             prob = np.loadtxt(path, skiprows=header_line, usecols=(ncols - 1,), dtype=np.float64, ndmin=1,
                               comments=None)
         except ValueError:
+            found = _find_tra_error(path, header_line, ncols)
+            if found is not None:
+                raise found from None
             exact = _read_exact_column(path, header_line, ncols)
             prob = np.array([float(p) for p in exact], dtype=np.float64)
     _check_columns(path, header_line, ncols, len(ints))
@@ -240,18 +250,6 @@ def _sorted_unique(ids: np.ndarray) -> np.ndarray:
     if len(ids) < 2 or bool(np.all(ids[1:] > ids[:-1])):
         return ids
     return np.unique(ids)
-
-
-def _token_strings(b: np.ndarray, starts: np.ndarray, ends: np.ndarray) -> tuple[list[str], np.ndarray]:
-    """Distinct token texts and each token's index into them."""
-    lens = ends - starts
-    width = int(lens.max()) if len(lens) else 1
-    idx = np.minimum(starts[:, None] + np.arange(width), len(b) - 1)
-    mat = b[idx].copy()
-    mat[np.arange(width)[None, :] >= lens[:, None]] = 0
-    flat = np.ascontiguousarray(mat).view(f"S{width}").ravel()
-    uniq, inv = np.unique(flat, return_inverse=True)
-    return [u.decode("utf-8", "replace") for u in uniq.tolist()], inv.reshape(-1)
 
 
 def read_lab(path: str | Path, num_states: int | None = None) -> tuple[dict[str, np.ndarray], int]:
@@ -775,8 +773,8 @@ def to_dot(kripke: Kripke, *, max_states: int = 5000, highlight: np.ndarray | No
     lines = ["digraph kripke {", "  node [shape=ellipse];"]
     for i in range(n):
         labs = [k for k, v in kripke.labels.items() if v[i]]
-        text = kripke.state_name(i) + (("\\n" + ",".join(labs)) if labs else "")
-        attrs = [f"label={q(text)}"]
+        parts = [kripke.state_name(i)] + ([",".join(labs)] if labs else [])
+        attrs = ["label=" + "\\n".join(q(part) for part in parts).replace('"\\n"', "\\n")]
         if init[i]:
             attrs.append("penwidth=2.5")
         if highlight is not None and highlight[i]:
