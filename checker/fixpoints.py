@@ -157,9 +157,22 @@ class Graph:
                 break
             allowed[new] = False
             visited[new] = True
-            level = np.unique(new)
+            level = self._dedup(new)
             depth += 1
         return visited
+
+    @cached_property
+    def _stamp(self) -> np.ndarray:
+        return np.zeros(self.n, dtype=np.int64)
+
+    def _dedup(self, ids: np.ndarray) -> np.ndarray:
+        """The distinct values of ``ids`` in O(len(ids)) (first occurrences; no sorting)."""
+        if len(ids) < 2:
+            return ids
+        pos = np.arange(len(ids), dtype=np.int64)
+        stamp = self._stamp
+        stamp[ids] = pos
+        return ids[stamp[ids] == pos]
 
     def _reach_scipy(self, level: np.ndarray, allowed: np.ndarray, visited: np.ndarray) -> None:
         """Finish a backward search in C: mark in ``visited`` every ``allowed`` state with a path of
@@ -198,9 +211,43 @@ class Graph:
         return seeds, labels
 
     def eg(self, f: np.ndarray, optimistic: bool = False) -> np.ndarray:
-        """``EG f = gfp Z. f ∩ EX Z`` = ``E[f U cycle_seeds(f)]``."""
-        seeds, _ = self.cycle_seeds(f, optimistic)
-        return self.eu(f, seeds, optimistic)
+        """``EG f = gfp Z. f ∩ EX Z``.
+
+        Computed by the classic counting algorithm (Clarke, Emerson, Sistla 1986): ``count[s]`` is the
+        number of edges from ``s`` into the current ``Z`` (initially ``f``); states of ``Z`` whose count
+        drops to 0 are removed level by level, decrementing their predecessors' counts. Stuttering
+        states (self-loops, total-semantics deadlocks) keep their own edge; optimistic frontier states
+        are never removed. After :data:`LEVELS_BEFORE_SCIPY` levels it switches to the SCC
+        characterisation ``EG f = E[f U cycle_seeds(f)]`` (O(E) in C)."""
+        z = f.copy()
+        count = np.zeros(self.n, dtype=np.int64)
+        if len(self.dst):
+            into = f[self.dst]
+            count += np.bincount(self.src[into], minlength=self.n)
+        if self.semantics is Semantics.TOTAL:
+            count += self.deadlock  # the implicit self-loop
+        if optimistic and self.frontier is not None:
+            count[self.frontier] += 1  # unknown successors: assume one inside Z
+        level = np.flatnonzero(z & (count == 0))
+        if not len(self.dst):
+            z[level] = False
+            return z
+        pptr, pidx = self.transpose
+        depth = 0
+        while level.size:
+            if depth >= LEVELS_BEFORE_SCIPY:
+                seeds, _ = self.cycle_seeds(f, optimistic)
+                return self.eu(f, seeds, optimistic)
+            z[level] = False
+            preds = gather_ranges(pptr, pidx, level)
+            preds = preds[z[preds]]
+            if not preds.size:
+                break
+            np.subtract.at(count, preds, 1)
+            cand = preds[count[preds] == 0]
+            level = self._dedup(cand)
+            depth += 1
+        return z
 
     # ------------------------------------------------------------------ forward search (evidence)
     def forward_tree(self, start: int, through: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
