@@ -1,0 +1,74 @@
+"""Tests for checker.theory_check: the sympy verdicts on Lemma II.2 and Theorem 1, cross-checked
+numerically and against concrete distributions (checker.advantage)."""
+
+from __future__ import annotations
+
+import math
+from fractions import Fraction
+
+import pytest
+
+from checker.advantage import advantage, best_advantage
+from checker.privacy import pure_epsilon
+from checker.theory_check import StepCheck, check_all
+from checker.verdict import Verdict
+
+F = Fraction
+
+
+@pytest.fixture(scope="module")
+def steps() -> dict[str, StepCheck]:
+    return {s.id: s for s in check_all()}
+
+
+def test_lemma_ii2_verdicts(steps: dict[str, StepCheck]) -> None:
+    assert steps["II.2-1"].verdict == Verdict.HOLDS and "complement rule" in steps["II.2-1"].detail
+    assert steps["II.2-2"].verdict == Verdict.HOLDS and steps["II.2-2"].assumptions == ()
+    # the substitution steps need the symmetry assumption ...
+    for sid in ("II.2-3", "II.2-4", "II.2-6"):
+        assert steps[sid].verdict == Verdict.HOLDS
+        assert steps[sid].assumptions == ("symmetry: P_D0(A=0) = P_D1(A=1)",)
+    # ... but the balanced reading of the conclusion does not
+    assert steps["II.2-5"].verdict == Verdict.HOLDS and steps["II.2-5"].assumptions == ()
+
+
+def test_lemma_counterexample_is_real() -> None:
+    d0, d1 = {0: F(1)}, {0: F(1, 2), 1: F(1, 2)}
+    r = advantage(d0, d1, lambda x: int(x == 1))
+    a, c = r.p1_says1, r.p0_says0
+    assert (a, c, r.advantage) == (F(1, 2), F(1), F(1, 2))
+    assert a - 1 + c == r.advantage != 2 * a - 1  # II.2-3 fails without symmetry
+    assert r.advantage == 2 * r.correct - 1  # II.2-5 holds
+
+
+def test_theorem1_verdicts(steps: dict[str, StepCheck]) -> None:
+    assert steps["T1-2"].verdict == Verdict.VIOLATED
+    assert steps["T1-3"].verdict == Verdict.HOLDS and steps["T1-4"].verdict == Verdict.HOLDS
+    assert steps["T1-5"].verdict == Verdict.VIOLATED  # Adv = 1 - 1/e^ε is not an equality
+    assert steps["T1-6"].verdict == Verdict.HOLDS  # but an upper bound
+    assert steps["T1-7"].verdict == Verdict.HOLDS  # P = 1 - 1/(2e^ε)
+    t8 = steps["T1-8"]
+    assert t8.verdict == Verdict.VIOLATED and "-0.359141" in t8.detail and "ε = -1" in t8.detail
+    assert steps["T1-9"].verdict == Verdict.HOLDS and steps["T1-10"].verdict == Verdict.HOLDS
+    assert all(isinstance(s.json()["verdict"], str) for s in steps.values())
+
+
+@pytest.mark.parametrize("eps", [0.1, 0.5, 1.0, 2.0, 5.0])
+def test_theorem1_numerically(eps: float) -> None:
+    e = math.exp(eps)
+    tight = (e - 1) / (e + 1)
+    proof = 1 - 1 / e
+    assert tight == pytest.approx(math.tanh(eps / 2))
+    assert proof - tight == pytest.approx((e - 1) / (e * (e + 1)))
+    assert proof > tight
+    # the proof's transformation, done right, and the printed one
+    p_proof = (1 + proof) / 2
+    assert p_proof == pytest.approx(1 - 1 / (2 * e))
+    assert 1 - 1 / (2 * math.exp(-1)) < 0
+    # randomized response with e^ε = p/(1-p) attains the tight bound, not the proof's value
+    p = e / (1 + e)
+    pf = F(p)
+    d0, d1 = {0: pf, 1: 1 - pf}, {0: 1 - pf, 1: pf}
+    best = best_advantage(d0, d1).advantage
+    assert float(best) == pytest.approx(tight, abs=1e-12)
+    assert pure_epsilon(d0, d1).epsilon == pytest.approx(eps, abs=1e-9)
