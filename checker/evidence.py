@@ -131,8 +131,9 @@ class _Valuation:
 
     def of(self, s: int) -> dict[str, object]:
         out: dict[str, object] = {}
-        for name, values in self.obs.items():
-            out[name] = freeze(values[s])
+        single = getattr(self.obs, "value", None)  # LazyObservables: read one state only
+        for name in self.obs:
+            out[name] = freeze(single(name, s) if single is not None else self.obs[name][s])
         for name, arr in self.labels.items():
             if name not in out:
                 out[name] = bool(arr[s])

@@ -89,6 +89,65 @@ def stderr_progress(interval: float = 0.5) -> ProgressCallback | None:
     return show
 
 
+class LazyObservables(dict):  # type: ignore[type-arg]
+    """``Kripke.observables`` of an explored system, evaluated on first use: reading a column calls
+    ``ts.observe(state, name)`` once per state (in id order) and stores the list, so an observable
+    that no formula mentions costs nothing. Behaves as a ``dict`` name -> per-state values (all names
+    are always listed; iteration over values/items evaluates every column)."""
+
+    def __init__(self, ts: TransitionSystem[Hashable], states: Sequence[Hashable], names: Sequence[str]):
+        super().__init__()
+        self._ts = ts
+        self._states = states
+        self._names = list(dict.fromkeys(names))
+
+    def __getitem__(self, name: str) -> list[object]:
+        if dict.__contains__(self, name):
+            return dict.__getitem__(self, name)  # type: ignore[no-any-return]
+        if name not in self._names:
+            raise KeyError(name)
+        observe = self._ts.observe
+        col = [observe(s, name) for s in self._states]
+        dict.__setitem__(self, name, col)
+        return col
+
+    def __contains__(self, name: object) -> bool:
+        return name in self._names
+
+    def __iter__(self):  # type: ignore[no-untyped-def]
+        return iter(self._names)
+
+    def __len__(self) -> int:
+        return len(self._names)
+
+    def keys(self):  # type: ignore[no-untyped-def]
+        return list(self._names)
+
+    def values(self):  # type: ignore[no-untyped-def]
+        return [self[n] for n in self._names]
+
+    def items(self):  # type: ignore[no-untyped-def]
+        return [(n, self[n]) for n in self._names]
+
+    def get(self, name: str, default: object = None) -> object:  # type: ignore[override]
+        return self[name] if name in self._names else default
+
+    def value(self, name: str, index: int) -> object:
+        """One state's value, without evaluating the whole column (used for witness display)."""
+        if dict.__contains__(self, name):
+            return dict.__getitem__(self, name)[index]
+        if name not in self._names:
+            raise KeyError(name)
+        return self._ts.observe(self._states[index], name)
+
+    def evaluated(self) -> list[str]:
+        """Names of the columns computed so far."""
+        return [n for n in self._names if dict.__contains__(self, n)]
+
+    def __repr__(self) -> str:
+        return f"LazyObservables({self._names!r}, evaluated={self.evaluated()!r})"
+
+
 def _peak_rss_mb() -> float:
     return resource.getrusage(resource.RUSAGE_SELF).ru_maxrss / 1024.0
 
@@ -100,6 +159,7 @@ def explore(
     observables: Sequence[str] | None = None,
     probabilities: bool | None = None,
     keep_states: bool = True,
+    lazy_observables: bool = True,
     progress: ProgressCallback | None = None,
     progress_interval: float = 0.5,
     source: str = "<model>",
@@ -114,6 +174,10 @@ def explore(
         Stop at these limits and return a partial structure (``complete=False``).
     observables:
         Names to evaluate per state (default: all of ``ts.observable_names()``; ``()`` for none).
+    lazy_observables:
+        With ``keep_states`` (default), ``Kripke.observables`` is a :class:`LazyObservables` that
+        evaluates a column once per state when it is first read; else every observable is evaluated
+        when its state is discovered.
     probabilities:
         Keep probabilities (``edge_prob_exact`` / ``edge_prob``): ``None`` = only if some step's
         probability differs from 1.
@@ -133,7 +197,9 @@ def explore(
     index: dict[Hashable, int] = {}
     states: list[Hashable] = []
     depth_of = array("i")
-    obs_values: list[list[object]] = [[] for _ in names]
+    lazy = lazy_observables and keep_states
+    obs_values: list[list[object]] = [] if lazy else [[] for _ in names]
+    eager_names = [] if lazy else names
     observe = ts.observe
 
     def discover(state: Hashable, depth: int) -> int:
@@ -141,7 +207,7 @@ def explore(
         index[state] = sid
         states.append(state)
         depth_of.append(depth)
-        for col, name in zip(obs_values, names, strict=True):
+        for col, name in zip(obs_values, eager_names, strict=True):
             col.append(observe(state, name))
         return sid
 
@@ -242,7 +308,8 @@ def explore(
         succ_idx=np.frombuffer(dst, dtype=np.int64).astype(itype),
         edge_action=np.frombuffer(act, dtype=np.int32).copy(),
         actions=tuple(actions) or (Action("step"),),
-        observables={name: col for name, col in zip(names, obs_values, strict=True)},
+        observables=(LazyObservables(ts, states, names) if lazy
+                     else {name: col for name, col in zip(names, obs_values, strict=True)}),
         edge_prob=None if exact is None else np.array([float(p) for p in exact], dtype=np.float64),
         edge_prob_exact=exact,
         states=states if keep_states else None,
