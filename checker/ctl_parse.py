@@ -46,7 +46,11 @@ _TERMINAL_TEXT = {
 def _parser() -> Lark:
     from flcheck_spec import grammar_text
 
-    return Lark(grammar_text("ctl.lark"), parser="lalr", propagate_positions=True, maybe_placeholders=True)
+    options = {"parser": "lalr", "propagate_positions": True, "maybe_placeholders": True}
+    try:  # lark caches the LALR tables in the temp directory (keyed by grammar and options)
+        return Lark(grammar_text("ctl.lark"), cache=True, **options)
+    except OSError:  # pragma: no cover - unwritable temp directory
+        return Lark(grammar_text("ctl.lark"), **options)
 
 
 def _describe_terminal(name: str) -> str:
