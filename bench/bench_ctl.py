@@ -186,7 +186,8 @@ def main(argv: list[str] | None = None) -> int:
         print(json.dumps(run_one(args.one, args.semantics)))
         return 0
     print(f"flcheck CTL benchmark, FL(K,R,V) from {GEN.name} (Storm explicit files); "
-          f"semantics {args.semantics}; {os.cpu_count()} CPUs, load average {os.getloadavg()[0]:.2f} at start")
+          f"semantics {args.semantics}; {os.cpu_count()} CPUs, "
+          f"load average {os.getloadavg()[0]:.2f} at start")
     head = (f"{'model':>10} {'states':>11} {'transitions':>12} {'load':>6} {'+prob':>6} {'prep':>5} "
             + " ".join(f"{f:>18}" for f in FORMULAS)
             + f" {'all4 e2e':>8} {'peak MB':>8} {'states/s':>10}")
