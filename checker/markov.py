@@ -60,6 +60,8 @@ __all__ = [
     "ObservableDistribution",
     "PathSum",
     "Scheduler",
+    "bottom_absorption",
+    "bottom_components",
     "dtmc_from_kripke",
     "mdp_from_kripke",
     "mdp_reach",
@@ -652,7 +654,8 @@ def transient_distribution(dtmc: Dtmc, steps: int, *, exact: bool | None = None)
 @dataclass(frozen=True)
 class ObservableDistribution:
     """Distribution of an observable's value at the end of runs: ``dist`` maps value -> probability;
-    ``missing`` is the mass of runs that never end (only for ``steps=None``)."""
+    ``missing`` (``steps=None`` only) is the mass of runs whose eventual value is undetermined (they end in
+    a bottom component on which the observable is not constant)."""
 
     dist: dict[Hashable, Fraction | float]
     missing: Fraction | float
@@ -666,9 +669,10 @@ def observable_distribution(dtmc: Dtmc, values: Sequence[Hashable], *, steps: in
     at the end of runs.
 
     ``steps=k``: on the state reached after ``k`` steps (a run stopped earlier in a deadlock counts with
-    its deadlock state).  ``steps=None``: on the deadlock state where the run terminates, i.e. the
-    absorption distribution ``Σ_{t deadlock, values[t]=v} Pr[◇ t]``; ``missing`` is the probability of
-    never terminating.
+    its deadlock state).  ``steps=None``: the *eventual* value, i.e. the value on the bottom strongly
+    connected component where the run ends up (a deadlock where it terminates, or a closed cycle on
+    which the value is constant): ``Σ_{B bottom, values|B = v} Pr[run ends in B]``
+    (:func:`bottom_absorption`); ``missing`` is the mass of components on which the value varies.
     """
     if len(values) != dtmc.num_states:
         raise ValueError(f"{len(values)} observable values for {dtmc.num_states} states")
@@ -680,43 +684,81 @@ def observable_distribution(dtmc: Dtmc, values: Sequence[Hashable], *, steps: in
         for s in np.flatnonzero(vec != 0).tolist():
             dist[values[s]] = dist.get(values[s], zero) + vec[s]
         return ObservableDistribution(dist, zero, use_exact, steps)
-    dead = np.flatnonzero(dtmc.deadlocks)
-    groups: dict[Hashable, list[int]] = {}
-    for t in dead.tolist():
-        groups.setdefault(values[t], []).append(t)
-    # one solve per deadlock with a non-zero probability: absorption probabilities are additive
-    init = dtmc.initial_vector(use_exact)
-    acyclic = not _has_cycle(dtmc)
-    if acyclic:
-        vec = init
-        absorbed: Values = dtmc.initial_vector(use_exact) * 0
-        for _ in range(dtmc.num_states + 1):
-            if not np.any(vec != 0):
-                break
-            absorbed = absorbed + np.where(dtmc.deadlocks, vec, zero)
-            vec = _step(dtmc, vec, use_exact, absorb_deadlocks=False)
-        for v, ts in groups.items():
-            mass = sum((absorbed[t] for t in ts), zero)
-            if mass:
-                dist[v] = mass
-    else:
-        for v, ts in groups.items():
-            mass = reach_probability(dtmc, ts, exact=use_exact)
-            if mass:
-                dist[v] = mass
+    absorbed = bottom_absorption(dtmc, exact=use_exact)
+    for comp_states, mass in absorbed:
+        vals = {values[t] for t in comp_states}
+        if len(vals) != 1:
+            continue
+        (v,) = vals
+        if mass:
+            dist[v] = dist.get(v, zero) + mass
     total = sum(dist.values(), zero)
     return ObservableDistribution(dist, (Fraction(1) if use_exact else 1.0) - total, use_exact, None)
 
 
-def _has_cycle(dtmc: Dtmc) -> bool:
+def bottom_components(dtmc: Dtmc) -> list[list[int]]:
+    """The bottom strongly connected components (closed classes) of the chain; a deadlock state is a
+    bottom component of its own.  Every run of a finite chain ends up in one of them a.s."""
     n = dtmc.num_states
-    if n == 0 or len(dtmc.idx) == 0:
-        return False
+    if n == 0:
+        return []
+    _, comp = csgraph.connected_components(dtmc.matrix(), directed=True, connection="strong")
     src = np.repeat(np.arange(n), np.diff(dtmc.ptr))
-    if np.any(src == dtmc.idx):
-        return True
-    ncomp, _ = csgraph.connected_components(dtmc.matrix(), directed=True, connection="strong")
-    return bool(ncomp < n)
+    leaves = comp[src] != comp[dtmc.idx]
+    leaking = np.zeros(comp.max() + 1, dtype=bool)
+    leaking[comp[src[leaves]]] = True
+    order = np.argsort(comp, kind="stable")
+    bounds = np.flatnonzero(np.r_[True, np.diff(comp[order]) != 0, True])
+    out: list[list[int]] = []
+    for i in range(len(bounds) - 1):
+        members = order[bounds[i]:bounds[i + 1]]
+        if not leaking[comp[members[0]]]:
+            out.append(sorted(members.tolist()))
+    return out
+
+
+def bottom_absorption(dtmc: Dtmc, *, exact: bool | None = None) -> list[tuple[list[int], Fraction | float]]:
+    """``[(component, Pr[the run ends up in component])]`` for every bottom SCC, from the initial
+    distribution, with ONE linear solve: the expected numbers of visits ``x`` to the transient states
+    solve ``x = π₀ + Qᵀ x`` (``Q`` the chain restricted to transient states), and the mass entering a
+    bottom component ``B`` is ``π₀(B) + Σ_{s transient} x(s) P(s, B)``."""
+    use_exact = _use_exact(exact, dtmc.is_exact, dtmc.num_states)
+    n = dtmc.num_states
+    comps = bottom_components(dtmc)
+    comp_of = np.full(n, -1, dtype=np.int64)
+    for i, members in enumerate(comps):
+        comp_of[members] = i
+    transient = comp_of < 0
+    init = dtmc.initial_vector(use_exact)
+    zero: Fraction | float = Fraction(0) if use_exact else 0.0
+    mass: list[Fraction | float] = [zero] * len(comps)
+    for s, p in dtmc.initial:
+        if comp_of[s] >= 0:
+            mass[comp_of[s]] += p if use_exact else float(p)
+    reach = _forward_reach(dtmc, np.array([s for s, _ in dtmc.initial], dtype=np.int64)) & transient
+    unknown = np.flatnonzero(reach)
+    src = np.repeat(np.arange(n), np.diff(dtmc.ptr))
+    if unknown.size:
+        if use_exact:
+            rows_t: dict[int, dict[int, Fraction]] = {int(s): {} for s in unknown.tolist()}
+            assert dtmc.prob_exact is not None
+            for e, (a, b) in enumerate(zip(src.tolist(), dtmc.idx.tolist(), strict=True)):
+                if reach[a] and reach[b]:
+                    rows_t[b][a] = rows_t[b].get(a, Fraction(0)) + dtmc.prob_exact[e]
+            x = solve_exact(rows_t, {int(s): init[s] for s in unknown.tolist()}, unknown.tolist())
+            for e, (a, b) in enumerate(zip(src.tolist(), dtmc.idx.tolist(), strict=True)):
+                if reach[a] and comp_of[b] >= 0:
+                    mass[comp_of[b]] += x[a] * dtmc.prob_exact[e]
+        else:
+            mat_t = dtmc.matrix().T.tocsr()
+            xs = _solve_float(mat_t, np.asarray(init[unknown], dtype=np.float64), unknown)
+            xfull = np.zeros(n)
+            xfull[unknown] = xs
+            into = comp_of[dtmc.idx]
+            sel = reach[src] & (into >= 0)
+            contrib = np.bincount(into[sel], weights=xfull[src[sel]] * dtmc.prob[sel], minlength=len(comps))
+            mass = [mass[i] + float(contrib[i]) for i in range(len(comps))]
+    return list(zip(comps, mass, strict=True))
 
 
 # ---------------------------------------------------------------------------------------------------

@@ -16,6 +16,7 @@ from hypothesis import strategies as st
 
 from checker.kripke import Kripke
 from checker.markov import (
+    bottom_absorption,
     dtmc_from_kripke,
     mdp_from_kripke,
     mdp_reach,
@@ -344,4 +345,24 @@ def test_observable_distribution_cyclic_with_missing_mass() -> None:
     k2 = Kripke.from_edges(3, [0], [0, 0, 0, 2], [0, 1, 2, 2],
                            prob_exact=[F(1, 2), F(1, 4), F(1, 4), F(1)])
     r2 = observable_distribution(dtmc_from_kripke(k2), ["x", "end", "loop"], exact=True)
-    assert r2.dist == {"end": F(1, 2)} and r2.missing == F(1, 2)
+    assert r2.dist == {"end": F(1, 2), "loop": F(1, 2)} and r2.missing == 0
+    # a closed cycle on which the value changes: its mass is 'missing' (no eventual value)
+    k3 = Kripke.from_edges(4, [0], [0, 0, 2, 3], [1, 2, 3, 2], prob_exact=[F(1, 3), F(2, 3), F(1), F(1)])
+    r3 = observable_distribution(dtmc_from_kripke(k3), ["x", "end", "u", "v"], exact=True)
+    assert r3.dist == {"end": F(1, 3)} and r3.missing == F(2, 3)
+    r3f = observable_distribution(dtmc_from_kripke(k3), ["x", "end", "u", "v"], exact=False)
+    assert abs(r3f.dist["end"] - 1 / 3) < 1e-12 and abs(r3f.missing - 2 / 3) < 1e-12
+
+
+@settings(max_examples=60, deadline=None)
+@given(kripke_structures(max_states=6, probabilistic=True), st.data())
+def test_bottom_absorption_against_first_passage(k: Kripke, data: st.DataObject) -> None:
+    """Absorption masses agree with first-passage probabilities into each bottom component, sum to 1,
+    and exact agrees with float."""
+    d = dtmc_from_kripke(k)
+    ex = bottom_absorption(d, exact=True)
+    fl = bottom_absorption(d, exact=False)
+    assert sum(m for _, m in ex) == 1
+    for (comp, m), (comp2, mf) in zip(ex, fl, strict=True):
+        assert comp == comp2 and abs(float(m) - mf) < 1e-9
+        assert m == reach_probability(d, comp, exact=True)
