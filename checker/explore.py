@@ -148,6 +148,9 @@ class LazyObservables(dict):  # type: ignore[type-arg]
         return f"LazyObservables({self._names!r}, evaluated={self.evaluated()!r})"
 
 
+_ONE = 1
+
+
 def _peak_rss_mb() -> float:
     return resource.getrusage(resource.RUSAGE_SELF).ru_maxrss / 1024.0
 
@@ -230,6 +233,9 @@ def explore(
     expanded = 0
     next_progress = t0 + progress_interval
     successors = ts.successors
+    index_get = index.get
+    action_ids_get = action_ids.get
+    dst_append, act_append, probs_append = dst.append, act.append, probs.append
     max_states = lim.max_states
     max_trans = lim.max_transitions
 
@@ -251,14 +257,18 @@ def explore(
         e_before = len(dst)
         overflow = None
         for step in successors(state):
-            a_obj, target, p = step[0], step[1], (step[2] if len(step) > 2 else 1)
-            tid = index.get(target)
+            if len(step) == 3:
+                a_obj, target, p = step
+            else:  # (action, target): probability 1
+                a_obj, target = step
+                p = 1
+            tid = index_get(target)
             if tid is None:
                 if max_states is not None and len(states) >= max_states:
                     overflow = f"state limit of {max_states:,} reached"
                     break
                 tid = discover(target, d)
-            aid = action_ids.get(a_obj)
+            aid = action_ids_get(a_obj)
             if aid is None:
                 action = as_action(a_obj)
                 aid = action_index.get(action)
@@ -266,11 +276,11 @@ def explore(
                     aid = action_index[action] = len(actions)
                     actions.append(action)
                 action_ids[a_obj] = aid
-            dst.append(tid)
-            act.append(aid)
-            if p != 1:
+            dst_append(tid)
+            act_append(aid)
+            if p is not _ONE and p != 1:
                 nontrivial_prob = True
-            probs.append(p)  # type: ignore[arg-type]
+            probs_append(p)
         if overflow is None and max_trans is not None and len(dst) > max_trans:
             overflow = f"transition limit of {max_trans:,} reached"
         if overflow is not None:
