@@ -44,6 +44,7 @@ __all__ = [
     "delta_for_epsilon",
     "hockey_stick",
     "ni_fl_dp",
+    "per_round_epsilons",
     "post_process",
     "product_distribution",
     "pure_epsilon",
@@ -450,3 +451,45 @@ def compose_advanced(eps: float, delta: float, k: int, delta_prime: float) -> tu
         raise ValueError("delta_prime must be in (0, 1)")
     ep = math.sqrt(2 * k * math.log(1 / delta_prime)) * eps + k * eps * math.expm1(eps)
     return ep, k * delta + delta_prime
+
+
+#: Marks the end of a sequence outcome in :func:`per_round_epsilons`.
+END = "<end>"
+
+
+def per_round_epsilons(p0: Mapping[tuple[Hashable, ...], Number],
+                       p1: Mapping[tuple[Hashable, ...], Number]) -> list[EpsilonResult]:
+    """Per-round ε of two distributions over sequences (e.g. the released models of rounds 1..R).
+
+    ``ε_r = max_h ε*(P0(·|h), P1(·|h))`` over the prefixes ``h`` of length ``r`` that both
+    distributions charge, the conditional distributions being over the next element (or :data:`END`).
+    By the chain rule ``P(o) = Π_r P(o_r | o_<r)``, so ``ε*(P0, P1) ≤ Σ_r ε_r``: the adaptive
+    composition bound over rounds, computed on the model (each ``outcome`` is ``(h, next)``)."""
+    exact = _is_exact(p0, p1)
+    maxlen = max((len(o) for o in (*p0, *p1)), default=0)
+    out: list[EpsilonResult] = []
+    for r in range(maxlen):  # at r = maxlen every sequence has ended: ε = 0
+        cond0: dict[tuple[Hashable, ...], dict[Hashable, Number]] = {}
+        cond1: dict[tuple[Hashable, ...], dict[Hashable, Number]] = {}
+        for dist, cond in ((p0, cond0), (p1, cond1)):
+            for o, v in dist.items():
+                if len(o) < r or not v:
+                    continue
+                nxt = o[r] if len(o) > r else END
+                row = cond.setdefault(tuple(o[:r]), {})
+                row[nxt] = row.get(nxt, 0) + v
+        best: EpsilonResult | None = None
+        for h in _outcomes(cond0, cond1):
+            a, b = cond0.get(h), cond1.get(h)
+            if not a or not b:
+                continue
+            ta = sum(a.values(), Fraction(0)) if exact else math.fsum(float(x) for x in a.values())
+            tb = sum(b.values(), Fraction(0)) if exact else math.fsum(float(x) for x in b.values())
+            res = pure_epsilon({k: v / ta for k, v in a.items()}, {k: v / tb for k, v in b.items()})
+            res = EpsilonResult(res.epsilon, res.ratio, (h, res.outcome), res.direction, res.p0, res.p1,
+                                exact)
+            if best is None or (best.ratio is not None and (res.ratio is None or res.ratio > best.ratio)):
+                best = res
+        if best is not None:
+            out.append(best)
+    return out

@@ -191,3 +191,41 @@ def test_worst_pair_and_composition() -> None:
     e, d = compose_advanced(0.1, 0.0, 10, 1e-5)
     assert d == pytest.approx(1e-5)
     assert e == pytest.approx(math.sqrt(20 * math.log(1e5)) * 0.1 + math.expm1(0.1))
+
+
+sequences = st.lists(st.tuples(st.integers(0, 1), st.integers(0, 1), st.integers(1, 5)), min_size=1,
+                     max_size=4).map(lambda xs: _seq_dist(xs))
+
+
+def _seq_dist(xs: list) -> dict:
+    total = sum(w for _, _, w in xs)
+    out: dict = {}
+    for a, b, w in xs:
+        out[(a, b)] = out.get((a, b), F(0)) + F(w, total)
+    return out
+
+
+@settings(max_examples=150, deadline=None)
+@given(sequences, sequences)
+def test_per_round_composition_bounds_joint_epsilon(p: dict, q: dict) -> None:
+    from checker.privacy import per_round_epsilons
+
+    joint = pure_epsilon(p, q)
+    rounds = per_round_epsilons(p, q)
+    assert len(rounds) <= 2
+    if any(r.infinite for r in rounds):
+        return
+    bound = F(1)
+    for r in rounds:
+        bound *= r.ratio
+    assert not joint.infinite and joint.ratio <= bound
+
+
+def test_per_round_epsilons_of_independent_rounds() -> None:
+    from checker.privacy import per_round_epsilons
+
+    p = product_distribution([rr(F(2, 3), 0), rr(F(3, 4), 0)])
+    q = product_distribution([rr(F(2, 3), 1), rr(F(3, 4), 1)])
+    rounds = per_round_epsilons(p, q)
+    assert [r.ratio for r in rounds] == [2, 3]
+    assert pure_epsilon(p, q).ratio == 6  # independent rounds: the bound is attained
