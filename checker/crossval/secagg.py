@@ -69,14 +69,17 @@ def irwin_hall_lattice(n: int, m: int) -> tuple[FloatArray, FloatArray]:
     cur[:m] = 1.0  # M_1 = 1 on [0, 1)
     x = np.arange(size) / m
     dens = cur.copy()
+    tmp = np.empty(size)
     for k in range(2, n + 2):
+        top = k * m + 1  # M_k vanishes beyond x = k
         prev = cur
-        nxt = x * prev
-        nxt[m:] += (k - x[m:]) * prev[:-m]
-        nxt /= k - 1
-        nxt[k * m + 1 :] = 0.0
-        nxt[0] = 0.0
-        cur = np.maximum(nxt, 0.0)
+        cur = np.zeros(size)
+        np.multiply(x[:top], prev[:top], out=cur[:top])
+        np.subtract(k, x[m:top], out=tmp[: top - m])
+        tmp[: top - m] *= prev[: top - m]
+        cur[m:top] += tmp[: top - m]
+        cur[:top] *= 1.0 / (k - 1)
+        cur[0] = 0.0
         if k == n:
             dens = cur.copy()
     # F_n(i/m) = Σ_j M_{n+1}((i − j m)/m): cumulative sums along each residue class mod m
@@ -100,7 +103,7 @@ def _uniform_tails(n: int, interval: float, tail: float) -> LossTails:
     if n == 1:  # supports [−½, ½] and [½, 3/2] are disjoint: L = +∞ with mass 1
         return LossTails(np.array([0.0]), np.array([1.0]), np.array([0.0]), 1.0)
     slope = 12.0 / n  # |dL/dz| near the centre (= width / Var y)
-    m = int(max(64, math.ceil(slope / interval)))
+    m = int(max(64, math.ceil(4.0 * slope / interval)))  # lattice spacing in ε ≈ h/4
     dens, cdf = irwin_hall_lattice(n, m)
     nm = n * m
     i = np.arange(m + 1, nm)  # Q density > 0 needs x > 1, P density > 0 needs x < n
