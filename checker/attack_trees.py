@@ -831,9 +831,19 @@ class _Search:
 
 
 def _minimal(paths: list[AttackPath]) -> list[AttackPath]:
-    """Drop every path whose action set strictly contains another path's action set."""
+    """Drop every path whose action set strictly contains another path's action set (order kept).
+
+    Sets are visited by increasing size against the minimal sets kept so far: a set is non-minimal iff
+    it strictly contains some smaller set, and then also a minimal one, which was visited before it."""
     sets = [frozenset(p.letters) for p in paths]
-    return [p for p, s in zip(paths, sets, strict=True) if not any(t < s for t in sets)]
+    kept: list[frozenset[int]] = []
+    minimal = [False] * len(paths)
+    for i in sorted(range(len(paths)), key=lambda i: len(sets[i])):
+        s = sets[i]
+        if not any(t < s for t in kept):
+            minimal[i] = True
+            kept.append(s)
+    return [p for p, m in zip(paths, minimal, strict=True) if m]
 
 
 def find_attack_paths(
@@ -847,11 +857,16 @@ def find_attack_paths(
     minimal_only: bool = False,
     distinguish: Literal["actions", "paths"] = "actions",
     budget: int = 200_000,
+    candidates: int | None = None,
 ) -> tuple[list[AttackPath], bool, int]:
     """The genuinely different ways from ``start`` into ``goal`` (shortest first): at most ``max_attacks``
     trace classes of first-hitting simple paths of length ≤ ``max_depth`` (default: shortest + 2; never
     less than the shortest, so a path is always found when ``EF goal`` holds). Returns
-    ``(paths, truncated, depth_used)``. ``distinguish="paths"`` treats every path as its own way."""
+    ``(paths, truncated, depth_used)``. ``distinguish="paths"`` treats every path as its own way.
+
+    ``budget`` bounds the search steps; with ``minimal_only`` at most ``candidates`` (default
+    ``max(1000, 50 * max_attacks)``) ways are enumerated and minimality is decided among them. Either
+    bound being hit sets ``truncated``."""
     if dist is None:
         dist = distance_to(kripke, goal)
     d0 = int(dist[start])
@@ -861,6 +876,7 @@ def find_attack_paths(
         return [AttackPath((start,), (), ())], False, 0
     depth = d0 + 2 if max_depth is None else max(max_depth, d0)
     search = _Search(kripke, goal, dist, distinguish, budget)
+    limit = (candidates or max(1000, 50 * max_attacks)) if minimal_only else max_attacks
     found: list[AttackPath] = []
     words: set[tuple[int, ...]] = set()
     stop = False
@@ -870,7 +886,7 @@ def find_attack_paths(
                 continue
             words.add(p.letters)
             found.append(p)
-            if not minimal_only and len(found) >= max_attacks:
+            if len(found) >= limit:
                 stop = True
                 break
         if stop or search.exhausted:

@@ -30,7 +30,8 @@ def register(sub: argparse._SubParsersAction) -> None:  # type: ignore[type-arg]
             "exists."),
         epilog="Exit codes: 0 an attack exists, 1 none exists (or unknown), 2 bad input.",
     )
-    p.add_argument("model", metavar="MODEL", help="scenario file or explicit model (.tra/.lab, .json)")
+    p.add_argument("model", nargs="+", metavar="MODEL",
+                   help="scenario file (.fl), explicit model (base.tra base.lab, or prefix base) or .json")
     p.add_argument("--goal", required=True, metavar="PREDICATE",
                    help="the attack goal: a state formula of the property language, e.g. '\"sat2\" in ready'")
     p.add_argument("--format", choices=FORMATS, default="text",
@@ -45,16 +46,28 @@ def register(sub: argparse._SubParsersAction) -> None:  # type: ignore[type-arg]
     p.add_argument("--all-attacks", action="store_true",
                    help="also list non-minimal attacks (by default an attack whose action set strictly "
                         "contains another's, i.e. a way padded with irrelevant steps, is left out)")
+    p.add_argument("--max-states", type=int, default=None, help="exploration limit on states")
+    p.add_argument("--max-seconds", type=float, default=None, help="exploration time limit")
+    p.add_argument("--max-memory", type=float, default=None, metavar="MB", help="exploration memory limit")
     p.add_argument("--distinguish", choices=("auto", "actions", "paths"), default="auto",
                    help="what makes two attacks different: action words up to commuting steps, or paths")
     p.set_defaults(func=run)
 
 
-def _load(path: str, args: argparse.Namespace) -> Kripke:
-    """The model through the application layer's loader (scenario files and explicit formats)."""
+def _load(paths: list[str], args: argparse.Namespace) -> Kripke:
+    """The model through the application layer's loader (scenario files and explicit formats), explored
+    under the exploration limits; progress on stderr when it is a terminal."""
     from checker.app.load import load_model
+    from checker.explore import Limits, stderr_progress
 
-    return load_model(path)
+    limits = Limits(max_states=args.max_states, max_seconds=args.max_seconds, max_memory_mb=args.max_memory)
+    progress = stderr_progress()
+    kripke = load_model(paths[0] if len(paths) == 1 else paths, limits=limits, progress=progress,
+                        probabilities=False)
+    if progress and sys.stderr.isatty():
+        sys.stderr.write("\r\x1b[K")
+        sys.stderr.flush()
+    return kripke
 
 
 def _goal_mask(kripke: Kripke, text: str) -> Any:
@@ -77,7 +90,7 @@ def run(args: argparse.Namespace) -> int:
     result = generate_attack_tree(kripke, goal, max_depth=args.max_depth, max_attacks=args.max_attacks,
                                   minimal_only=not args.all_attacks, distinguish=args.distinguish)
     if fmt == "json":
-        text = dumps(result_to_json(result, kripke, goal_text=args.goal, model=args.model))
+        text = dumps(result_to_json(result, kripke, goal_text=args.goal, model=" ".join(args.model)))
         _emit(text, args.output)
     elif isinstance(result, AttackFound):
         if fmt == "text":

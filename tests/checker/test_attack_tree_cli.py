@@ -66,3 +66,20 @@ def test_bad_input_exit_2(mini: None, capsys: pytest.CaptureFixture[str]) -> Non
     assert "--goal:1:" in err
     assert cli.main(["attack-tree", "m", "--goal", "round >= 1", "--max-attacks", "0"]) == 2
     assert cli.main(["attack-tree", "m", "--goal", "nosuchthing"]) == 2
+
+
+def test_end_to_end_from_a_json_model_file(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
+    """No monkeypatching: the model goes through the application loader (JSON Kripke format)."""
+    from checker.io_explicit import write_json
+
+    path = tmp_path / "mini.json"
+    write_json(explore(MiniFL()), path)
+    out_file = tmp_path / "tree.json"
+    assert cli.main(["attack-tree", str(path), "--goal", '"sat2" in leaked', "--json", "-o",
+                     str(out_file)]) == 0
+    data = json.loads(out_file.read_text())
+    assert data["valid"] is True and data["tree"]["valid"] is True
+    kinds = [n["kind"] for n in data["tree"]["nodes"]]
+    assert kinds.count("and") >= 2 and kinds[-1] == "or"
+    assert cli.main(["attack-tree", str(tmp_path / "missing.json"), "--goal", "true"]) == 2
+    capsys.readouterr()
