@@ -37,6 +37,7 @@ import numpy as np
 
 from checker import ctl_ast as A
 from checker.atoms import AtomEvaluator
+from checker.ctl_parse import parse_formula
 from checker.evidence import Trace, explain, make_trace
 from checker.fixpoints import Graph, Semantics
 from checker.kripke import Kripke
@@ -288,8 +289,6 @@ class CheckResult:
 def _as_formula(formula: A.Formula | str) -> A.Formula:
     if isinstance(formula, A.Formula):
         return formula
-    from checker.ctl_parse import parse_formula
-
     return parse_formula(formula)
 
 
@@ -310,4 +309,4 @@ def sat(kripke: Kripke, formula: A.Formula | str, *,
     return ModelChecker(kripke, semantics).sat(formula)
 
 
-__all__ = ["CheckResult", "ModelChecker", "Semantics", "Vacuity", "check", "sat"]
+__all__ = ["CheckResult", "ModelChecker", "Semantics", "Vacuity", "check", "parse_formula", "sat"]
