@@ -167,20 +167,20 @@ def read_tra(path: str | Path, *, probabilities: bool = True) -> dict[str, Any]:
     return out
 
 
-def _count_fields(path: Path, header_line: int, chunk: int = 1 << 25) -> int:
-    """Number of whitespace-separated fields after the header (vectorised, in chunks)."""
-    total = 0
+def _count_fields(path: Path, header_line: int, chunk: int = 1 << 26) -> int:
+    """Number of whitespace-separated fields after the header: token starts counted with numpy
+    (one comparison and one shifted AND per byte), in chunks to bound the temporaries."""
     with open(path, "rb") as fh:
         for _ in range(header_line):
             fh.readline()
-        prev_sep = True
-        while True:
-            data = fh.read(chunk)
-            if not data:
-                return total
-            ns = np.frombuffer(data, dtype=np.uint8) > 32
-            total += int(np.count_nonzero(ns[1:] & ~ns[:-1])) + int(ns[0] and prev_sep)
-            prev_sep = not ns[-1]
+        body = fh.read()
+    total = 0
+    prev_sep = True
+    for start in range(0, len(body), chunk):
+        ns = np.frombuffer(body, dtype=np.uint8, count=min(chunk, len(body) - start), offset=start) > 32
+        total += int(np.count_nonzero(ns[1:] & ~ns[:-1])) + int(ns[0] and prev_sep)
+        prev_sep = not ns[-1]
+    return total
 
 
 def _check_columns(path: Path, header_line: int, ncols: int, rows: int) -> None:
