@@ -4,6 +4,7 @@
   Thm. 4.2); ``--delta D…`` adds ε(δ).
 * ``flcheck dp secagg --entries exponential|uniform --n N --d D --eps E…`` — SecAgg as a noise mechanism
   (seed 000, §4.2): certified upper curve, optimistic lower curve, Gaussian approximation (Thm. 4.1).
+* ``flcheck dp fig1 [--n N] [--dims D…] --plot FILE.png`` — seed 000 Fig. 1 (δ(ε) rises quickly with d).
 * ``flcheck audit TARGET --trials T --confidence C`` — likelihood-ratio audit (eq. 8–11). TARGET is a
   mechanism string (``gaussian:mu=1[:d=D]``, ``laplace:b=1[:s=S]``, ``rr:p=3/4``,
   ``secagg:uniform|exponential:n=10[:d=1]``), a JSON file ``{"p0": {outcome: prob}, "p1": {...},
@@ -128,6 +129,37 @@ def _cmd_secagg(args: argparse.Namespace) -> int:
         )
         save_figure(fig, args.plot)
     _emit(args, payload, table)
+    return 0
+
+
+def _cmd_fig1(args: argparse.Namespace) -> int:
+    from checker.crossval.plots import fig1, save_figure
+
+    if args.n < 1 or any(d < 1 for d in args.dims):
+        raise InputError("--n and --dims must be >= 1", Position("--n/--dims"), "positive integers")
+    grid = np.linspace(0.0, 20.0, 201)
+    fig, data = fig1(args.n, args.dims, grid, interval=args.interval)
+    if args.plot:
+        save_figure(fig, args.plot)
+    else:
+        import matplotlib.pyplot as plt
+
+        plt.close(fig)
+    eps = np.asarray(args.eps, dtype=float)
+    rows: list[tuple[str, ...]] = [
+        ("entries", "d", *[f"δ({e:g})" for e in eps], *[f"Gauss δ({e:g})" for e in eps])
+    ]
+    out: dict[str, Any] = {"n": args.n, "eps": eps.tolist(), "curves": []}
+    for entries, curves in data.items():
+        for c in curves:
+            d_up = np.interp(eps, c.eps, c.delta)
+            d_g = np.interp(eps, c.eps, c.gaussian)
+            rows.append((entries, str(c.d), *[f"{v:.4g}" for v in d_up], *[f"{v:.4g}" for v in d_g]))
+            out["curves"].append(
+                {"entries": entries, "d": c.d, "delta": d_up.tolist(), "gaussian_delta": d_g.tolist()}
+            )
+    out["delta"] = [c["delta"] for c in out["curves"]]
+    _emit(args, out, rows)
     return 0
 
 
@@ -282,6 +314,15 @@ def register(sub: argparse._SubParsersAction) -> None:  # type: ignore[type-arg]
     s.add_argument("--json", action="store_true")
     s.add_argument("--plot", metavar="FILE.png")
     s.set_defaults(func=_cmd_secagg)
+
+    f = dsub.add_parser("fig1", help="seed 000 Fig. 1: SecAgg δ(ε) for several model sizes d")
+    f.add_argument("--n", type=int, default=100)
+    f.add_argument("--dims", type=int, nargs="+", default=[1, 10, 100, 1000])
+    f.add_argument("--eps", type=float, nargs="+", default=[1.0, 2.0, 4.0], metavar="E")
+    f.add_argument("--interval", type=float, default=1e-3)
+    f.add_argument("--json", action="store_true")
+    f.add_argument("--plot", metavar="FILE.png")
+    f.set_defaults(func=_cmd_fig1)
 
     a = sub.add_parser("audit", help="membership-inference audit: a confidence lower bound on ε")
     a.add_argument("target", metavar="MODEL|MECHANISM")

@@ -113,3 +113,29 @@ def test_bad_json_file_position(capsys: pytest.CaptureFixture[str], tmp_path: Pa
     code, _, err = run(capsys, "audit", str(f))
     assert code == 2
     assert "bad.json:2:" in err
+
+
+def test_dp_fig1(capsys: pytest.CaptureFixture[str], tmp_path: Path) -> None:
+    png = tmp_path / "fig1.png"
+    code, out, _ = run(
+        capsys,
+        "dp",
+        "fig1",
+        "--n",
+        "50",
+        "--dims",
+        "1",
+        "10",
+        "--eps",
+        "1",
+        "--interval",
+        "5e-3",
+        "--json",
+        "--plot",
+        str(png),
+    )
+    assert code == 0
+    data = json.loads(out)
+    by = {(c["entries"], c["d"]): c["delta"][0] for c in data["curves"]}
+    assert by[("uniform", 10)] > by[("uniform", 1)] and by[("exponential", 10)] > by[("exponential", 1)]
+    assert png.read_bytes()[:4] == b"\x89PNG"
