@@ -533,24 +533,36 @@ def write_explicit(
         gsrc = src[first_idx]
         starts = np.searchsorted(gsrc, gsrc, side="left")
         choice_of_group = np.arange(len(groups)) - starts
-    has_prob = kripke.edge_prob is not None or kripke.edge_prob_exact is not None
+    # probability text per edge: exact p/q, float repr (via a table of distinct values), or uniform
+    if kripke.edge_prob_exact is not None:
+        ptext: list[str] | np.ndarray = [_frac_text(Fraction(p)) for p in kripke.edge_prob_exact]
+    elif kripke.edge_prob is not None:
+        uniq, inv = np.unique(np.asarray(kripke.edge_prob, dtype=np.float64), return_inverse=True)
+        ptext = np.array([repr(float(u)) for u in uniq], dtype=object)[inv.reshape(-1)]
+    else:
+        sizes = group_sizes[grp_of_edge] if len(groups) else np.zeros(0, dtype=np.int64)
+        uniq_s, inv_s = np.unique(sizes, return_inverse=True)
+        ptext = np.array([_frac_text(Fraction(1, int(u))) for u in uniq_s], dtype=object)[inv_s.reshape(-1)]
+    order = np.lexsort((np.asarray(kripke.succ_idx), act, src))  # rows by (state, choice, target)
+    cols: list[Any] = [src[order]]
+    if mdp:
+        cols.append(choice_of_group[grp_of_edge[order]])
+    cols.append(np.asarray(kripke.succ_idx)[order])
 
     def rows() -> Iterable[str]:
-        for e in range(kripke.num_transitions):
-            s, t = int(src[e]), int(kripke.succ_idx[e])
-            g = int(grp_of_edge[e])
-            p = _prob_text(kripke, e) if has_prob else _frac_text(Fraction(1, int(group_sizes[g])))
-            if mdp:
-                yield f"{s} {int(choice_of_group[g])} {t} {p}\n"
-            else:
-                yield f"{s} {t} {p}\n"
+        step = 1 << 16
+        for a in range(0, len(order), step):
+            sl = order[a:a + step]
+            parts = [map(str, c[a:a + step].tolist()) for c in cols]
+            parts.append([ptext[i] for i in sl.tolist()])
+            yield "".join(" ".join(t) + "\n" for t in zip(*parts, strict=True))
 
     if flavor == "storm":
         header = "mdp\n" if mdp else "dtmc\n"
     else:
         header = f"{n} {len(groups)} {kripke.num_transitions}\n" if mdp else f"{n} {kripke.num_transitions}\n"
     tra = prefix.with_name(prefix.name + ".tra")
-    atomic_write_text(tra, [header, *_write_rows(rows())])
+    atomic_write_text(tra, [header, *rows()])
     names = ["init", *sorted(k for k in kripke.labels if k != "init")]
     masks = {name: kripke.labels.get(name, np.zeros(n, dtype=bool)) for name in names}
     masks["init"] = kripke.initial_mask() | masks["init"]
