@@ -70,14 +70,19 @@ def states_text(states: frozenset[int], kripke: Kripke | None, limit: int = 4) -
 
 
 def _summary_changes(kripke: Kripke | None, node: AttackTree) -> list[Change]:
-    """Observables that differ between the single start state and the single goal state of ``node``."""
+    """Observables that differ between the single start state and the single goal state of ``node``
+    (only those its base attacks' labels show, when it has labelled base attacks)."""
     if kripke is None or len(node.pre) != 1 or len(node.post) != 1:
         return []
     (x,), (y,) = tuple(node.pre), tuple(node.post)
     if not (0 <= x < kripke.num_states and 0 <= y < kripke.num_states) or x == y:
         return []
+    shown = {c.name for b in node.children if isinstance(b, BaseAttack) and b.label is not None
+             for c in b.label.changes}
     out = []
     for name in sorted(kripke.observables):
+        if shown and name not in shown:
+            continue
         vals = kripke.observables[name]
         a, b = format_value(vals[x]), format_value(vals[y])
         if a != b:

@@ -47,6 +47,7 @@ goal early — such a class contains a strictly shorter attack).
 
 from __future__ import annotations
 
+from collections import Counter
 from collections.abc import Callable, Iterable, Iterator, Sequence
 from dataclasses import dataclass, field
 from fractions import Fraction
@@ -134,9 +135,31 @@ def _same_value(a: object, b: object) -> bool:
         return a is b
 
 
-def step_label(kripke: Kripke, source: int, target: int, edge: int | None = None) -> StepLabel:
+def counter_observables(kripke: Kripke, sample: int = 20_000) -> set[str]:
+    """Numeric observables that change on every step between distinct states (step counters, trace
+    lengths): they say nothing about *what* happened, so labels leave them out by default. Decided on
+    the first ``sample`` such edges."""
+    moving = np.flatnonzero(kripke.edge_src != kripke.succ_idx)[:sample]
+    if not len(moving):
+        return set()
+    src, dst = kripke.edge_src[moving].tolist(), kripke.succ_idx[moving].tolist()
+    out = set()
+    for name, values in kripke.observables.items():
+        first = values[src[0]]
+        if isinstance(first, np.generic):
+            first = first.item()
+        if isinstance(first, bool) or not isinstance(first, int | Fraction | float):
+            continue
+        if all(not _same_value(values[a], values[b]) for a, b in zip(src, dst, strict=True)):
+            out.add(name)
+    return out
+
+
+def step_label(kripke: Kripke, source: int, target: int, edge: int | None = None,
+               observables: Iterable[str] | None = None) -> StepLabel:
     """Label of the step ``source -> target``: the action of edge ``edge`` (else of the first edge between
-    the two states) and every label/observable whose value changes."""
+    the two states) and every label/observable (restricted to ``observables`` when given) whose value
+    changes."""
     action: Action | None = None
     if edge is None:
         lo, hi = int(kripke.succ_ptr[source]), int(kripke.succ_ptr[source + 1])
@@ -145,13 +168,16 @@ def step_label(kripke: Kripke, source: int, target: int, edge: int | None = None
     if edge is not None:
         action = kripke.actions[int(kripke.edge_action[edge])]
     changes: list[Change] = []
+    shown = None if observables is None else set(observables)
     for name in sorted(kripke.observables):
+        if shown is not None and name not in shown:
+            continue
         values = kripke.observables[name]
         before, after = values[source], values[target]
         if not _same_value(before, after):
             changes.append(Change(name, format_value(before), format_value(after)))
     for name in sorted(kripke.labels):
-        if name in kripke.observables:
+        if name in kripke.observables or (shown is not None and name not in shown):
             continue
         arr = kripke.labels[name]
         if bool(arr[source]) != bool(arr[target]):
@@ -600,17 +626,19 @@ class Independence:
     docstring), computed lazily per pair (vectorised joins over the edges of the two actions) and
     cached."""
 
-    def __init__(self, kripke: Kripke):
+    def __init__(self, kripke: Kripke, letters: np.ndarray | None = None, n_letters: int | None = None):
         self.k = kripke
-        # CSR edges are ordered by source, so a stable sort by action orders them by (action, source)
-        order = np.argsort(kripke.edge_action, kind="stable")
+        lets = kripke.edge_action if letters is None else letters
+        n = len(kripke.actions) if n_letters is None else n_letters
+        # CSR edges are ordered by source, so a stable sort by letter orders them by (letter, source)
+        order = np.argsort(lets, kind="stable")
         self._src = kripke.edge_src[order]
         self._dst = kripke.succ_idx[order]
-        self._bounds = np.searchsorted(kripke.edge_action[order], np.arange(len(kripke.actions) + 1))
+        self._bounds = np.searchsorted(lets[order], np.arange(n + 1))
         self._cache: dict[tuple[int, int], bool] = {}
 
     def edges_of(self, action: int) -> tuple[np.ndarray, np.ndarray]:
-        """``(src, dst)`` of the edges carrying ``action``, sorted by source."""
+        """``(src, dst)`` of the edges carrying ``action`` (a letter), sorted by source."""
         lo, hi = int(self._bounds[action]), int(self._bounds[action + 1])
         return self._src[lo:hi], self._dst[lo:hi]
 
@@ -755,16 +783,33 @@ class NoAttack:
         return int(self.invariant.sum())
 
 
-def _action_rank(kripke: Kripke) -> list[int]:
-    def key(i: int) -> tuple[str, str, str, str, int]:
-        a = kripke.actions[i]
-        return (a.rule, a.actor or "", a.location or "", a.detail, i)
-
-    order = sorted(range(len(kripke.actions)), key=key)
-    rank = [0] * len(kripke.actions)
+def edge_letters(kripke: Kripke, mode: str) -> tuple[np.ndarray, list[str], list[int]]:
+    """The letter of every edge for comparing attacks, the letters' names and their rank (the total
+    order of the lexicographic normal form). ``actions``: the full action (rule, actor, location,
+    detail); ``steps``: the action without its detail (e.g. the same client step whatever noisy value or
+    trace choice it carries); ``paths``: the edge itself (every path is its own attack)."""
+    if mode == "paths":
+        return np.arange(kripke.num_transitions), [], []
+    if mode == "actions":
+        keys = [(a.rule, a.actor or "", a.location or "", a.detail) for a in kripke.actions]
+        names = [str(a) for a in kripke.actions]
+        letters = kripke.edge_action.astype(np.int64)
+    elif mode == "steps":
+        classes: dict[tuple[str, str, str], int] = {}
+        of_action = []
+        for a in kripke.actions:
+            of_action.append(classes.setdefault((a.rule, a.actor or "", a.location or ""), len(classes)))
+        keys = [(*k, "") for k in classes]
+        names = [str(Action(r, act or None, loc or None)) for r, act, loc in classes]
+        letters = np.asarray(of_action, dtype=np.int64)[kripke.edge_action] if of_action else \
+            np.zeros(0, np.int64)
+    else:
+        raise ValueError(f"unknown distinction {mode!r} (expected actions, steps or paths)")
+    order = sorted(range(len(keys)), key=lambda i: (keys[i], i))
+    rank = [0] * len(keys)
     for r, i in enumerate(order):
         rank[i] = r
-    return rank
+    return letters, names, rank
 
 
 class _Search:
@@ -777,15 +822,13 @@ class _Search:
         self.mode = mode
         self.budget = budget
         self.exhausted = False
-        if mode == "actions":
-            self.ind: Independence | None = Independence(kripke)
-            self.rank = _action_rank(kripke)
-        else:
-            self.ind = None
-            self.rank = []
+        self.letters, self.names, self.rank = edge_letters(kripke, mode)
+        self.ind: Independence | None = None
+        if mode != "paths":
+            self.ind = Independence(kripke, self.letters, len(self.names))
 
     def letter(self, edge: int) -> int:
-        return int(self.k.edge_action[edge]) if self.mode == "actions" else edge
+        return int(self.letters[edge])
 
     def paths(self, start: int, length: int) -> Iterator[AttackPath]:
         """All simple paths of exactly ``length`` steps from ``start`` whose last state (only) is in the
@@ -831,18 +874,20 @@ class _Search:
 
 
 def _minimal(paths: list[AttackPath]) -> list[AttackPath]:
-    """Drop every path whose action set strictly contains another path's action set (order kept).
+    """Keep the minimal attacks (order kept): drop a path when another uses a strict subset of its
+    actions, or the same actions with strictly fewer repetitions (a strict sub-multiset).
 
-    Sets are visited by increasing size against the minimal sets kept so far: a set is non-minimal iff
-    it strictly contains some smaller set, and then also a minimal one, which was visited before it."""
+    Both relations are strict orders, their union is transitive and acyclic (a sub-multiset has a
+    subset of the actions), and it strictly increases ``(number of distinct actions, length)``; so
+    visiting paths by that key against the minimal ones kept so far decides minimality exactly."""
     sets = [frozenset(p.letters) for p in paths]
-    kept: list[frozenset[int]] = []
+    bags = [Counter(p.letters) for p in paths]
+    kept: list[int] = []
     minimal = [False] * len(paths)
-    for i in sorted(range(len(paths)), key=lambda i: len(sets[i])):
-        s = sets[i]
-        if not any(t < s for t in kept):
+    for i in sorted(range(len(paths)), key=lambda i: (len(sets[i]), len(paths[i].letters))):
+        if not any(sets[j] < sets[i] or (bags[j] <= bags[i] and bags[j] != bags[i]) for j in kept):
             minimal[i] = True
-            kept.append(s)
+            kept.append(i)
     return [p for p, m in zip(paths, minimal, strict=True) if m]
 
 
@@ -855,7 +900,7 @@ def find_attack_paths(
     max_depth: int | None = None,
     max_attacks: int = 5,
     minimal_only: bool = False,
-    distinguish: Literal["actions", "paths"] = "actions",
+    distinguish: Literal["actions", "steps", "paths"] = "actions",
     budget: int = 200_000,
     candidates: int | None = None,
 ) -> tuple[list[AttackPath], bool, int]:
@@ -900,13 +945,14 @@ def find_attack_paths(
     return found, truncated, depth
 
 
-def _path_tree(builder: TreeBuilder, kripke: Kripke, path: AttackPath, label: bool) -> AttackTree:
+def _path_tree(builder: TreeBuilder, kripke: Kripke, path: AttackPath, label: bool,
+               observables: Iterable[str] | None = None) -> AttackTree:
     """``[N({x0},{x1}), ..., N({x_{n-1}},{x_n})] ⊕∧ ({x0},{x_n})`` (att_and chain of att_base steps)."""
     s = path.states
     if not path.edges:
         return builder.and_([], {s[0]}, {s[0]})
     steps = [builder.base({s[i]}, {s[i + 1]},
-                          step_label(kripke, s[i], s[i + 1], path.edges[i]) if label else None)
+                          step_label(kripke, s[i], s[i + 1], path.edges[i], observables) if label else None)
              for i in range(len(path.edges))]
     return builder.and_(steps, {s[0]}, {s[-1]})
 
@@ -919,8 +965,9 @@ def generate_attack_tree(
     max_depth: int | None = None,
     max_attacks: int = 5,
     minimal_only: bool = False,
-    distinguish: Literal["auto", "actions", "paths"] = "auto",
+    distinguish: Literal["auto", "actions", "steps", "paths"] = "auto",
     labels: bool = True,
+    label_observables: Sequence[str] | None = None,
     budget: int = 200_000,
 ) -> AttackFound | NoAttack:
     """Build a valid attack tree with ``attack = (initial, goal)`` when ``EF goal`` holds from every initial
@@ -931,8 +978,12 @@ def generate_attack_tree(
     the root is an or-attack over the initial states (the or-covering condition: each child starts on its
     own initial state, the last covers the rest). If ``initial ⊆ goal`` the tree is ``[] ⊕∧ (initial, goal)``.
 
-    ``initial`` defaults to the structure's initial states. ``distinguish="auto"`` compares action words
-    (trace equivalence) when the structure has more than one action, else compares paths.
+    ``initial`` defaults to the structure's initial states. ``distinguish``: ``"actions"`` compares action
+    words up to trace equivalence, ``"steps"`` the same ignoring each action's detail (noisy value, trace
+    choice), ``"paths"`` compares paths; ``"auto"`` is ``actions`` when the structure has more than one
+    action, else ``paths``. Base attacks are labelled (``labels``) with the edge's action and the changed
+    observables: those named in ``label_observables``, by default all except step counters
+    (:func:`counter_observables`).
     """
     goal_mask = as_mask(kripke, goal)
     init_mask = kripke.initial_mask() if initial is None else as_mask(kripke, initial)
@@ -943,8 +994,8 @@ def generate_attack_tree(
     if failing:
         return _no_attack(kripke, goal_mask, init_set, goal_set, failing, dist, max_depth=max_depth,
                           max_attacks=max_attacks, minimal_only=minimal_only, distinguish=distinguish,
-                          labels=labels, budget=budget)
-    mode: Literal["actions", "paths"]
+                          labels=labels, label_observables=label_observables, budget=budget)
+    mode: Literal["actions", "steps", "paths"]
     if distinguish == "auto":
         used = np.unique(kripke.edge_action) if kripke.num_transitions else np.zeros(0)
         mode = "actions" if len(used) > 1 else "paths"
@@ -952,6 +1003,17 @@ def generate_attack_tree(
         mode = distinguish
     builder = TreeBuilder()
     warnings: list[str] = []
+    shown: list[str] | None = None
+    if labels:
+        if label_observables is None:
+            hidden = counter_observables(kripke)
+            shown = [n for n in (*kripke.observables, *kripke.labels) if n not in hidden]
+        else:
+            unknown = sorted(set(label_observables) - set(kripke.observables) - set(kripke.labels))
+            if unknown:
+                known = ", ".join(sorted({*kripke.observables, *kripke.labels})) or "none"
+                raise ValueError(f"unknown observable(s) {', '.join(unknown)} for labels; known: {known}")
+            shown = list(label_observables)
     if not kripke.complete:
         warnings.append(f"the model exploration is incomplete ({kripke.limit_reason or 'limit hit'}); "
                         "the attacks found are real, other alternatives may be missing")
@@ -974,7 +1036,7 @@ def generate_attack_tree(
         truncated |= trunc
         all_paths[i] = paths
         depths[i] = depth
-        subtrees = [_path_tree(builder, kripke, p, labels) for p in paths]
+        subtrees = [_path_tree(builder, kripke, p, labels, shown) for p in paths]
         per_state.append(subtrees[0] if len(subtrees) == 1 else builder.or_chain(subtrees, {i}, goal_set))
     if len(init_set) == 1 and per_state[0].kind == "or":
         tree = per_state[0]  # already the pair (I, goal)

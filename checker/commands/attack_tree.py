@@ -49,8 +49,13 @@ def register(sub: argparse._SubParsersAction) -> None:  # type: ignore[type-arg]
     p.add_argument("--max-states", type=int, default=None, help="exploration limit on states")
     p.add_argument("--max-seconds", type=float, default=None, help="exploration time limit")
     p.add_argument("--max-memory", type=float, default=None, metavar="MB", help="exploration memory limit")
-    p.add_argument("--distinguish", choices=("auto", "actions", "paths"), default="auto",
-                   help="what makes two attacks different: action words up to commuting steps, or paths")
+    p.add_argument("--distinguish", choices=("auto", "actions", "steps", "paths"), default="auto",
+                   help="what makes two attacks different: action words up to commuting independent steps "
+                        "(actions), the same ignoring action details such as noisy values (steps), or "
+                        "paths; auto = actions when the model has more than one action, else paths")
+    p.add_argument("--observables", metavar="NAMES", default=None,
+                   help="comma-separated observables shown in step labels (default: all but step "
+                        "counters)")
     p.set_defaults(func=run)
 
 
@@ -87,8 +92,17 @@ def run(args: argparse.Namespace) -> int:
         raise InputError("--max-attacks must be at least 1", Position("--max-attacks"), "an integer >= 1")
     kripke = _load(args.model, args)
     goal = _goal_mask(kripke, args.goal)
+    shown = None
+    if args.observables is not None:
+        shown = [n.strip() for n in args.observables.split(",") if n.strip()]
+        known = set(kripke.observables) | set(kripke.labels)
+        unknown = [n for n in shown if n not in known]
+        if unknown:
+            raise InputError(f"unknown observable {unknown[0]!r}", Position("--observables"),
+                             "one of " + (", ".join(sorted(known)) or "none"))
     result = generate_attack_tree(kripke, goal, max_depth=args.max_depth, max_attacks=args.max_attacks,
-                                  minimal_only=not args.all_attacks, distinguish=args.distinguish)
+                                  minimal_only=not args.all_attacks, distinguish=args.distinguish,
+                                  label_observables=shown)
     if fmt == "json":
         text = dumps(result_to_json(result, kripke, goal_text=args.goal, model=" ".join(args.model)))
         _emit(text, args.output)
@@ -107,6 +121,11 @@ def run(args: argparse.Namespace) -> int:
     return EXIT_VIOLATED
 
 
+_WAYS = {"actions": "action sequences up to commuting independent steps",
+         "steps": "action sequences without details, up to commuting independent steps",
+         "paths": "distinct paths"}
+
+
 def _emit(text: str, output: str | None) -> None:
     if output:
         write_atomic(output, text)
@@ -122,7 +141,7 @@ def _text_report(result: AttackFound, kripke: Kripke, goal: str) -> str:
         f"attack exists: EF ({goal}) holds from all {n_init} initial state(s)",
         f"attack tree: {'valid' if v.valid else 'INVALID: ' + v.reason} (re-checked ⊢ A); "
         f"attack = ({n_init} initial, {len(result.goal)} goal states); {ways} way(s) "
-        f"[{'action sequences up to commuting steps' if result.distinguish == 'actions' else 'paths'}]"
+        f"[{_WAYS[result.distinguish]}]"
         + ("; search bounded, more ways may exist" if result.truncated else ""),
     ]
     lines += [f"warning: {w}" for w in result.warnings]

@@ -251,6 +251,31 @@ def test_minimal_only_drops_supersets_of_action_sets() -> None:
     full, _, _ = find_attack_paths(k, 0, goal, max_depth=3, max_attacks=10)
     mini, _, _ = find_attack_paths(k, 0, goal, max_depth=3, max_attacks=10, minimal_only=True)
     assert len(full) == 2 and len(mini) == 1 and mini[0].letters == (0,)
+    # 0 -b-> 1 -a-> 3 (goal) and 0 -a-> 2 -a-> 3
+    k2 = Kripke.from_edges(4, [0], [0, 1, 0, 2], [1, 3, 2, 3], action=[1, 0, 0, 0],
+                           actions=(Action("a"), Action("b")))
+    goal2 = np.array([False, False, False, True])
+    both, _, _ = find_attack_paths(k2, 0, goal2, max_depth=3, max_attacks=10)
+    assert sorted(p.letters for p in both) == [(0, 0), (1, 0)]
+    only, _, _ = find_attack_paths(k2, 0, goal2, max_depth=3, max_attacks=10, minimal_only=True)
+    assert [p.letters for p in only] == [(0, 0)]  # {a} ⊂ {a, b}; a twice is kept (nothing smaller)
+
+
+@FAST
+@given(st.lists(st.lists(st.integers(0, 3), min_size=1, max_size=4), min_size=1, max_size=8))
+def test_minimal_filter_against_brute_force(words: list[list[int]]) -> None:
+    from collections import Counter
+
+    from checker.attack_trees import AttackPath, _minimal
+
+    paths = [AttackPath(tuple(range(len(w) + 1)), tuple(range(len(w))), tuple(w)) for w in words]
+
+    def below(a: tuple[int, ...], b: tuple[int, ...]) -> bool:
+        ca, cb = Counter(a), Counter(b)
+        return set(a) < set(b) or (ca <= cb and ca != cb)
+
+    expected = [p for p in paths if not any(below(q.letters, p.letters) for q in paths)]
+    assert _minimal(paths) == expected
 
 
 # ----------------------------------------------------------------------------- theorems, randomised
