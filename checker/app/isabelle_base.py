@@ -444,6 +444,74 @@ where
              (dataset G) \<Longrightarrow>
       state_transition_rounds Lr Sup gate (I, p) (Infrastructure G' P' (poli I), p)"
 
+text \<open>The extended rules in the equational form used by the witness chains (as put_part_eq etc.).\<close>
+
+lemma put_part_x_eq:
+  fixes Lr :: learner and Sup :: "actor \<Rightarrow> param \<Rightarrow> param \<Rightarrow> param set"
+  assumes "[] \<in> evs (prot I)" and "dataset (igra I) = dunion Part (clients (igra I))"
+    and "disjoint_parts Part (clients (igra I))"
+    and "gate \<longrightarrow> enables I (aloc (igra I) (server (igra I))) (server (igra I)) act_put_part"
+    and "I' = Infrastructure (Lgraph (gra (igra I)) (aloc (igra I)) (server (igra I)) (clients (igra I))
+            (ready (igra I)) (gradient (igra I)) (curmodpar (igra I)) Part (dataset (igra I)))
+            (insertp [Put [Part]] (evs (prot I))) (poli I)"
+  shows "state_transition_FLx Lr Sup gate I I'"
+  using assms by (metis state_transition_FLx.put_part_x)
+
+lemma get_grad_x_eq:
+  fixes Lr :: learner
+  assumes "l \<in> evs (prot I)" and "c \<in> clients (igra I)"
+    and "gate \<longrightarrow> enables I (aloc (igra I) c) c act_get_grad"
+    and "Gradc \<in> Sup c (curmodpar (igra I)) (gradL Lr (curmodpar (igra I)) (partition (igra I) c))"
+    and "I' = Infrastructure (Lgraph (gra (igra I)) (aloc (igra I)) (server (igra I)) (clients (igra I))
+            (insert c (ready (igra I))) (fun_upd (gradient (igra I)) c Gradc) (curmodpar (igra I))
+            (partition (igra I)) (dataset (igra I))) (insertp (Get c Gradc # l) (evs (prot I))) (poli I)"
+  shows "state_transition_FLx Lr Sup gate I I'"
+  using assms by (metis state_transition_FLx.get_grad_x)
+
+lemma eval_server_x_eq:
+  fixes Lr :: learner and Sup :: "actor \<Rightarrow> param \<Rightarrow> param \<Rightarrow> param set"
+  assumes "l \<in> evs (prot I)" and "ready (igra I) = clients (igra I)"
+    and "gate \<longrightarrow> enables I (aloc (igra I) (server (igra I))) (server (igra I)) act_eval_server"
+    and "Newmodel = weighted_sum (igra I) (card (dataset (igra I)))"
+    and "I' = Infrastructure (Lgraph (gra (igra I)) (aloc (igra I)) (server (igra I)) (clients (igra I)) {}
+            (gradient (igra I)) Newmodel (partition (igra I)) (dataset (igra I)))
+            (insertp (Eval Newmodel # l) (evs (prot I))) (poli I)"
+  shows "state_transition_FLx Lr Sup gate I I'"
+  using assms by (metis state_transition_FLx.eval_server_x)
+
+lemma put_part_once_eq:
+  fixes Lr :: learner and Sup :: "actor \<Rightarrow> param \<Rightarrow> param \<Rightarrow> param set"
+  assumes "[] \<in> evs (prot I)" and "dataset (igra I) = dunion Part (clients (igra I))"
+    and "disjoint_parts Part (clients (igra I))"
+    and "gate \<longrightarrow> enables I (aloc (igra I) (server (igra I))) (server (igra I)) act_put_part"
+    and "I' = Infrastructure (Lgraph (gra (igra I)) (aloc (igra I)) (server (igra I)) (clients (igra I))
+            (ready (igra I)) (gradient (igra I)) (curmodpar (igra I)) Part (dataset (igra I)))
+            (insertp [Put [Part]] (evs (prot I))) (poli I)"
+  shows "state_transition_rounds Lr Sup gate (I, False) (I', True)"
+  using assms by (metis state_transition_rounds.put_part_once)
+
+lemma get_grad_round_eq:
+  fixes Lr :: learner
+  assumes "l \<in> evs (prot I)" and "c \<in> clients (igra I)" and "c \<notin> ready (igra I)"
+    and "gate \<longrightarrow> enables I (aloc (igra I) c) c act_get_grad"
+    and "Gradc \<in> Sup c (curmodpar (igra I)) (gradL Lr (curmodpar (igra I)) (partition (igra I) c))"
+    and "I' = Infrastructure (Lgraph (gra (igra I)) (aloc (igra I)) (server (igra I)) (clients (igra I))
+            (insert c (ready (igra I))) (fun_upd (gradient (igra I)) c Gradc) (curmodpar (igra I))
+            (partition (igra I)) (dataset (igra I))) (insertp (Get c Gradc # l) (evs (prot I))) (poli I)"
+  shows "state_transition_rounds Lr Sup gate (I, True) (I', True)"
+  using assms by (metis state_transition_rounds.get_grad_round)
+
+lemma eval_round_eq:
+  fixes Lr :: learner and Sup :: "actor \<Rightarrow> param \<Rightarrow> param \<Rightarrow> param set"
+  assumes "l \<in> evs (prot I)" and "ready (igra I) = clients (igra I)" and "clients (igra I) \<noteq> {}"
+    and "gate \<longrightarrow> enables I (aloc (igra I) (server (igra I))) (server (igra I)) act_eval_server"
+    and "Newmodel = weighted_sum (igra I) (card (dataset (igra I)))"
+    and "I' = Infrastructure (Lgraph (gra (igra I)) (aloc (igra I)) (server (igra I)) (clients (igra I)) {}
+            (gradient (igra I)) Newmodel (partition (igra I)) (dataset (igra I)))
+            (insertp (Eval Newmodel # l) (evs (prot I))) (poli I)"
+  shows "state_transition_rounds Lr Sup gate (I, p) (I', p)"
+  using assms by (metis state_transition_rounds.eval_round)
+
 text \<open>A violated AG: a reachable state outside f is a counterexample.\<close>
 
 lemma AG_unfold:

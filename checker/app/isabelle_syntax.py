@@ -641,7 +641,8 @@ class _Checker:
                 scope |= {str(t) for t in node.children}
             elif node.data == "attr_item":
                 # [OF a b], [where x = "t"], [of "t"]: facts and terms
-                head = str(node.children[0])
+                head_node = node.children[0]
+                head = str(head_node.children[0]) if head_node.children else "where"
                 for t in node.children[1:]:
                     if isinstance(t, Token) and t.type == "QUOTED":
                         self.term(t, scope)
@@ -685,6 +686,8 @@ class _Checker:
                     self.declare_fact(str(el.children[0].children[0]), el.children[0], facts)
             elif el.data == "locale_assumes":
                 self.term(el.children[-1], scope | params)
+                if len(el.children) > 1:
+                    self.declare_fact(str(el.children[0].children[0]), el.children[0], facts)
             else:
                 body.append(el)
         lname = str(name_tok)

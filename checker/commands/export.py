@@ -1,9 +1,62 @@
-"""Placeholder until the sub-command is implemented (see the issue that owns it)."""
+"""``flcheck export isabelle SCENARIO... -o DIR``: write Isabelle/HOL theories of scenarios.
+
+``SCENARIO`` is a scenario file (``.fl``), the name of a bundled scenario (``flcheck_spec``), or
+``example:NAME`` for an flmodel example system (``example:seed``, ``example:moniteo``,
+``example:moniteo_rr``). The command writes ``FL_Infrastructure.thy``, one ``Scenario_<name>.thy`` per
+scenario and ``ROOT`` into ``DIR`` (atomically, file by file; the ROOT lists every theory in ``DIR``),
+then syntax-checks the whole directory with the Isabelle-subset grammar. Exit 0 when the export passes
+the syntax check, 1 when it does not (the issues are printed), 2 on bad input.
+
+The theories are generated and syntax-checked here, NOT proof-checked by Isabelle; check them with an
+Isabelle installation: ``isabelle build -D DIR``.
+"""
 
 from __future__ import annotations
 
 import argparse
+import sys
+
+from checker.app.isabelle import export_texts, load_export, write_export
+from checker.app.isabelle_syntax import check_export_dir
+from checker.explore import Limits
+from checker.verdict import EXIT_HOLDS
+
+
+def run_isabelle(args: argparse.Namespace) -> int:
+    limits = Limits(max_states=args.max_states) if args.max_states else None
+    exports = [load_export(spec, limits=limits) for spec in args.scenario]
+    files = export_texts(exports)
+    written = write_export(files, args.output)
+    issues = check_export_dir(args.output)
+    for path in written:
+        print(f"wrote {path}")
+    if issues:
+        for issue in issues:
+            print(f"syntax check: {issue}", file=sys.stderr)
+        print(f"flcheck: the export in {args.output} FAILS the syntax check ({len(issues)} issues)",
+              file=sys.stderr)
+        return 1
+    print(f"syntax check passed ({len(written)} files); not proof-checked: run `isabelle build -D "
+          f"{args.output}` with an Isabelle installation")
+    return EXIT_HOLDS
 
 
 def register(sub: argparse._SubParsersAction) -> None:  # type: ignore[type-arg]
-    """Nothing registered yet."""
+    """Add ``flcheck export isabelle``."""
+    p = sub.add_parser("export", help="export scenarios (Isabelle/HOL theories)",
+                       description="Export scenarios to other tools.")
+    fmt = p.add_subparsers(dest="format", metavar="FORMAT")
+    isa = fmt.add_parser(
+        "isabelle",
+        help="Isabelle/HOL theories (syntax-checked here, not proof-checked)",
+        description=(
+            "Write FL_Infrastructure.thy, one theory per scenario and ROOT into DIR, then syntax-check "
+            "them. The theories are NOT proof-checked by Isabelle here; run `isabelle build -D DIR`."
+        ),
+    )
+    isa.add_argument("scenario", nargs="+", metavar="SCENARIO",
+                     help="scenario file (.fl), bundled scenario name, or example:NAME")
+    isa.add_argument("-o", "--output", required=True, metavar="DIR", help="output directory")
+    isa.add_argument("--max-states", type=int, default=None, help="exploration limit on states")
+    isa.set_defaults(func=run_isabelle)
+    p.set_defaults(func=lambda args: (p.print_help(), 2)[1])
