@@ -12,6 +12,7 @@ import numpy as np
 from checker.attack_tree_export import tree_to_text
 from checker.attack_trees import (
     AttackFound,
+    Independence,
     NoAttack,
     check_validity,
     generate_attack_tree,
@@ -131,3 +132,35 @@ def test_equal_sub_attacks_are_shared() -> None:
     seen: dict[object, object] = {}
     for n in t.iter_nodes():
         assert seen.setdefault(n, n) is n  # no two distinct objects are equal
+
+
+def test_bundled_fl_model_goal_reachable_in_several_ways() -> None:
+    """The seed's FL model (flmodel.examples.seed_model, seed 004 III-B): client c2 becomes ready either
+    by computing on the empty partition right away or after the server deployed one of several data
+    partitions (put_part). The or-tree has several children, each valid, pairwise not trace-equivalent."""
+    import pytest
+
+    examples = pytest.importorskip("flmodel.examples")
+    k = explore(examples.seed_model())
+    goal = _goal(k, '"c2" in ready')
+    r = generate_attack_tree(k, goal, max_attacks=4)
+    assert isinstance(r, AttackFound)
+    t = r.tree
+    assert check_validity(t, k).valid
+    assert t.pair == (frozenset(k.initial.tolist()), frozenset(np.flatnonzero(goal).tolist()))
+    assert t.kind == "or" and len(t.children) > 1
+    assert all(is_valid(c, k) for c in t.children)
+    ways = r.paths[int(k.initial[0])]
+    rule_seqs = {tuple(k.actions[a].rule for a in p.letters) for p in ways}
+    assert ("get_grad",) in rule_seqs and ("put_part", "get_grad") in rule_seqs
+    from tests.checker.test_attack_trees import trace_class
+
+    oracle = Independence(k)
+    words = [p.letters for p in ways]
+    used = {a for w in words for a in w}
+    ind = {(a, b): oracle.independent(a, b) for a in used for b in used}
+    for i, w1 in enumerate(words):
+        cls = trace_class(w1, ind)
+        assert all(w2 not in cls for w2 in words[i + 1:])
+    text = tree_to_text(t, k, goal_text='"c2" in ready')
+    assert "put_part by server at loc_server" in text and "ready {} -> {c2}" in text
