@@ -141,21 +141,23 @@ def bench_explore(sizes: list[tuple[int, int, int]]) -> None:
 
     print("\nExploration (BFS, interning, CSR) of FL(K,R,V) as a Python transition system "
           "(the generator's successor function):")
-    print(f"{'model':>12} {'states':>10} {'transitions':>12} {'time s':>8} {'states/s':>10} {'edges/s':>10}")
+    print(f"{'model':>12} {'states':>10} {'transitions':>12} {'time s':>8} {'states/s':>10} {'cpu s':>7} "
+          f"{'cpu st/s':>10}")
     for k, r, v in sizes:
         ts = GeneratorTS(k, r, v)
-        t0 = time.perf_counter()
+        t0, c0 = time.perf_counter(), time.process_time()
         kr = explore(ts, probabilities=False)
-        dt = time.perf_counter() - t0
+        dt, dc = time.perf_counter() - t0, time.process_time() - c0
         print(f"{f'FL({k},{r},{v})':>12} {kr.num_states:>10,} {kr.num_transitions:>12,} {dt:>8.2f} "
-              f"{kr.num_states / dt:>10,.0f} {kr.num_transitions / dt:>10,.0f}")
+              f"{kr.num_states / dt:>10,.0f} {dc:>7.2f} {kr.num_states / dc:>10,.0f}")
     try:
         from flmodel import examples
     except ImportError as exc:
         print(f"\nflcheck's own FL model not available ({exc})")
         return
     print("\nExploration of flcheck's own FL model (flmodel.examples; observables evaluated lazily):")
-    print(f"{'model':>34} {'states':>9} {'transitions':>12} {'time s':>8} {'states/s':>9} {'+obs s':>7}")
+    print(f"{'model':>34} {'states':>9} {'transitions':>12} {'time s':>8} {'states/s':>9} {'cpu st/s':>9} "
+          f"{'+obs s':>7}")
     cases = [("seed_model()", examples.seed_model, {}),
              ("moniteo_like(3, rounds=2)", examples.moniteo_like, {"k_clients": 3, "rounds": 2}),
              ("moniteo_like(4, rounds=2)", examples.moniteo_like, {"k_clients": 4, "rounds": 2})]
@@ -165,15 +167,15 @@ def bench_explore(sizes: list[tuple[int, int, int]]) -> None:
         except Exception as exc:  # the model API may change while it is being written
             print(f"{name:>34}  unavailable: {exc}")
             continue
-        t0 = time.perf_counter()
+        t0, c0 = time.perf_counter(), time.process_time()
         kr = explore(system)
-        dt = time.perf_counter() - t0
+        dt, dc = time.perf_counter() - t0, time.process_time() - c0
         t0 = time.perf_counter()
         for col in kr.observables.values():
             len(col)
         dto = time.perf_counter() - t0
         print(f"{name:>34} {kr.num_states:>9,} {kr.num_transitions:>12,} {dt:>8.2f} "
-              f"{kr.num_states / dt:>9,.0f} {dto:>7.2f}")
+              f"{kr.num_states / dt:>9,.0f} {kr.num_states / dc:>9,.0f} {dto:>7.2f}")
 
 
 def main(argv: list[str] | None = None) -> int:

@@ -233,7 +233,8 @@ def explore(
     expanded = 0
     next_progress = t0 + progress_interval
     successors = ts.successors
-    index_get = index.get
+    index_setdefault = index.setdefault
+    states_append, depth_append = states.append, depth_of.append
     action_ids_get = action_ids.get
     dst_append, act_append, probs_append = dst.append, act.append, probs.append
     max_states = lim.max_states
@@ -262,12 +263,18 @@ def explore(
             else:  # (action, target): probability 1
                 a_obj, target = step
                 p = 1
-            tid = index_get(target)
-            if tid is None:
-                if max_states is not None and len(states) >= max_states:
+            fresh = len(states)
+            tid = index_setdefault(target, fresh)  # one hash per step, new or not
+            if tid == fresh:
+                if max_states is not None and fresh >= max_states:
+                    del index[target]
                     overflow = f"state limit of {max_states:,} reached"
                     break
-                tid = discover(target, d)
+                states_append(target)
+                depth_append(d)
+                if eager_names:
+                    for col, name in zip(obs_values, eager_names, strict=True):
+                        col.append(observe(target, name))
             aid = action_ids_get(a_obj)
             if aid is None:
                 action = as_action(a_obj)
