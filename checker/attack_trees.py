@@ -1090,6 +1090,8 @@ def _no_attack(kripke: Kripke, goal_mask: np.ndarray, init_set: StateSet, goal_s
     # certificate: failing ⊆ inv, inv closed under successors, inv ∩ goal = ∅
     closed = bool(np.all(inv[kripke.succ_idx[inv[kripke.edge_src]]])) if kripke.num_transitions else True
     cert = bool(np.all(inv[fail_mask])) and closed and not bool((inv & goal_mask).any())
+    if kripke.frontier is not None and bool((inv & kripke.frontier).any()):
+        cert = False  # the successors of frontier states are unknown: nothing is proved
     facts = describe_invariant(kripke, inv, goal_mask)
     ok = init_set - failing
     partial = None

@@ -164,3 +164,15 @@ def test_bundled_fl_model_goal_reachable_in_several_ways() -> None:
         assert all(w2 not in cls for w2 in words[i + 1:])
     text = tree_to_text(t, k, goal_text='"c2" in ready')
     assert "put_part by server at loc_server" in text and "ready {} -> {c2}" in text
+
+
+def test_incomplete_exploration_proves_attacks_but_not_their_absence() -> None:
+    from checker.explore import Limits
+
+    k = explore(MiniFL(), limits=Limits(max_states=6))
+    assert not k.complete
+    found = generate_attack_tree(k, _goal(k, '"sat1" in ready'))
+    assert isinstance(found, AttackFound) and is_valid(found.tree, k)
+    assert any("incomplete" in w for w in found.warnings)
+    none = generate_attack_tree(k, _goal(k, "round >= 1"))
+    assert isinstance(none, NoAttack) and not none.conclusive and not none.certificate_ok
