@@ -42,7 +42,10 @@ it has no factor ``b·u·a`` with ``a < b``, ``a`` independent of ``b`` and of e
 (C), any path realising a word can be rearranged into a path realising its normal form with the same end
 points, so the search only extends paths whose word stays in normal form and distinct normal forms are
 distinct ways (a class is not reported when its normal-form realisation revisits a state or passes the
-goal early — such a class contains a strictly shorter attack).
+goal early — such a class contains a strictly shorter attack). Letters are the full actions by default,
+or the actions without their detail (``steps``: a client step whatever value it carries), or the edges
+themselves (``paths``). *Minimal* attacks: no other attack uses a strict subset of its actions, or the
+same actions with fewer repetitions.
 """
 
 from __future__ import annotations
@@ -723,7 +726,9 @@ def extends_normal_form(word: Sequence[int], letter: int, rank: Sequence[int],
 # =============================================================================== generation
 @dataclass(frozen=True)
 class AttackPath:
-    """One way to the goal from one initial state: the states, the edges taken and their actions."""
+    """One way to the goal from one initial state: the states, the edges taken and their letters (the
+    action id in ``actions`` mode, the action-without-detail class in ``steps`` mode, the edge id in
+    ``paths`` mode; see :func:`edge_letters`)."""
 
     states: tuple[int, ...]
     edges: tuple[int, ...]
