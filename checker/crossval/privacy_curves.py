@@ -56,6 +56,7 @@ __all__ = [
     "LossTails",
     "advantage_from_eps_delta",
     "best_advantage",
+    "compose_bracket",
     "delta_from_tradeoff",
     "epsilon_for_delta",
     "exact_epsilon",
@@ -608,6 +609,30 @@ class CurveBracket:
     @property
     def error(self) -> float:
         return float(np.max(self.upper - self.lower)) if len(self.eps) else 0.0
+
+
+def compose_bracket(
+    pairs: Sequence[LossTails],
+    times: int,
+    eps: ArrayLike,
+    interval: float,
+    tail_mass: float = 1e-15,
+    optimistic: bool = True,
+) -> tuple[CurveBracket, list[GridPLD]]:
+    """Bracket of ``max_pairs δ(ε)`` for the ``times``-fold composition of each pair (one pair per ordered
+    worst-case input pair: eq. 4 restricted to them). Returns the bracket and the pessimistic PLDs."""
+    e = np.atleast_1d(np.asarray(eps, dtype=float))
+    upper = np.zeros_like(e)
+    lower = np.zeros_like(e)
+    plds: list[GridPLD] = []
+    for tails in pairs:
+        pess = tails.to_grid(interval, pessimistic=True).self_compose(times, tail_mass)
+        plds.append(pess)
+        upper = np.maximum(upper, pess.delta(e))
+        if optimistic:
+            opt = tails.to_grid(interval, pessimistic=False).self_compose(times, tail_mass)
+            lower = np.maximum(lower, opt.delta(e))
+    return CurveBracket(e, upper, lower), plds
 
 
 def epsilon_for_delta(eps: ArrayLike, deltas: ArrayLike, delta: float) -> float:

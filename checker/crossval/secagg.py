@@ -32,7 +32,7 @@ from numpy.typing import ArrayLike, NDArray
 from scipy import stats
 
 from checker.crossval.gaussian import gaussian_delta
-from checker.crossval.privacy_curves import CurveBracket, DiscretePLD, GridPLD, LossTails
+from checker.crossval.privacy_curves import CurveBracket, DiscretePLD, GridPLD, LossTails, compose_bracket
 
 FloatArray = NDArray[np.float64]
 Entries = Literal["exponential", "uniform"]
@@ -210,21 +210,10 @@ def secagg_curve(
     _check(entries, n, d)
     e = np.atleast_1d(np.asarray(eps, dtype=float))
     directions = (False,) if entries == "uniform" else (False, True)
-    upper = np.zeros_like(e)
-    lower = np.zeros_like(e)
-    plds: list[GridPLD] = []
-    for rev in directions:
-        tails = secagg_loss_tails(entries, n, interval, reverse=rev)
-        pess = tails.to_grid(interval, pessimistic=True).self_compose(d, tail_mass)
-        plds.append(pess)
-        upper = np.maximum(upper, pess.delta(e))
-        if optimistic:
-            opt = tails.to_grid(interval, pessimistic=False).self_compose(d, tail_mass)
-            lower = np.maximum(lower, opt.delta(e))
+    tails = [secagg_loss_tails(entries, n, interval, reverse=rev) for rev in directions]
+    bracket, plds = compose_bracket(tails, d, e, interval, tail_mass, optimistic)
     mu = secagg_gaussian_mu(entries, n, d)
-    return SecAggCurve(
-        entries, n, d, interval, CurveBracket(e, upper, lower), gaussian_delta(mu, e), mu, tuple(plds)
-    )
+    return SecAggCurve(entries, n, d, interval, bracket, gaussian_delta(mu, e), mu, tuple(plds))
 
 
 def secagg_epsilon(entries: Entries, n: int, d: int, delta: float, interval: float = 1e-3) -> float:

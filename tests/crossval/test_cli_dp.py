@@ -139,3 +139,17 @@ def test_dp_fig1(capsys: pytest.CaptureFixture[str], tmp_path: Path) -> None:
     by = {(c["entries"], c["d"]): c["delta"][0] for c in data["curves"]}
     assert by[("uniform", 10)] > by[("uniform", 1)] and by[("exponential", 10)] > by[("exponential", 1)]
     assert png.read_bytes()[:4] == b"\x89PNG"
+
+
+def test_audit_scenario_without_privacy_layer_is_a_clear_error(
+    capsys: pytest.CaptureFixture[str], tmp_path: Path
+) -> None:
+    import importlib.util
+
+    if importlib.util.find_spec("checker.app.privacy_fl") is not None:
+        pytest.skip("the privacy application layer exists; covered by its own tests")
+    f = tmp_path / "model.fl"
+    f.write_text("scenario x\n")
+    code, _, err = run(capsys, "audit", str(f))
+    assert code == 2
+    assert "privacy_fl" in err and "model.fl" in err

@@ -143,3 +143,39 @@ def test_bracket_and_composition_match_mu_sqrt_d(mu1: float, d: int) -> None:
     rounded = rd.self_compose(d).delta(eps)
     assert np.all(rounded <= exact + 1e-13)
     assert float(np.max(exact - rounded)) > 10 * oerrs[2]
+
+
+@settings(max_examples=20, deadline=None)
+@given(
+    st.floats(0.1, 2.0),
+    st.sampled_from([2e-3, 5e-3, 1e-2]),
+    st.integers(1, 8),
+    st.booleans(),
+    st.booleans(),
+)
+def test_discretised_curves_are_privacy_curves(mu: float, h: float, d: int, pess: bool, lap: bool) -> None:
+    """Every discretised, composed estimate is itself a valid PLD: δ non-increasing and convex in e^ε, and
+    its trade-off function is a trade-off function (convex, non-increasing, f(α) ≤ 1 − α)."""
+    if lap:
+        tails = laplace_loss_tails(mu, np.arange(-mu - 2 * h, mu + 2 * h, h))
+    else:
+        tails = gaussian_loss_tails(mu, gaussian_grid(mu, h))
+    pld = tails.to_grid(h, pess).self_compose(d)
+    x = np.linspace(0.05, 10.0, 500)
+    dl = pld.delta(np.log(x))
+    assert np.all(np.diff(dl) <= 1e-12)
+    assert np.all(np.diff(dl, 2) >= -1e-9)
+    a = np.linspace(0, 1, 401)
+    f = pld.tradeoff(a)
+    assert np.all(f <= 1 - a + 1e-9)
+    assert np.all(np.diff(f) <= 1e-12)
+    assert np.all(np.diff(f, 2) >= -1e-9)
+    # and it sits on the right side of the exact curve (known in closed form for composed Gaussians
+    # and for one Laplace)
+    if lap and d > 1:
+        return
+    exact = laplace_delta(mu, np.log(x)) if lap else gaussian_delta(mu * math.sqrt(d), np.log(x))
+    if pess:
+        assert np.all(dl >= exact - 1e-12)
+    else:
+        assert np.all(dl <= exact + 1e-12)
