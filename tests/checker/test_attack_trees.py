@@ -530,3 +530,27 @@ def test_ref_validity_witness_and_theorem(k: Kripke, data: st.DataObject) -> Non
         assert reach_ok[list(t.pre)].all()
     if is_valid(t, k):
         assert is_ref_valid(t, k)
+
+
+@FAST
+@given(st.data())
+def test_random_refinement_derivations_are_recognised(data: st.DataObject) -> None:
+    """Apply random refI / ref_or / ref_trans steps to a random and-attack: ``refines`` recognises the
+    result; and refinement always preserves the pair (ref_pres_att) on random pairs of trees."""
+    k = data.draw(kripke_structures(max_states=5))
+    kids = [data.draw(random_trees(k, depth=1)) for _ in range(data.draw(st.integers(1, 4)))]
+    a = AndAttack(kids, kids[0].pre, kids[-1].post)
+    current: AttackTree = a
+    for _ in range(data.draw(st.integers(1, 4))):
+        bases = [i for i, c in enumerate(current.children) if c.kind == "base"]
+        if current.kind == "and" and bases and data.draw(st.booleans()):
+            idx = data.draw(st.sampled_from(bases))
+            spliced = [data.draw(random_trees(k, depth=1)) for _ in range(data.draw(st.integers(0, 3)))]
+            kids2 = list(current.children[:idx]) + spliced + list(current.children[idx + 1:])
+            current = AndAttack(kids2, current.pre, current.post)  # refI
+        else:
+            current = OrAttack([current] * data.draw(st.integers(1, 2)), current.pre, current.post)  # ref_or
+        assert refines(a, current)
+    other = data.draw(random_trees(k))
+    if refines(a, other):
+        assert other.pair == a.pair
