@@ -1,7 +1,8 @@
 """``flcheck dp`` (numerical privacy curves) and ``flcheck audit`` (membership-inference audits).
 
 * ``flcheck dp gaussian --mu MU --eps E…`` — closed-form δ(ε) of the μ-Gaussian mechanism (seed 000,
-  Thm. 4.2); ``--delta D…`` adds ε(δ).
+  Thm. 4.2); ``--delta D…`` adds ε(δ). With correlated noise, ``--cov 'a,b;c,d' [--width w1,w2]``
+  computes μ = max Δ_{x,x'} over the input box (eq. 10, Proposition 1) instead of ``--mu``.
 * ``flcheck dp secagg --entries exponential|uniform --n N --d D --eps E…`` — SecAgg as a noise mechanism
   (seed 000, §4.2): certified upper curve, optimistic lower curve, Gaussian approximation (Thm. 4.1).
 * ``flcheck dp fig1 [--n N] [--dims D…] --plot FILE.png`` — seed 000 Fig. 1 (δ(ε) rises quickly with d).
@@ -54,15 +55,65 @@ def _nonneg(name: str, v: float) -> None:
         raise InputError(f"--{name} must be >= 0, got {v}", Position(f"--{name}"), "a number >= 0")
 
 
+def _parse_matrix(text: str, option: str) -> np.ndarray:
+    """``"a,b;c,d"`` -> 2-D array (rows separated by ``;``), with a column-precise error."""
+    rows = []
+    col = 1
+    for r in text.split(";"):
+        vals = []
+        for item in r.split(","):
+            try:
+                vals.append(float(Fraction(item.strip())))
+            except (ValueError, ZeroDivisionError):
+                raise InputError(
+                    f"bad number {item.strip()!r}", Position(option, 1, col), "a number"
+                ) from None
+            col += len(item) + 1
+        rows.append(vals)
+    if len({len(r) for r in rows}) != 1:
+        raise InputError(
+            "rows of different lengths", Position(option, 1, 1), "a rectangular matrix 'a,b;c,d'"
+        )
+    return np.array(rows, dtype=float)
+
+
+def _gaussian_mu(args: argparse.Namespace) -> tuple[float, dict[str, Any]]:
+    """μ from ``--mu`` or, with ``--cov``, the worst-case Mahalanobis Δ over the box ``[0, width]``
+    (seed 000 eq. 10, Proposition 1)."""
+    from checker.crossval.gaussian import worst_case_delta
+
+    if args.cov is None:
+        if args.mu is None:
+            raise InputError(
+                "give --mu or --cov (with --width)", Position("--mu"), "--mu MU or --cov 'a,b;c,d'"
+            )
+        _nonneg("mu", args.mu)
+        return float(args.mu), {}
+    cov = _parse_matrix(args.cov, "--cov")
+    d = cov.shape[0]
+    if cov.shape != (d, d) or not np.allclose(cov, cov.T) or np.any(np.linalg.eigvalsh(cov) <= 0):
+        raise InputError("--cov must be a symmetric positive definite matrix", Position("--cov"), "Σ ≻ 0")
+    width = _parse_matrix(args.width, "--width").ravel() if args.width else np.ones(d)
+    if width.size != d or np.any(width < 0):
+        raise InputError(f"--width needs {d} non-negative numbers", Position("--width"), "w1,w2,…")
+    try:
+        mu, x, xp = worst_case_delta(np.zeros(d), width, cov)
+    except ValueError as exc:
+        raise InputError(str(exc), Position("--cov")) from None
+    return mu, {"worst_pair": [x.tolist(), xp.tolist()], "cov": cov.tolist(), "width": width.tolist()}
+
+
 def _cmd_gaussian(args: argparse.Namespace) -> int:
     from checker.crossval.gaussian import gaussian_delta, gaussian_epsilon
 
-    _nonneg("mu", args.mu)
+    mu, extra = _gaussian_mu(args)
+    args.mu = mu
     eps = np.asarray(args.eps, dtype=float)
-    delta = gaussian_delta(args.mu, eps)
+    delta = gaussian_delta(mu, eps)
     payload: dict[str, Any] = {
         "mechanism": "gaussian",
-        "mu": args.mu,
+        "mu": mu,
+        **extra,
         "eps": eps.tolist(),
         "delta": delta.tolist(),
     }
@@ -298,7 +349,9 @@ def register(sub: argparse._SubParsersAction) -> None:  # type: ignore[type-arg]
     dp.set_defaults(func=lambda a: (dp.print_help(file=sys.stderr), 2)[1])
 
     g = dsub.add_parser("gaussian", help="closed-form δ(ε) of the μ-Gaussian mechanism")
-    g.add_argument("--mu", type=float, required=True, help="μ = Δ (Mahalanobis sensitivity / noise)")
+    g.add_argument("--mu", type=float, help="μ = Δ (Mahalanobis distance of the worst input pair)")
+    g.add_argument("--cov", help="noise covariance Σ as 'a,b;c,d' (correlated noise, Theorem 4.2)")
+    g.add_argument("--width", help="input box [0, w] per coordinate as 'w1,w2,…' (default 1 each)")
     g.add_argument("--eps", type=float, nargs="+", required=True, metavar="E")
     g.add_argument("--delta", type=float, nargs="*", metavar="D", help="also report ε(δ)")
     g.add_argument("--json", action="store_true")

@@ -153,3 +153,17 @@ def test_audit_scenario_without_privacy_layer_is_a_clear_error(
     code, _, err = run(capsys, "audit", str(f))
     assert code == 2
     assert "privacy_fl" in err and "model.fl" in err
+
+
+def test_dp_gaussian_correlated_noise(capsys: pytest.CaptureFixture[str]) -> None:
+    """Theorem 4.2 / Proposition 1: with Σ = [[1, .5], [.5, 1]] on [0,1]², the worst pair moves the two
+    coordinates in opposite directions and Δ = sqrt((1,−1) Σ⁻¹ (1,−1)ᵀ) = 2."""
+    code, out, _ = run(
+        capsys, "dp", "gaussian", "--cov", "1,1/2;1/2,1", "--width", "1,1", "--eps", "1", "--json"
+    )
+    assert code == 0
+    data = json.loads(out)
+    assert data["mu"] == pytest.approx(2.0, abs=1e-12)
+    assert data["delta"][0] == pytest.approx(float(gaussian_delta(2.0, 1.0)[0]), abs=1e-15)
+    code, _, err = run(capsys, "dp", "gaussian", "--cov", "1,2;2,1", "--eps", "1")
+    assert code == 2 and "positive definite" in err
