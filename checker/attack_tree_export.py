@@ -107,11 +107,12 @@ def display_children(node: AttackTree, flatten: bool) -> list[AttackTree]:
 
 
 def node_label(node: AttackTree, kripke: Kripke | None, *, goal_text: str | None = None,
-               n_children: int | None = None, is_root: bool = False) -> str:
-    """A one-line human reading of a node."""
+               n_children: int | None = None, is_root: bool = False, sep: str = "; ",
+               head: str = ": ") -> str:
+    """A human reading of a node (one line with the defaults; ``sep``/``head`` = newline for DOT)."""
     if isinstance(node, BaseAttack):
         if node.label is not None:
-            return str(node.label)
+            return node.label.text(sep, head)
         return f"step {states_text(node.pre, kripke)} -> {states_text(node.post, kripke)}"
     n = len(node.children) if n_children is None else n_children
     target = goal_text if (is_root and goal_text) else states_text(node.post, kripke)
@@ -122,7 +123,7 @@ def node_label(node: AttackTree, kripke: Kripke | None, *, goal_text: str | None
         changes = _summary_changes(kripke, node)
         text = f"sequence of {n} step{'s' if n != 1 else ''}"
         if changes:
-            text += ": " + "; ".join(map(str, changes))
+            text += head + sep.join(map(str, changes))
         else:
             text += f" from {start} to {target}"
         return text
@@ -297,7 +298,7 @@ def tree_to_dot(tree: AttackTree, kripke: Kripke | None = None, *, goal_text: st
                 flatten: bool = True, name: str = "attack_tree") -> str:
     """Graphviz ``digraph``: base attacks as boxes, and-nodes as ``AND`` ellipses with numbered edges
     (the sequence), or-nodes as ``OR`` diamonds; shared sub-attacks are drawn once."""
-    lines = [f"digraph {_dot_quote(name)} {{", "  rankdir=TB;",
+    lines = [f"digraph {_dot_quote(name)} {{", "  rankdir=TB;", "  ordering=out;",
              '  node [fontname="Helvetica", fontsize=10];']
     ids: dict[int, str] = {}
     edges: list[tuple[int, str, list[int]]] = []
@@ -309,7 +310,8 @@ def tree_to_dot(tree: AttackTree, kripke: Kripke | None = None, *, goal_text: st
         nid = f"n{len(ids)}"
         ids[id(node)] = nid
         kids = display_children(node, flatten)
-        text = node_label(node, kripke, goal_text=goal_text, n_children=len(kids), is_root=is_root)
+        text = node_label(node, kripke, goal_text=goal_text, n_children=len(kids), is_root=is_root,
+                          sep="\n", head="\n")
         if node.kind == "base":
             attrs = "shape=box, style=rounded, label=" + _dot_quote(text)
         elif node.kind == "and":

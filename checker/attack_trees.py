@@ -102,13 +102,17 @@ class StepLabel:
             text += f" [{a.detail}]"
         return text
 
-    def __str__(self) -> str:
+    def text(self, sep: str = "; ", head: str = ": ") -> str:
+        """``action: change; change`` (``sep`` between changes, ``head`` after the action)."""
         text = self.action_text()
         if self.changes:
-            return text + ": " + "; ".join(map(str, self.changes))
+            return text + head + sep.join(map(str, self.changes))
         if self.source or self.target:
-            return text + f": {self.source} -> {self.target}"
+            return text + head + f"{self.source} -> {self.target}"
         return text
+
+    def __str__(self) -> str:
+        return self.text()
 
 
 def format_value(value: object) -> str:
