@@ -1057,6 +1057,11 @@ def generate_attack_tree(
 
 def _value_set(values: Sequence[object], mask: np.ndarray, cap: int = 64) -> set[str] | None:
     """Distinct formatted values on the states of ``mask`` (``None`` when more than ``cap``)."""
+    if isinstance(values, np.ndarray) and values.shape == mask.shape:
+        distinct = np.unique(values[mask])
+        if len(distinct) > cap:
+            return None
+        return {format_value(v) for v in distinct.tolist()}
     out: set[str] = set()
     for s in np.flatnonzero(mask).tolist():
         out.add(format_value(values[s]))
