@@ -977,6 +977,7 @@ def generate_attack_tree(
     distinguish: Literal["auto", "actions", "steps", "paths"] = "auto",
     labels: bool = True,
     label_observables: Sequence[str] | None = None,
+    goal_observables: Sequence[str] = (),
     budget: int = 200_000,
 ) -> AttackFound | NoAttack:
     """Build a valid attack tree with ``attack = (initial, goal)`` when ``EF goal`` holds from every initial
@@ -992,7 +993,8 @@ def generate_attack_tree(
     choice), ``"paths"`` compares paths; ``"auto"`` is ``actions`` when the structure has more than one
     action, else ``paths``. Base attacks are labelled (``labels``) with the edge's action and the changed
     observables: those named in ``label_observables``, by default all except step counters
-    (:func:`counter_observables`).
+    (:func:`counter_observables`). ``goal_observables`` (the observables the goal mentions) are described
+    on the blocking invariant when no attack exists.
     """
     goal_mask = as_mask(kripke, goal)
     init_mask = kripke.initial_mask() if initial is None else as_mask(kripke, initial)
@@ -1001,7 +1003,8 @@ def generate_attack_tree(
     dist = distance_to(kripke, goal_mask)
     failing = frozenset(i for i in init_set if dist[i] < 0)
     if failing:
-        return _no_attack(kripke, goal_mask, init_set, goal_set, failing, dist, max_depth=max_depth,
+        return _no_attack(kripke, goal_mask, init_set, goal_set, failing, dist, goal_observables,
+                          max_depth=max_depth,
                           max_attacks=max_attacks, minimal_only=minimal_only, distinguish=distinguish,
                           labels=labels, label_observables=label_observables, budget=budget)
     mode: Literal["actions", "steps", "paths"]
@@ -1070,11 +1073,18 @@ def _value_set(values: Sequence[object], mask: np.ndarray, cap: int = 64) -> set
     return out
 
 
-def describe_invariant(kripke: Kripke, invariant: np.ndarray, goal: np.ndarray) -> list[str]:
-    """The invariant ``invariant`` (a set of states with no goal state) in the model's terms: labels and
-    observables constant on it, and observables whose values on it never occur in a goal state (each such
-    observable alone proves ``AG ¬goal``)."""
+def describe_invariant(kripke: Kripke, invariant: np.ndarray, goal: np.ndarray,
+                       focus: Sequence[str] = ()) -> list[str]:
+    """The invariant ``invariant`` (a set of states with no goal state) in the model's terms: the values
+    the ``focus`` observables (e.g. those the goal mentions) take on it, labels and observables constant
+    on it, and observables whose values on it never occur in a goal state (each such observable alone
+    proves ``AG ¬goal``)."""
     facts: list[str] = []
+    for name in focus:
+        if name in kripke.observables:
+            inside = _value_set(kripke.observables[name], invariant, cap=12)
+            if inside is not None:
+                facts.append(f"{name} only takes the values {{{', '.join(sorted(inside))}}} there")
     if not goal.any():
         facts.append("no state of the model satisfies the goal")
     for name in sorted(kripke.labels):
@@ -1097,7 +1107,7 @@ def describe_invariant(kripke: Kripke, invariant: np.ndarray, goal: np.ndarray) 
 
 
 def _no_attack(kripke: Kripke, goal_mask: np.ndarray, init_set: StateSet, goal_set: StateSet,
-               failing: StateSet, dist: np.ndarray, **options: object) -> NoAttack:
+               failing: StateSet, dist: np.ndarray, focus: Sequence[str], **options: object) -> NoAttack:
     fail_mask = as_mask(kripke, sorted(failing))
     inv = forward_reach(kripke, fail_mask)
     cannot = dist < 0
@@ -1106,7 +1116,7 @@ def _no_attack(kripke: Kripke, goal_mask: np.ndarray, init_set: StateSet, goal_s
     cert = bool(np.all(inv[fail_mask])) and closed and not bool((inv & goal_mask).any())
     if kripke.frontier is not None and bool((inv & kripke.frontier).any()):
         cert = False  # the successors of frontier states are unknown: nothing is proved
-    facts = describe_invariant(kripke, inv, goal_mask)
+    facts = describe_invariant(kripke, inv, goal_mask, focus)
     ok = init_set - failing
     partial = None
     if ok:

@@ -75,13 +75,23 @@ def _load(paths: list[str], args: argparse.Namespace) -> Kripke:
     return kripke
 
 
-def _goal_mask(kripke: Kripke, text: str) -> Any:
+def _goal_mask(kripke: Kripke, text: str) -> tuple[Any, list[str]]:
+    """The goal's satisfaction set (states certainly satisfying it) and the observables it mentions."""
+    from checker import ctl_ast as A
     from checker.ctl import ModelChecker
     from checker.ctl_parse import parse_formula
 
     formula = parse_formula(text, source="--goal")
     lower, _upper = ModelChecker(kripke).sat_bounds(formula)
-    return lower
+    names: list[str] = []
+    for atom in A.atoms_of(formula):
+        terms = [getattr(atom, f, None) for f in ("left", "right", "element", "collection")]
+        for term in terms:
+            if isinstance(term, A.Ref) and term.name in kripke.observables and term.name not in names:
+                names.append(term.name)
+        if isinstance(atom, A.Label) and atom.name in kripke.observables and atom.name not in names:
+            names.append(atom.name)
+    return lower, names
 
 
 def run(args: argparse.Namespace) -> int:
@@ -91,7 +101,7 @@ def run(args: argparse.Namespace) -> int:
     if args.max_attacks < 1:
         raise InputError("--max-attacks must be at least 1", Position("--max-attacks"), "an integer >= 1")
     kripke = _load(args.model, args)
-    goal = _goal_mask(kripke, args.goal)
+    goal, mentioned = _goal_mask(kripke, args.goal)
     shown = None
     if args.observables is not None:
         shown = [n.strip() for n in args.observables.split(",") if n.strip()]
@@ -102,7 +112,7 @@ def run(args: argparse.Namespace) -> int:
                              "one of " + (", ".join(sorted(known)) or "none"))
     result = generate_attack_tree(kripke, goal, max_depth=args.max_depth, max_attacks=args.max_attacks,
                                   minimal_only=not args.all_attacks, distinguish=args.distinguish,
-                                  label_observables=shown)
+                                  label_observables=shown, goal_observables=mentioned)
     if fmt == "json":
         text = dumps(result_to_json(result, kripke, goal_text=args.goal, model=" ".join(args.model)))
         _emit(text, args.output)

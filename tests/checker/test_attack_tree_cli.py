@@ -54,6 +54,7 @@ def test_no_attack_exit_1_with_invariant(mini: None, capsys: pytest.CaptureFixtu
     assert cli.main(["attack-tree", "m", "--goal", "round >= 2"]) == 1
     out = capsys.readouterr().out
     assert "no attack" in out and "blocking invariant: AG ¬(round >= 2)" in out
+    assert "round only takes the values {0, 1} there" in out
     assert cli.main(["attack-tree", "m", "--goal", "round >= 2", "--json"]) == 1
     data = json.loads(capsys.readouterr().out)
     assert data["valid"] is False and data["verdict"] == "violated"
