@@ -41,6 +41,12 @@ def _finite(v: float | None) -> float | str | None:
     return "inf" if math.isinf(v) else float(v)
 
 
+def _short(v: list[float], k: int = 6) -> str:
+    """A vector for the terminal: the first k entries, then the count."""
+    head = ", ".join(f"{x:g}" for x in v[:k])
+    return f"[{head}]" if len(v) <= k else f"[{head}, … ({len(v)} coordinates)]"
+
+
 def _emit(args: argparse.Namespace, payload: dict[str, Any], table: list[tuple[str, ...]]) -> None:
     if args.json:
         print(json.dumps(payload, indent=2))
@@ -291,7 +297,7 @@ def _cmd_audit(args: argparse.Namespace) -> int:
         table = [
             ("mechanism", res.mechanism),
             ("test", f"likelihood ratio ({res.method}), {res.trials} trials/hypothesis, seed {res.seed}"),
-            ("worst-case pair", f"{res.pair[0]} vs {res.pair[1]}"),
+            ("worst-case pair", f"{_short(res.pair[0])} vs {_short(res.pair[1])}"),
             ("FPR / FNR", f"{res.fpr:.6g} / {res.fnr:.6g}"),
             (f"upper {res.confidence:g}-conf.", f"{res.fpr_upper:.6g} / {res.fnr_upper:.6g}"),
             (f"eps lower (delta={res.delta:g})", f"{res.eps_lower:.6g}"),

@@ -189,7 +189,13 @@ def secagg_mechanism(entries: str, n: int, d: int = 1) -> NoiseMechanism:
     grid = np.arange(len(dens)) / m - n / 2
 
     def sample_u(size: int, rng: np.random.Generator) -> FloatArray:
-        return rng.random((size, d, n)).sum(axis=2) - n / 2
+        # sum of n uniforms per entry, in chunks of at most ~4e6 uniforms (memory stays bounded)
+        out = np.empty((size, d))
+        step = max(1, 4_000_000 // (d * n))
+        for start in range(0, size, step):
+            stop = min(size, start + step)
+            out[start:stop] = rng.random((stop - start, d, n)).sum(axis=2)
+        return out - n / 2
 
     def logpdf_u(y: FloatArray) -> FloatArray:
         # log-linear interpolation of the lattice density (an approximation: the test stays valid)

@@ -114,7 +114,7 @@ def worst_case_delta(
 
     A convex quadratic form is maximised over the difference box ``[−w, w]`` at a vertex: exact for a
     diagonal Σ (all coordinates at opposite ends) and by enumeration of the ``2^{d−1}`` sign patterns for
-    d ≤ 16; larger non-diagonal Σ raise ``ValueError``.
+    d ≤ 16; for larger non-diagonal Σ a local optimum (eigenvector signs + single-flip search).
     """
     lo = np.atleast_1d(np.asarray(lower, dtype=float))
     hi = np.atleast_1d(np.asarray(upper, dtype=float))
@@ -132,7 +132,20 @@ def worst_case_delta(
             if v > best:
                 best, signs = v, s
     else:
-        raise ValueError("worst-case pair for a non-diagonal covariance is only enumerated for d <= 16")
+        # d > 16, non-diagonal: maximise sᵀ A s over sign vectors (A = W Σ⁻¹ W, NP-hard in general) by
+        # the signs of A's principal eigenvector followed by single-flip local search. Any pair is a
+        # valid audit pair, so a non-optimal one only weakens the audit.
+        a_mat = (w[:, None] * prec) * w[None, :]
+        _, vecs = np.linalg.eigh(a_mat)
+        signs = np.where(vecs[:, -1] >= 0, 1.0, -1.0)
+        improved = True
+        while improved:
+            improved = False
+            gain = -4.0 * signs * (a_mat @ signs - np.diag(a_mat) * signs)  # change of sᵀAs when flipping i
+            i = int(np.argmax(gain))
+            if gain[i] > 1e-12:
+                signs[i] = -signs[i]
+                improved = True
     x = np.where(signs > 0, lo, hi)
     xp = np.where(signs > 0, hi, lo)
     return mahalanobis(x, xp, c), x, xp

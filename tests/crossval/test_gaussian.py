@@ -179,3 +179,24 @@ def test_discretised_curves_are_privacy_curves(mu: float, h: float, d: int, pess
         assert np.all(dl >= exact - 1e-12)
     else:
         assert np.all(dl <= exact + 1e-12)
+
+
+def test_worst_case_pair_local_search_in_high_dimension() -> None:
+    """d > 16 with correlated Σ: the returned pair beats every random sign pattern and every single flip."""
+    rng = np.random.default_rng(5)
+    d = 24
+    a = rng.normal(size=(d, d))
+    cov = a @ a.T / d + 0.2 * np.eye(d)
+    hi = rng.uniform(0.5, 1.5, d)
+    delta, x, xp = worst_case_delta(np.zeros(d), hi, cov)
+    assert mahalanobis(x, xp, cov) == pytest.approx(delta, rel=1e-12)
+    prec = np.linalg.inv(cov)
+    s = np.sign(xp - x)
+    best = s @ (hi[:, None] * prec * hi[None, :]) @ s
+    for _ in range(2000):
+        r = rng.choice([-1.0, 1.0], d)
+        assert r @ (hi[:, None] * prec * hi[None, :]) @ r <= best + 1e-9
+    for i in range(d):
+        f = s.copy()
+        f[i] = -f[i]
+        assert f @ (hi[:, None] * prec * hi[None, :]) @ f <= best + 1e-9
