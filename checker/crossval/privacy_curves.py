@@ -27,9 +27,10 @@ A :class:`LossTails` is turned into a :class:`GridPLD` in two ways whose curves 
   (``method="round"`` rounds every loss down instead: simpler, O(h).)
 
 Each :class:`GridPLD` carries a ``slack``: a bound on the error of the numerical steps that are not exact
-by construction (tail truncation of a composition, the lower-tail cell of the optimistic estimate, a
-round-off allowance for the FFT). Pessimistic curves add it, optimistic curves subtract it, so
-``optimistic ≤ true ≤ pessimistic`` holds for the reported numbers.
+by construction (tail truncation of a composition — a Chernoff bound, rigorous; the lower-tail cell of
+the ``method="round"`` estimate; a round-off allowance for the FFT — heuristic, ~1e-12 in practice).
+Pessimistic curves add it, optimistic curves subtract it, so ``optimistic ≤ true ≤ pessimistic`` holds for
+the reported numbers up to floating-point evaluation of the exact tails (relative ~1e-15, not counted).
 
 Conversions (Dong, Roth, Su, "Gaussian differential privacy", JRSS-B 2022, Prop. 2.12 and 2.5;
 Humphries et al., CSF 2023 for the advantage): δ(ε) ↔ ε(δ) ↔ trade-off ``f(α)`` ↔ best advantage.

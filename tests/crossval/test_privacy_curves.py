@@ -186,3 +186,20 @@ def test_grid_self_compose_equals_exact_convolution(w: list[int], start: int, ti
     np.testing.assert_allclose(got.delta(eps), exact.delta(eps), atol=1e-9)
     two = g.compose(g)
     np.testing.assert_allclose(two.delta(eps), g.self_compose(2, 1e-30).delta(eps), atol=1e-9)
+
+
+@settings(max_examples=60, deadline=None)
+@given(pairs())
+def test_best_advantage_is_total_variation(pq: tuple[np.ndarray, np.ndarray]) -> None:
+    """max_α 1 − α − T(P,Q)(α) = TV(P, Q) = E_1(P‖Q) = δ(0); and the (ε, δ(ε)) advantage bound holds."""
+    p, q = pq
+    pld = DiscretePLD.from_arrays(p, q)
+    with np.errstate(divide="ignore", invalid="ignore"):
+        order = np.argsort(np.log(p) - np.log(q), kind="stable")
+    kinks = np.concatenate([[0.0], np.cumsum(p[order]), np.linspace(0, 1, 11)])
+    tv = 0.5 * float(np.abs(p - q).sum())
+    assert best_advantage(kinks, pld.tradeoff(kinks)) == pytest.approx(tv, abs=1e-12)
+    assert pld.delta(0.0)[0] == pytest.approx(tv, abs=1e-12)
+    for eps in (0.0, 0.5, 2.0):
+        d = max(pld.delta(eps)[0], DiscretePLD.from_arrays(q, p).delta(eps)[0])
+        assert tv <= advantage_from_eps_delta(eps, d) + 1e-12
