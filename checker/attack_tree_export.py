@@ -129,6 +129,12 @@ def node_label(node: AttackTree, kripke: Kripke | None, *, goal_text: str | None
         return text
     if n == 0:
         return f"no step needed: {start} in {target}"
+    kids = node.children
+    if len(kids) > 1 and sum(len(c.pre) for c in kids) == len(node.pre) \
+            and frozenset().union(*(c.pre for c in kids)) == node.pre:
+        return f"from each of {len(kids)} groups of start states {start} to {target}"
+    if n == 1:
+        return f"the one way found from {start} to {target}"
     return f"one of {n} ways from {start} to {target}"
 
 
