@@ -41,7 +41,7 @@ def timed(fn, runs: int) -> tuple[float, object]:  # type: ignore[no-untyped-def
 def main() -> None:
     ap = argparse.ArgumentParser()
     ap.add_argument("--runs", type=int, default=7)
-    ap.add_argument("--interval", type=float, default=3e-4)
+    ap.add_argument("--interval", type=float, default=2e-4)
     args = ap.parse_args()
     h = args.interval
 
