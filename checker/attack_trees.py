@@ -46,6 +46,20 @@ goal early — such a class contains a strictly shorter attack). Letters are the
 or the actions without their detail (``steps``: a client step whatever value it carries), or the edges
 themselves (``paths``). *Minimal* attacks: no other attack uses a strict subset of its actions, or the
 same actions with fewer repetitions.
+
+Typical use (the exporters are in :mod:`checker.attack_tree_export`)::
+
+    >>> import numpy as np
+    >>> from checker.kripke import Kripke
+    >>> from checker.ts import Action
+    >>> k = Kripke.from_edges(4, [0], [0, 0, 1, 2], [1, 2, 3, 3], action=[0, 1, 1, 0],
+    ...                       actions=(Action("get_grad", "sat1"), Action("get_grad", "sat2")))
+    >>> found = generate_attack_tree(k, [3])     # the two client steps commute: one way
+    >>> found.exists, len(found.paths[0]), is_valid(found.tree, k), found.tree.pair
+    (True, 1, True, (frozenset({0}), frozenset({3})))
+    >>> blocked = generate_attack_tree(k, [0], initial=[3])
+    >>> blocked.exists, sorted(blocked.failing), blocked.certificate_ok
+    (False, [3], True)
 """
 
 from __future__ import annotations

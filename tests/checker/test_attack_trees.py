@@ -554,3 +554,12 @@ def test_random_refinement_derivations_are_recognised(data: st.DataObject) -> No
     other = data.draw(random_trees(k))
     if refines(a, other):
         assert other.pair == a.pair
+
+
+def test_module_docstring_example() -> None:
+    import doctest
+
+    import checker.attack_trees as module
+
+    result = doctest.testmod(module)
+    assert result.attempted >= 4 and result.failed == 0
