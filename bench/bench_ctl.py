@@ -137,7 +137,7 @@ class GeneratorTS:
 
 
 def bench_explore(sizes: list[tuple[int, int, int]]) -> None:
-    from checker.explore import explore
+    from checker.explore import Limits, explore
 
     print("\nExploration (BFS, interning, CSR) of FL(K,R,V) as a Python transition system "
           "(the generator's successor function):")
@@ -160,7 +160,10 @@ def bench_explore(sizes: list[tuple[int, int, int]]) -> None:
           f"{'+obs s':>7}")
     cases = [("seed_model()", examples.seed_model, {}),
              ("moniteo_like(3, rounds=2)", examples.moniteo_like, {"k_clients": 3, "rounds": 2}),
-             ("moniteo_like(4, rounds=2)", examples.moniteo_like, {"k_clients": 4, "rounds": 2})]
+             ("moniteo_like(3, 1, 'rr') [50k cap]", examples.moniteo_like,
+              {"k_clients": 3, "rounds": 1, "mechanism": "rr"}),
+             ("moniteo_like(4, 1, 'geometric') [50k]", examples.moniteo_like,
+              {"k_clients": 4, "rounds": 1, "mechanism": "geometric"})]
     for name, fn, kwargs in cases:
         try:
             system = fn(**kwargs)
@@ -168,7 +171,7 @@ def bench_explore(sizes: list[tuple[int, int, int]]) -> None:
             print(f"{name:>34}  unavailable: {exc}")
             continue
         t0, c0 = time.perf_counter(), time.process_time()
-        kr = explore(system)
+        kr = explore(system, limits=Limits(max_states=50_000))
         dt, dc = time.perf_counter() - t0, time.process_time() - c0
         t0 = time.perf_counter()
         for col in kr.observables.values():
