@@ -63,6 +63,15 @@ def _index_dtype(n: int) -> type[np.signedinteger]:
     return np.int32 if n < 2**31 - 1 else np.int64
 
 
+def _csr(indices: np.ndarray, indptr: np.ndarray, n: int) -> sp.csr_matrix:
+    """A square CSR matrix with int8 ones, keeping 32-bit indices when they fit (scipy upcasts all
+    index arrays to the widest one given, which would double the memory of large structures)."""
+    if len(indices) < 2**31 - 1 and n < 2**31 - 1:
+        indices = indices.astype(np.int32, copy=False)
+        indptr = indptr.astype(np.int32, copy=False)
+    return sp.csr_matrix((np.ones(len(indices), dtype=np.int8), indices, indptr), shape=(n, n))
+
+
 def gather_ranges(ptr: np.ndarray, idx: np.ndarray, rows: np.ndarray) -> np.ndarray:
     """Concatenation of ``idx[ptr[r]:ptr[r+1]]`` for every ``r`` in ``rows`` (vectorised)."""
     starts = ptr[rows]
@@ -100,7 +109,7 @@ class Graph:
         """``(pred_ptr, pred_idx)``: the predecessors of ``t`` are ``pred_idx[pred_ptr[t]:pred_ptr[t+1]]``."""
         if len(self.dst) == 0:
             return np.zeros(self.n + 1, dtype=np.int64), self.dst[:0]
-        m = sp.csr_matrix((np.ones(len(self.dst), dtype=np.int8), self.dst, self.ptr), shape=(self.n, self.n))
+        m = _csr(self.dst, self.ptr, self.n)
         t = m.tocsc()
         return t.indptr.astype(np.int64, copy=False), t.indices.astype(self.itype, copy=False)
 
@@ -183,7 +192,7 @@ class Graph:
         np.cumsum(keep, out=csum[1:])
         ptr = np.concatenate([csum[pptr], [csum[-1] + len(level)]])
         idx = np.concatenate([pidx[keep], level.astype(pidx.dtype)])
-        graph = sp.csr_matrix((np.ones(len(idx), dtype=np.int8), idx, ptr), shape=(self.n + 1, self.n + 1))
+        graph = _csr(idx, ptr, self.n + 1)
         order = csgraph.breadth_first_order(graph, self.n, directed=True, return_predecessors=False)
         reached = order[1:]
         visited[reached] = True
@@ -201,8 +210,7 @@ class Graph:
                 csum = np.zeros(len(keep) + 1, dtype=np.int64)
                 np.cumsum(keep, out=csum[1:])
                 ptr = csum[self.ptr]
-                graph = sp.csr_matrix((np.ones(int(csum[-1]), dtype=np.int8), self.dst[keep], ptr),
-                                      shape=(self.n, self.n))
+                graph = _csr(self.dst[keep], ptr, self.n)
                 _, labels = csgraph.connected_components(graph, directed=True, connection="strong")
                 sizes = np.bincount(labels)
                 seeds |= f & (sizes[labels] > 1)
@@ -259,8 +267,7 @@ class Graph:
         keep = leave[self.src] if len(self.dst) else np.zeros(0, dtype=bool)
         csum = np.zeros(len(keep) + 1, dtype=np.int64)
         np.cumsum(keep, out=csum[1:])
-        graph = sp.csr_matrix((np.ones(int(csum[-1]), dtype=np.int8), self.dst[keep], csum[self.ptr]),
-                              shape=(self.n, self.n))
+        graph = _csr(self.dst[keep], csum[self.ptr], self.n)
         order, pred = csgraph.breadth_first_order(graph, start, directed=True, return_predecessors=True)
         return order, pred
 
