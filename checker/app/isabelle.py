@@ -1127,3 +1127,11 @@ def load_export(spec: str, *, limits: Limits | None = None) -> ScenarioExport:
     except ImportError as exc:
         raise InputError(f"scenario files are not supported in this build ({exc})",
                          Position(str(path))) from None
+
+
+def golden_specs() -> list[str]:
+    """The scenarios whose exports are committed under ``theories/``: every bundled scenario file and
+    every flmodel example (``example:NAME``), in a fixed order."""
+    import flcheck_spec
+
+    return [*sorted(flcheck_spec.bundled_scenarios()), *(f"example:{n}" for n in sorted(EXAMPLE_PROPERTIES))]

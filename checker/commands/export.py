@@ -2,8 +2,10 @@
 
 ``SCENARIO`` is a scenario file (``.fl``), the name of a bundled scenario (``flcheck_spec``), or
 ``example:NAME`` for an flmodel example system (``example:seed``, ``example:moniteo``,
-``example:moniteo_rr``). The command writes ``FL_Infrastructure.thy``, one ``Scenario_<name>.thy`` per
-scenario and ``ROOT`` into ``DIR`` (atomically, file by file; the ROOT lists every theory in ``DIR``),
+``example:moniteo_rr``); ``--bundled`` adds all of those (the set committed under ``theories/``:
+``flcheck export isabelle --bundled -o theories/`` regenerates it). The command writes
+``FL_Infrastructure.thy``, one ``Scenario_<name>.thy`` per scenario and ``ROOT`` into ``DIR``
+(atomically, file by file; the ROOT lists every theory in ``DIR``),
 then syntax-checks the whole directory with the Isabelle-subset grammar. Exit 0 when the export passes
 the syntax check, 1 when it does not (the issues are printed), 2 on bad input.
 
@@ -16,7 +18,7 @@ from __future__ import annotations
 import argparse
 import sys
 
-from checker.app.isabelle import export_texts, load_export, write_export
+from checker.app.isabelle import export_texts, golden_specs, load_export, write_export
 from checker.app.isabelle_syntax import check_export_dir
 from checker.explore import Limits
 from checker.verdict import EXIT_HOLDS
@@ -24,7 +26,13 @@ from checker.verdict import EXIT_HOLDS
 
 def run_isabelle(args: argparse.Namespace) -> int:
     limits = Limits(max_states=args.max_states) if args.max_states else None
-    exports = [load_export(spec, limits=limits) for spec in args.scenario]
+    specs = list(args.scenario)
+    if args.bundled:
+        specs += [s for s in golden_specs() if s not in specs]
+    if not specs:
+        print("flcheck: error: give a SCENARIO or --bundled", file=sys.stderr)
+        return 2
+    exports = [load_export(spec, limits=limits) for spec in specs]
     files = export_texts(exports)
     written = write_export(files, args.output)
     issues = check_export_dir(args.output)
@@ -54,8 +62,10 @@ def register(sub: argparse._SubParsersAction) -> None:  # type: ignore[type-arg]
             "them. The theories are NOT proof-checked by Isabelle here; run `isabelle build -D DIR`."
         ),
     )
-    isa.add_argument("scenario", nargs="+", metavar="SCENARIO",
+    isa.add_argument("scenario", nargs="*", metavar="SCENARIO",
                      help="scenario file (.fl), bundled scenario name, or example:NAME")
+    isa.add_argument("--bundled", action="store_true",
+                     help="also export every bundled scenario and flmodel example (the theories/ set)")
     isa.add_argument("-o", "--output", required=True, metavar="DIR", help="output directory")
     isa.add_argument("--max-states", type=int, default=None, help="exploration limit on states")
     isa.set_defaults(func=run_isabelle)

@@ -60,7 +60,7 @@ def test_base_theory_states_the_seed_rules_exactly() -> None:
     ("old", "new", "complaint"),
     [
         ("P' = insertp (Get c Gradc # l)", "P' = insertq (Get c Gradc # l)", "'insertq'"),
-        ("\"dunion Part C \\<equiv> \\<Union>c\\<in>C. Part c\"", "\"dunion Part C \\<equiv> \\<Union>c\\<in>C. Prt c\"",
+        ("\\<Union>c\\<in>C. Part c\"", "\\<Union>c\\<in>C. Prt c\"",
          "constant 'Prt' used before it is defined"),
         ("(gradient: \"actor \\<Rightarrow> param\")", "(gradient: \"actor \\<Rightarrow> parm\")",
          "type 'parm' used before it is defined"),
@@ -87,7 +87,8 @@ def test_use_before_definition_is_reported() -> None:
 
 def test_misspelt_variable_in_inductive_rule_is_reported() -> None:
     """A name occurring once in an intro rule is neither a constant nor a variable."""
-    mutated = BASE.replace("c \\<in> clients G \\<Longrightarrow>\n      Gradc", "c \\<in> clients Gx \\<Longrightarrow>\n      Gradc", 1)
+    old = "c \\<in> clients G \\<Longrightarrow>\n      Gradc"
+    mutated = BASE.replace(old, old.replace("clients G", "clients Gx"), 1)
     assert mutated != BASE
     assert any("'Gx'" in m and "used twice" in m for m in issues_of(mutated))
 
@@ -109,7 +110,8 @@ def test_syntax_error_has_a_position() -> None:
 
 
 def test_inner_syntax_error_points_into_the_term() -> None:
-    broken = BASE.replace("\"vscale a v \\<equiv> map (\\<lambda>x. a * x) v\"", "\"vscale a v \\<equiv> map (\\<lambda>x. a * * x) v\"")
+    old = "\"vscale a v \\<equiv> map (\\<lambda>x. a * x) v\""
+    broken = BASE.replace(old, old.replace("a * x", "a * * x"))
     _, issues = check_theory(broken, BASE_FILE)
     assert len(issues) == 1 and "inner syntax error" in issues[0].message
     line = broken.splitlines()[issues[0].line - 1]
@@ -191,7 +193,8 @@ def terms(draw: st.DrawFn, depth: int = 3, bound: frozenset[str] = frozenset()) 
         if choice == "str":
             return "''" + draw(st.sampled_from(["c1", "sat2", "loc"])) + "''", frozenset()
         return "{}", frozenset()
-    kind = draw(st.sampled_from(["app", "op", "lam", "compr", "set", "list", "tuple", "if", "all", "sum", "leaf"]))
+    kind = draw(st.sampled_from(["app", "op", "lam", "compr", "set", "list", "tuple", "if", "all", "sum",
+                                 "leaf"]))
     sub = terms(depth - 1, bound)
     if kind == "leaf":
         return draw(terms(0, bound))

@@ -1,0 +1,280 @@
+"""``flcheck export isabelle``: golden files under theories/, determinism, the syntax check of every
+export, the proof-script shapes built from the checker's evidence, the CLI, and random scenarios
+(issue 9)."""
+
+from __future__ import annotations
+
+import os
+import re
+import subprocess
+import sys
+from fractions import Fraction
+from pathlib import Path
+
+import pytest
+from hypothesis import HealthCheck, given, settings
+from hypothesis import strategies as st
+
+from checker.app.isabelle import (
+    PropertySpec,
+    ScenarioExport,
+    example_export,
+    export_texts,
+    golden_specs,
+    load_export,
+    rat,
+    scenario_theory_text,
+    theory_name,
+)
+from checker.app.isabelle_syntax import check_export_dir, check_export_texts
+from checker.cli import main
+from checker.ctl_parse import parse_formula
+from flmodel.data import point
+from flmodel.examples import fl_infrastructure, seed_model
+from flmodel.infrastructure import Infrastructure, Protocol
+from flmodel.learning import HingeLoss, SquaredLoss
+from flmodel.system import Bounds, FLSystem
+
+ROOT = Path(__file__).resolve().parents[2]
+THEORIES = ROOT / "theories"
+REGENERATE = "flcheck export isabelle --bundled -o theories/"
+
+
+def props(*pairs: tuple[str, str]) -> tuple[PropertySpec, ...]:
+    return tuple(PropertySpec(n, "ctl", t, parse_formula(t)) for n, t in pairs)
+
+
+@pytest.fixture(scope="module")
+def golden_files() -> dict[str, str]:
+    return export_texts([load_export(s) for s in golden_specs()])
+
+
+# ------------------------------------------------------------------------------------------------
+# golden files
+# ------------------------------------------------------------------------------------------------
+
+
+def test_theories_directory_is_current(golden_files: dict[str, str]) -> None:
+    """theories/ holds exactly the export of the bundled scenarios and examples, byte for byte."""
+    committed = {p.name: p.read_text(encoding="utf-8") for p in THEORIES.iterdir() if p.is_file()}
+    stale = sorted(n for n in golden_files if committed.get(n) != golden_files[n])
+    extra = sorted(set(committed) - set(golden_files))
+    assert not stale and not extra, (
+        f"theories/ is out of date (stale: {stale}, not generated: {extra}); regenerate with\n"
+        f"    rm theories/*.thy theories/ROOT && {REGENERATE}\n"
+        "and commit the result."
+    )
+
+
+def test_committed_theories_pass_the_syntax_check() -> None:
+    assert check_export_dir(THEORIES) == []
+
+
+def test_every_golden_export_passes_the_syntax_check(golden_files: dict[str, str]) -> None:
+    assert check_export_texts(golden_files) == []
+    assert golden_files["ROOT"].startswith("session FLcheck = HOL +")
+    for name in golden_files:
+        if name.endswith(".thy"):
+            assert re.search(rf"^  +{Path(name).stem}$", golden_files["ROOT"], re.M)
+
+
+# ------------------------------------------------------------------------------------------------
+# determinism
+# ------------------------------------------------------------------------------------------------
+
+
+def test_export_is_deterministic_within_a_process() -> None:
+    exp = example_export("seed")
+    assert scenario_theory_text(exp) == scenario_theory_text(example_export("seed"))
+
+
+def test_export_is_deterministic_across_hash_seeds(tmp_path: Path) -> None:
+    """Two processes with different string-hash seeds write the same bytes."""
+    outs = []
+    for seed in ("1", "2"):
+        d = tmp_path / seed
+        env = dict(os.environ, PYTHONHASHSEED=seed)
+        r = subprocess.run(
+            [sys.executable, "-m", "checker", "export", "isabelle", "example:seed", "example:moniteo_rr",
+             "-o", str(d)],
+            env=env, capture_output=True, text=True, timeout=300, cwd=ROOT,
+        )
+        assert r.returncode == 0, r.stderr
+        outs.append({p.name: p.read_bytes() for p in sorted(d.iterdir())})
+    assert outs[0] == outs[1]
+    assert len(outs[0]) == 4
+
+
+# ------------------------------------------------------------------------------------------------
+# what the scenario theory contains
+# ------------------------------------------------------------------------------------------------
+
+
+def test_rationals_are_exact() -> None:
+    assert rat(Fraction(3, 10)) == "(3 / 10)"
+    assert rat(Fraction(-1, 2)) == "(- (1 / 2))"
+    assert rat(7) == "7" and rat(-2) == "(- 2)" and rat(0) == "0"
+
+
+def test_seed_theory_has_the_locale_and_the_evidence() -> None:
+    text = scenario_theory_text(example_export("seed"))
+    assert text.count("theory Scenario_example_seed\n  imports FL_Infrastructure\nbegin") == 1
+    assert "locale scenario_example_seed =" in text
+    for part in ("_gra ::", "_aloc ::", "_server ::", "_clients ::", "_dataset ::", "_poli ::", "_learner ::",
+                 "_step ::", "_init ::", "_Kripke ::"):
+        assert part in text
+    assert "Learner (1 / 2) (mean_grad (squared_grad True))" in text
+    # EF witness: step lemmas, the reach lemma, check_EF_reach and the attack tree
+    assert "check_EF_reach [OF example_seed_model_changes_reach example_seed_model_changes_goal]" in text
+    assert "example_seed_model_changes_tree_valid" in text
+    # AG violated: a counterexample
+    assert "check_AG_counterexample [OF example_seed_ready_within_clients_fails_reach" in text
+    # AG that holds on a bounded unfolding: stated, oops, with the reason
+    m = re.search(r"lemma example_seed_clients_fixed: .*?\n  \(\* (.*?) \*\)\n  oops", text)
+    assert m and "bounded" in m.group(1)
+
+
+def test_witness_chain_follows_the_model() -> None:
+    """Each step lemma of the EF witness names the rule of a real step, and the chain ends where the
+    goal holds: the number of step lemmas equals the length of the checker's witness."""
+    from checker.ctl import ModelChecker
+    from checker.explore import explore
+
+    system = seed_model()
+    f = parse_formula("EF curmodpar != (0, 0)")
+    k = explore(system)
+    res = ModelChecker(k).check(f, vacuity=False)
+    assert res.witness is not None
+    n_steps = len(res.witness.states) - 1
+    text = scenario_theory_text(ScenarioExport("w", system, props(("p", str(f)))))
+    steps = re.findall(r"lemma w_p_step(\d+): \"w_step (\S+) (\S+)\"\n  \(\* (\w+)", text)
+    assert [int(s[0]) for s in steps] == list(range(1, n_steps + 1))
+    assert steps[0][1] == "w_init"
+    for (_, _src, dst, _rule), (_, nxt, _, _) in zip(steps, [*steps[1:], ("", "", "", "")], strict=True):
+        if nxt:
+            assert dst == nxt
+    rules = [s[3] for s in steps]
+    assert rules[0] == "put_part" and rules[-1] == "eval_server"
+    # the reported actions are those of the witness path
+    actions = [s.action.split("(")[0] for s in res.witness.steps[1:]]
+    assert rules == actions
+
+
+def test_invariant_for_an_unbounded_complete_exploration() -> None:
+    """With no trace (evs = {}) no rule is enabled: one reachable state, so an AG that holds is proved by
+    the explicit invariant {init} through check_AG_inv."""
+    infra = fl_infrastructure(["c1"], [point("a", 1, 2)])
+    infra = Infrastructure(infra.igra, Protocol(frozenset()), infra.poli)
+    system = FLSystem(infra, bounds=Bounds(None, None))
+    text = scenario_theory_text(ScenarioExport("inv", system, props(("fixed", "AG clients == {c1}"))))
+    assert "proof (rule check_AG_inv)" in text
+    assert '"inv_fixed_inv \\<equiv> {' in text
+    assert "oops" not in text.split("lemma inv_fixed:")[1]
+    exp = ScenarioExport("inv", system, props(("fixed", "AG clients == {c1}")))
+    assert check_export_texts(export_texts([exp])) == []
+
+
+def test_untranslatable_and_unknown_properties_are_explained() -> None:
+    text = scenario_theory_text(ScenarioExport("u", seed_model(), props(("r", "EF round >= 1"),
+                                                                         ("en", "EF enabled(eval_server)"))))
+    assert text.count("Not stated in Isabelle:") == 2
+    assert "bookkeeping" in text and "enabled(...)" in text
+
+
+def test_noise_support_becomes_locale_assumptions() -> None:
+    text = scenario_theory_text(example_export("moniteo_rr"))
+    assert "fixes example_moniteo_rr_support ::" in text
+    assumes = re.findall(r"assumes (example_moniteo_rr_support_\d+):", text)
+    assert assumes and len(assumes) == len(set(assumes))
+    assert "state_transition_rounds example_moniteo_rr_learner example_moniteo_rr_support True" in text
+    for a in assumes:  # every assumption is used by some step
+        assert text.count(a) >= 2
+
+
+def test_other_property_kinds_get_an_explanation() -> None:
+    spec = PropertySpec("dp", "ni_fl_dp", "ni_fl_dp eps = 1", None, "holds", "eps=0.69")
+    text = scenario_theory_text(ScenarioExport("o", seed_model(), (spec,)))
+    assert "Kind ni_fl_dp; flcheck's verdict: holds, figure eps=0.69" in text
+
+
+def test_theory_names() -> None:
+    assert theory_name("moniteo-8") == "Scenario_moniteo_8"
+    assert theory_name("seed") == "Scenario_seed"
+
+
+# ------------------------------------------------------------------------------------------------
+# CLI
+# ------------------------------------------------------------------------------------------------
+
+
+def test_cli_writes_and_checks(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
+    rc = main(["export", "isabelle", "example:seed", "-o", str(tmp_path)])
+    out = capsys.readouterr().out
+    assert rc == 0 and "syntax check passed" in out and "not proof-checked" in out
+    assert sorted(p.name for p in tmp_path.iterdir()) == ["FL_Infrastructure.thy", "ROOT",
+                                                          "Scenario_example_seed.thy"]
+    # a second scenario into the same directory: ROOT lists both
+    rc = main(["export", "isabelle", "example:moniteo", "-o", str(tmp_path)])
+    assert rc == 0
+    root = (tmp_path / "ROOT").read_text()
+    assert "Scenario_example_seed" in root and "Scenario_example_moniteo" in root
+
+
+def test_cli_reports_a_broken_export(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
+    broken = "theory Scenario_broken\n  imports FL_Infrastructure\nbegin\n"  # no "end"
+    (tmp_path / "Scenario_broken.thy").write_text(broken)
+    rc = main(["export", "isabelle", "example:seed", "-o", str(tmp_path)])
+    assert rc == 1
+    assert "FAILS the syntax check" in capsys.readouterr().err
+
+
+def test_cli_bad_input(tmp_path: Path) -> None:
+    assert main(["export", "isabelle", "no_such_scenario.fl", "-o", str(tmp_path)]) == 2
+    assert main(["export", "isabelle", "example:nope", "-o", str(tmp_path)]) == 2
+
+
+# ------------------------------------------------------------------------------------------------
+# random valid scenarios
+# ------------------------------------------------------------------------------------------------
+
+PROPERTY_TEMPLATES = [
+    "EF curmodpar != {zero}",
+    "AG ready == clients",
+    "EF (ready == clients & clients != {{}})",
+    'EF "{c}" in ready',
+    "AG clients == {{{cs}}}",
+    "EF dataset == {{}}",
+    "EX ready == {{}}",
+    "E[ready == {{}} U \"{c}\" in ready]",
+    "AF curmodpar == {zero}",
+    "EF n >= 1",
+]
+
+
+@st.composite
+def random_exports(draw: st.DrawFn) -> ScenarioExport:
+    n_clients = draw(st.integers(1, 2))
+    n_points = draw(st.integers(0, 2))
+    pts = [point(f"d{i}", draw(st.integers(-2, 2)), draw(st.integers(-3, 3))) for i in range(n_points)]
+    rules = draw(st.sampled_from(["published", "fedavg_rounds"]))
+    loss = draw(st.sampled_from([SquaredLoss(), HingeLoss()]))
+    if isinstance(loss, HingeLoss):
+        pts = [point(p.name, p.features, 1 if p.target >= 0 else -1) for p in pts]
+    eta = Fraction(draw(st.integers(1, 4)), draw(st.integers(1, 5)))
+    system = seed_model(n_clients, pts, max_rounds=1, max_events=draw(st.integers(1, 3)), eta=eta,
+                        loss=loss, rules=rules)
+    clients = [f"c{i}" for i in range(1, n_clients + 1)]
+    chosen = draw(st.lists(st.sampled_from(PROPERTY_TEMPLATES), min_size=1, max_size=4, unique=True))
+    zero = "(0, 0)"
+    texts = [t.format(zero=zero, c=draw(st.sampled_from(clients)), cs=", ".join(clients)) for t in chosen]
+    return ScenarioExport(f"rand_{rules}", system, props(*((f"p{i}", t) for i, t in enumerate(texts))))
+
+
+@settings(max_examples=12, deadline=None, suppress_health_check=[HealthCheck.too_slow])
+@given(random_exports())
+def test_random_scenarios_export_to_theories_that_pass_the_syntax_check(exp: ScenarioExport) -> None:
+    files = export_texts([exp])
+    assert check_export_texts(files) == []
+    text = files[f"{theory_name(exp.name)}.thy"]
+    # one subsection per property, each either stated (lemma) or explained (text)
+    assert text.count("subsection \\<open>Property ") == len(exp.properties)
