@@ -173,6 +173,20 @@ def _cmd_secagg(args: argparse.Namespace) -> int:
         (f"{e:g}", f"{u:.10g}", f"{lo:.10g}", f"{g:.10g}")
         for e, u, lo, g in zip(eps, c.bracket.upper, c.bracket.lower, c.gaussian, strict=True)
     ]
+    table.append(("max width", f"{c.bracket.error:.3g}", "(certified: lower ≤ δ ≤ upper)", ""))
+    if args.delta:
+        from checker.crossval.gaussian import gaussian_epsilon
+
+        for dv in args.delta:
+            if not 0 <= dv <= 1:
+                raise InputError(
+                    f"--delta must be in [0, 1], got {dv}", Position("--delta"), "0 <= delta <= 1"
+                )
+        inv = {f"{dv:g}": max(p.epsilon(dv) for p in c.plds) for dv in args.delta}
+        inv_g = {f"{dv:g}": gaussian_epsilon(c.gaussian_mu, dv) for dv in args.delta}
+        payload["eps_for_delta"] = {k: _finite(v) for k, v in inv.items()}
+        payload["gaussian_eps_for_delta"] = {k: _finite(v) for k, v in inv_g.items()}
+        table += [(f"eps({k}) upper", f"{v:.8g}", "", f"{inv_g[k]:.8g}") for k, v in inv.items()]
     if args.plot:
         from checker.crossval.plots import plot_curves, save_figure
 
@@ -370,6 +384,7 @@ def register(sub: argparse._SubParsersAction) -> None:  # type: ignore[type-arg]
     s.add_argument("--d", type=int, default=1, help="model size (coordinates)")
     s.add_argument("--eps", type=float, nargs="+", required=True, metavar="E")
     s.add_argument("--interval", type=float, default=3e-4, help="privacy-loss grid h (error O(h²) upper)")
+    s.add_argument("--delta", type=float, nargs="*", metavar="D", help="also report a certified ε(δ)")
     s.add_argument("--json", action="store_true")
     s.add_argument("--plot", metavar="FILE.png")
     s.set_defaults(func=_cmd_secagg)

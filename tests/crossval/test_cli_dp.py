@@ -167,3 +167,47 @@ def test_dp_gaussian_correlated_noise(capsys: pytest.CaptureFixture[str]) -> Non
     assert data["delta"][0] == pytest.approx(float(gaussian_delta(2.0, 1.0)[0]), abs=1e-15)
     code, _, err = run(capsys, "dp", "gaussian", "--cov", "1,2;2,1", "--eps", "1")
     assert code == 2 and "positive definite" in err
+
+
+def test_dp_secagg_eps_for_delta(capsys: pytest.CaptureFixture[str]) -> None:
+    code, out, _ = run(
+        capsys,
+        "dp",
+        "secagg",
+        "--entries",
+        "exponential",
+        "--n",
+        "50",
+        "--d",
+        "4",
+        "--eps",
+        "1",
+        "--delta",
+        "1e-4",
+        "--interval",
+        "1e-3",
+        "--json",
+    )
+    assert code == 0
+    data = json.loads(out)
+    e = data["eps_for_delta"]["0.0001"]
+    # the certified curve at that ε is at most δ, and just below it is above
+    code, out, _ = run(
+        capsys,
+        "dp",
+        "secagg",
+        "--entries",
+        "exponential",
+        "--n",
+        "50",
+        "--d",
+        "4",
+        "--eps",
+        str(e),
+        str(e - 0.01),
+        "--interval",
+        "1e-3",
+        "--json",
+    )
+    d = json.loads(out)["delta"]
+    assert d[0] <= 1e-4 + 1e-12 < d[1]
