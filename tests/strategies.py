@@ -73,3 +73,25 @@ def mdp_structures(draw: st.DrawFn, max_states: int = 6, max_choices: int = 3) -
     labels = {"goal": np.array(draw(st.lists(st.booleans(), min_size=n, max_size=n)), dtype=bool)}
     return Kripke.from_edges(n, initial, src, dst, action=act, actions=actions, labels=labels,
                              prob_exact=probs)
+
+
+@st.composite
+def ctl_formulas(draw: st.DrawFn, atoms: tuple[str, ...] = ATOMS, max_leaves: int = 10) -> object:
+    """A random CTL formula (``checker.ctl_ast``) over the labels ``atoms`` using every operator of
+    IIIf's MC theory (EX AX EF AF EG AG, E/A until and release) and the boolean connectives
+    (n-ary and/or, implies, iff)."""
+    from checker import ctl_ast as A
+
+    leaves = st.one_of(st.sampled_from(atoms).map(A.Label), st.sampled_from([A.TrueF(), A.FalseF()]))
+
+    def extend(children: st.SearchStrategy[A.Formula]) -> st.SearchStrategy[A.Formula]:
+        unary = st.sampled_from([A.Not, A.EX, A.AX, A.EF, A.AF, A.EG, A.AG])
+        binary = st.sampled_from([A.EU, A.AU, A.ER, A.AR, A.Implies, A.Iff])
+        return st.one_of(
+            st.builds(lambda op, f: op(f), unary, children),
+            st.builds(lambda op, f, g: op(f, g), binary, children, children),
+            st.lists(children, min_size=2, max_size=4).map(lambda fs: A.And(tuple(fs))),
+            st.lists(children, min_size=2, max_size=4).map(lambda fs: A.Or(tuple(fs))),
+        )
+
+    return draw(st.recursive(leaves, extend, max_leaves=max_leaves))
