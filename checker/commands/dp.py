@@ -319,13 +319,14 @@ def _cmd_audit(args: argparse.Namespace) -> int:
             ("consistent", "holds" if ok else "violated"),
         ]
         if args.plot:
+            from checker.crossval.audit import NoiseMechanism
+            from checker.crossval.gaussian import mahalanobis
             from checker.crossval.plots import plot_audit, save_figure
 
             mu = None
-            if kind == "gaussian":
-                from checker.crossval.gaussian import mahalanobis
-
-                mu = mahalanobis(res.pair[0], res.pair[1], np.eye(len(res.pair[0])))
+            if isinstance(mech, NoiseMechanism) and mech.noise_cov is not None:
+                # exact for the Gaussian mechanism, the Theorem 4.1 approximation otherwise
+                mu = mahalanobis(res.pair[0], res.pair[1], mech.noise_cov)
             save_figure(plot_audit(res, mu=mu), args.plot)
         _emit(args, payload, table)
         return 0 if ok else 1
