@@ -53,12 +53,14 @@ __all__ = [
     "TrainingConfig",
     "TrainingRun",
     "accuracy",
+    "batch_gradient",
     "cross_entropy",
     "digits_dataset",
     "init_params",
     "predict_proba",
     "sample_uses_bound",
     "split_clients",
+    "tabular_dataset",
     "train",
 ]
 
@@ -470,3 +472,31 @@ def first_layer_updates(run: TrainingRun) -> Sequence[FloatArray]:
     """Global first-layer round updates ``ΔW̄_t = W̄_t − W̄_{t−1}`` (``H × (d+1)``), t = 1..T."""
     hist = run.first_layer_history()
     return [hist[t] - hist[t - 1] for t in range(1, len(hist))]
+
+
+def batch_gradient(params: Params, x: FloatArray, y: IntArray) -> FloatArray:
+    """Gradient of the mean cross-entropy over the batch w.r.t. all parameters, flattened in the order
+    ``W1, b1, W2, b2`` — the client message ``G`` of FedSGD (seed 001, Sec. 2)."""
+    g = _backward(params, x, y)
+    n = len(y)
+    parts = [g.dz.T @ x / n, g.dz.mean(axis=0)]
+    if g.dl is not None and g.a is not None:
+        parts += [g.dl.T @ g.a / n, g.dl.mean(axis=0)]
+    return np.concatenate([p.ravel() for p in parts])
+
+
+def tabular_dataset(
+    n: int, d: int, positive_rate: float, rng: np.random.Generator, noise: float = 0.5
+) -> tuple[FloatArray, IntArray]:
+    """Synthetic tabular binary task (an Adult-like stand-in, seed 001 Sec. 4): features ``~ N(0, I_d)``,
+    score ``s = w·x + noise·ε`` with a fixed ``w = (1, 1/2, 1/3, …)``, label ``1[s > τ]`` with ``τ`` the
+    ``1 − positive_rate`` quantile of ``s`` (so the class balance is ``positive_rate``)."""
+    if not 0 < positive_rate < 1:
+        raise ValueError("positive_rate must be in (0, 1)")
+    from scipy.stats import norm
+
+    w = 1.0 / np.arange(1, d + 1)
+    x = rng.standard_normal((n, d))
+    s = x @ w + noise * rng.standard_normal(n)
+    tau = norm.ppf(1 - positive_rate) * math.sqrt(float(w @ w) + noise**2)
+    return x, (s > tau).astype(np.int64)

@@ -1,0 +1,351 @@
+"""Stacking-ensemble membership inference without shadow models (seed 003) and single-signal baselines.
+
+Threat model (seed 003, "Bedreigingsmodel"): black-box access to each client's trained model (inputs →
+output probabilities); one colluding client whose true membership labels are known; for every client a
+set of guaranteed non-members ("external" data); a challenge set to attack.
+
+The attack (seed 003, Sec. 2):
+
+1. Seven base estimators — neural network (MLP), random forest, decision tree, gradient boosting, k
+   nearest neighbours, SVM, logistic regression — learn membership from the target model's output on a
+   record. Their input is the probability vector ``m_θ(x)`` together with the one-hot true label (our
+   reading: without the label a base estimator cannot tell a confident right answer from a confident
+   wrong one).
+2. Each record gets the 8-dimensional feature ``(P_1, …, P_7, ℓ_CE)``: the seven base membership
+   probabilities and the target model's cross-entropy loss ``−log p_y``. On the colluding client the base
+   probabilities are out-of-fold predictions (k-fold cross-fitting), the standard stacking protocol, so
+   the meta-learner does not learn from base estimators that memorised its own training rows.
+3. A gradient-boosted meta-classifier (XGBoost when importable — it is not a dependency — otherwise
+   scikit-learn's ``GradientBoostingClassifier``) combines them.
+4. Domain adaptation on guaranteed non-members (our reading of "fine-tuned on the external data"): for a
+   target client, each of the 8 features is mapped through the quantile transform that sends the
+   distribution of that client's external non-members onto the colluding client's non-members
+   (``F_col⁻¹ ∘ F_target``), so that the non-member distributions agree before the meta-classifier
+   (trained on the colluding client) is applied.
+
+Baselines: the loss threshold (Yeom et al. 2018, score ``−ℓ_CE``) and an offline LiRA-style single signal
+(Carlini et al. 2022 without shadow models): the logit-scaled confidence ``φ = log p_y − log(1 − p_y)``
+compared with a Gaussian fitted per class to the client's guaranteed non-members, score
+``(φ − μ_out,y) / σ_out,y``.
+
+Metrics: accuracy of the thresholded decision (threshold chosen on the colluding client, balanced
+challenge set), ROC AUC, and TPR at FPR ≤ 1 % and ≤ 0.1 % (the largest TPR on the empirical ROC curve
+whose FPR does not exceed the level).
+"""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+from dataclasses import dataclass
+
+import numpy as np
+from numpy.typing import NDArray
+from scipy import stats
+
+FloatArray = NDArray[np.float64]
+IntArray = NDArray[np.int64]
+
+__all__ = [
+    "BASE_ESTIMATORS",
+    "AttackMetrics",
+    "EnsembleMIA",
+    "QuantileAligner",
+    "attack_metrics",
+    "base_features",
+    "clopper_pearson",
+    "lira_offline_scores",
+    "loss_scores",
+    "tpr_at_fpr",
+]
+
+BASE_ESTIMATORS: tuple[str, ...] = (
+    "neural_network",
+    "random_forest",
+    "decision_tree",
+    "gradient_boosting",
+    "knn",
+    "svm",
+    "logistic_regression",
+)
+
+
+def _ce(proba: FloatArray, y: IntArray) -> FloatArray:
+    return -np.log(np.clip(proba[np.arange(len(y)), y], 1e-12, 1.0))
+
+
+def base_features(proba: FloatArray, y: IntArray) -> FloatArray:
+    """Input of the base estimators: ``[m_θ(x), one_hot(y)]`` (``n × 2C``)."""
+    onehot = np.zeros_like(proba)
+    onehot[np.arange(len(y)), y] = 1.0
+    return np.concatenate([proba, onehot], axis=1)
+
+
+def _make_base(name: str, seed: int) -> object:
+    from sklearn.ensemble import GradientBoostingClassifier, RandomForestClassifier
+    from sklearn.linear_model import LogisticRegression
+    from sklearn.neighbors import KNeighborsClassifier
+    from sklearn.neural_network import MLPClassifier
+    from sklearn.pipeline import make_pipeline
+    from sklearn.preprocessing import StandardScaler
+    from sklearn.svm import SVC
+    from sklearn.tree import DecisionTreeClassifier
+
+    if name == "neural_network":
+        return make_pipeline(
+            StandardScaler(),
+            MLPClassifier((32, 16), max_iter=300, early_stopping=True, alpha=1e-3, random_state=seed),
+        )
+    if name == "random_forest":
+        return RandomForestClassifier(n_estimators=100, min_samples_leaf=3, random_state=seed)
+    if name == "decision_tree":
+        return DecisionTreeClassifier(max_depth=5, min_samples_leaf=5, random_state=seed)
+    if name == "gradient_boosting":
+        return GradientBoostingClassifier(n_estimators=60, max_depth=2, random_state=seed)
+    if name == "knn":
+        return make_pipeline(StandardScaler(), KNeighborsClassifier(n_neighbors=15))
+    if name == "svm":
+        from sklearn.calibration import CalibratedClassifierCV
+
+        return make_pipeline(StandardScaler(), CalibratedClassifierCV(SVC(C=1.0), ensemble=False, cv=3))
+    if name == "logistic_regression":
+        return make_pipeline(StandardScaler(), LogisticRegression(max_iter=1000))
+    raise ValueError(f"unknown base estimator {name!r}; expected one of {BASE_ESTIMATORS}")
+
+
+def _make_meta(seed: int) -> object:
+    try:  # pragma: no cover - XGBoost is optional and not installed by default
+        from xgboost import XGBClassifier
+
+        return XGBClassifier(n_estimators=100, max_depth=2, learning_rate=0.1, random_state=seed)
+    except ImportError:
+        from sklearn.ensemble import GradientBoostingClassifier
+
+        return GradientBoostingClassifier(
+            n_estimators=100, max_depth=2, learning_rate=0.05, subsample=0.8, random_state=seed
+        )
+
+
+class QuantileAligner:
+    """Per-feature quantile map ``F_ref⁻¹ ∘ F_src`` between two samples of non-member features
+    (domain adaptation on guaranteed non-members). Values are interpolated between empirical quantiles
+    and clipped to the reference range."""
+
+    def __init__(self, source: FloatArray, reference: FloatArray, n_quantiles: int = 101):
+        qs = np.linspace(0.0, 1.0, n_quantiles)
+        self.src = np.quantile(source, qs, axis=0)
+        self.ref = np.quantile(reference, qs, axis=0)
+        self.qs = qs
+
+    def transform(self, feats: FloatArray) -> FloatArray:
+        out = np.empty_like(feats)
+        for j in range(feats.shape[1]):
+            src, ref = self.src[:, j], self.ref[:, j]
+            # F_src by interpolation over the (possibly tied) source quantiles
+            uniq, first = np.unique(src, return_index=True)
+            u = np.interp(feats[:, j], uniq, self.qs[first]) if len(uniq) > 1 else np.full(len(feats), 0.5)
+            out[:, j] = np.interp(u, self.qs, ref)
+        return out
+
+
+@dataclass
+class EnsembleMIA:
+    """The stacking ensemble of seed 003. ``fit`` on the colluding client, ``scores`` on any client."""
+
+    seed: int = 0
+    folds: int = 3
+    bases: tuple[str, ...] = BASE_ESTIMATORS
+
+    def fit(self, proba: FloatArray, y: IntArray, member: NDArray[np.bool_]) -> EnsembleMIA:
+        """Train bases (out-of-fold features for the meta-learner) and the meta-classifier."""
+        import warnings
+
+        from sklearn.exceptions import ConvergenceWarning
+
+        with warnings.catch_warnings():
+            warnings.simplefilter("ignore", ConvergenceWarning)
+            return self._fit(proba, y, member)
+
+    def _fit(self, proba: FloatArray, y: IntArray, member: NDArray[np.bool_]) -> EnsembleMIA:
+        from sklearn.base import clone
+        from sklearn.model_selection import StratifiedKFold
+
+        member = np.asarray(member, dtype=bool)
+        if member.all() or not member.any():
+            raise ValueError("the colluding client's records must contain members and non-members")
+        xb = base_features(proba, y)
+        lab = member.astype(int)
+        oof = np.zeros((len(y), len(self.bases)))
+        skf = StratifiedKFold(n_splits=self.folds, shuffle=True, random_state=self.seed)
+        self.models_ = []
+        for j, name in enumerate(self.bases):
+            proto = _make_base(name, self.seed)
+            for tr, te in skf.split(xb, lab):
+                m = clone(proto).fit(xb[tr], lab[tr])  # type: ignore[attr-defined]
+                oof[te, j] = m.predict_proba(xb[te])[:, 1]
+            self.models_.append(clone(proto).fit(xb, lab))  # type: ignore[attr-defined]
+        feats = np.concatenate([oof, _ce(proba, y)[:, None]], axis=1)
+        self.meta_ = _make_meta(self.seed).fit(feats, lab)  # type: ignore[attr-defined]
+        self.train_features_ = feats
+        self.train_member_ = member
+        train_scores = self.meta_.predict_proba(feats)[:, 1]  # type: ignore[attr-defined]
+        self.threshold_ = best_threshold(train_scores, member)
+        return self
+
+    def features(self, proba: FloatArray, y: IntArray) -> FloatArray:
+        """The 8-dimensional features ``(P_1..P_7, ℓ_CE)`` of records scored by the trained bases."""
+        xb = base_features(proba, y)
+        cols = [m.predict_proba(xb)[:, 1] for m in self.models_]
+        return np.column_stack([*cols, _ce(proba, y)])
+
+    def scores(
+        self,
+        proba: FloatArray,
+        y: IntArray,
+        external: tuple[FloatArray, IntArray] | None = None,
+    ) -> FloatArray:
+        """Membership scores (meta-classifier probability). With ``external = (proba_ext, y_ext)`` of the
+        target client's guaranteed non-members, the features are first domain-adapted (module doc)."""
+        feats = self.features(proba, y)
+        if external is not None:
+            ext = self.features(*external)
+            ref = self.train_features_[~self.train_member_]
+            feats = QuantileAligner(ext, ref).transform(feats)
+        return np.asarray(self.meta_.predict_proba(feats)[:, 1], dtype=float)  # type: ignore[attr-defined]
+
+
+def loss_scores(proba: FloatArray, y: IntArray) -> FloatArray:
+    """Loss-threshold attack (Yeom et al. 2018): higher score = lower loss = more likely member."""
+    return -_ce(proba, y)
+
+
+def lira_offline_scores(proba: FloatArray, y: IntArray, ext_proba: FloatArray, ext_y: IntArray) -> FloatArray:
+    """Offline LiRA-style single signal: ``(φ − μ_out,y)/σ_out,y`` with ``φ = logit(p_y)`` and the
+    non-member Gaussian fitted per class on guaranteed non-members (pooled fit for classes seen < 3 times)."""
+
+    def phi(p: FloatArray, lab: IntArray) -> FloatArray:
+        py = np.clip(p[np.arange(len(lab)), lab], 1e-12, 1 - 1e-12)
+        return np.log(py) - np.log1p(-py)
+
+    f_ext = phi(ext_proba, ext_y)
+    f = phi(proba, y)
+    mu0, sd0 = float(f_ext.mean()), float(f_ext.std() + 1e-6)
+    out = np.empty(len(y))
+    for c in np.unique(y):
+        sel = ext_y == c
+        mu, sd = (float(f_ext[sel].mean()), float(f_ext[sel].std() + 1e-6)) if sel.sum() >= 3 else (mu0, sd0)
+        out[y == c] = (f[y == c] - mu) / max(sd, 1e-3)
+    return out
+
+
+def tpr_at_fpr(scores: FloatArray, member: NDArray[np.bool_], fpr: float) -> float:
+    """Largest TPR on the empirical ROC curve (threshold "score ≥ τ") with FPR ≤ ``fpr``."""
+    member = np.asarray(member, dtype=bool)
+    pos, neg = scores[member], scores[~member]
+    thr = np.unique(scores)[::-1]
+    best = 0.0
+    for t in np.concatenate([[np.inf], thr]):
+        f = float(np.mean(neg >= t)) if len(neg) else 0.0
+        if f <= fpr:
+            best = max(best, float(np.mean(pos >= t)) if len(pos) else 0.0)
+        else:
+            break
+    return best
+
+
+def best_threshold(scores: FloatArray, member: NDArray[np.bool_]) -> float:
+    """Threshold maximising balanced accuracy of ``score ≥ τ`` on labelled records."""
+    thr = np.unique(scores)
+    member = np.asarray(member, dtype=bool)
+    acc = [0.5 * (np.mean(scores[member] >= t) + np.mean(scores[~member] < t)) for t in thr]
+    return float(thr[int(np.argmax(acc))])
+
+
+@dataclass(frozen=True)
+class AttackMetrics:
+    accuracy: float
+    auc: float
+    tpr_at_1pct_fpr: float
+    tpr_at_0_1pct_fpr: float
+
+    def as_dict(self) -> dict[str, float]:
+        return {k: getattr(self, k) for k in self.__dataclass_fields__}
+
+
+def attack_metrics(scores: FloatArray, member: NDArray[np.bool_], threshold: float) -> AttackMetrics:
+    """Balanced accuracy of ``score ≥ threshold``, AUC and TPR at 1 % / 0.1 % FPR."""
+    from sklearn.metrics import roc_auc_score
+
+    member = np.asarray(member, dtype=bool)
+    acc = 0.5 * (np.mean(scores[member] >= threshold) + np.mean(scores[~member] < threshold))
+    return AttackMetrics(
+        accuracy=float(acc),
+        auc=float(roc_auc_score(member.astype(int), scores)),
+        tpr_at_1pct_fpr=tpr_at_fpr(scores, member, 0.01),
+        tpr_at_0_1pct_fpr=tpr_at_fpr(scores, member, 0.001),
+    )
+
+
+def clopper_pearson(k: int, n: int, alpha: float = 0.05) -> tuple[float, float]:
+    """Two-sided exact (Clopper–Pearson 1934) ``1 − alpha`` interval for a binomial proportion."""
+    lo = 0.0 if k == 0 else float(stats.beta.ppf(alpha / 2, k, n - k + 1))
+    hi = 1.0 if k == n else float(stats.beta.ppf(1 - alpha / 2, k + 1, n - k))
+    return lo, hi
+
+
+def pooled(values: Sequence[AttackMetrics]) -> AttackMetrics:
+    """Mean of per-client metrics."""
+    fields = AttackMetrics.__dataclass_fields__
+    return AttackMetrics(*(float(np.mean([getattr(v, f) for v in values])) for f in fields))
+
+
+@dataclass(frozen=True)
+class DPCheck:
+    """One point of the audit against a ``μ``-GDP guarantee: at the empirical threshold with FPR ≤ level,
+    the Clopper–Pearson lower end of the TPR must not exceed ``1 − f_G(FPR_upper)`` (seed 000, Prop. 1),
+    ``FPR_upper`` being the Clopper–Pearson upper end of the FPR."""
+
+    level: float
+    fpr: float
+    tpr: float
+    tpr_lower: float
+    fpr_upper: float
+    tpr_bound: float
+
+    @property
+    def consistent(self) -> bool:
+        return self.tpr_lower <= self.tpr_bound + 1e-12
+
+
+def dp_consistency(
+    scores: FloatArray,
+    member: NDArray[np.bool_],
+    mu: float,
+    levels: Sequence[float] = (0.001, 0.01, 0.05, 0.1, 0.2),
+    alpha: float = 0.05,
+) -> list[DPCheck]:
+    """Audit membership scores against the ``μ``-GDP trade-off curve ``TPR ≤ 1 − f_G(FPR)``.
+
+    A ``μ``-GDP training makes every test between "record in" and "record out" satisfy
+    ``TPR ≤ 1 − f_G(FPR) = Φ(Φ⁻¹(FPR) + μ)``; averaging over records keeps the bound because it is concave.
+    Each check uses one threshold (the one giving the largest TPR with empirical FPR ≤ level).
+    """
+    from checker.crossval.gaussian import gaussian_tradeoff
+
+    member = np.asarray(member, dtype=bool)
+    pos, neg = scores[member], scores[~member]
+    thr = np.concatenate([[np.inf], np.unique(scores)[::-1]])
+    out = []
+    for level in levels:
+        best_t, best_tpr = np.inf, -1.0
+        for t in thr:
+            if np.mean(neg >= t) > level:
+                break
+            tp = float(np.mean(pos >= t))
+            if tp > best_tpr:
+                best_t, best_tpr = t, tp
+        k_tp, k_fp = int(np.sum(pos >= best_t)), int(np.sum(neg >= best_t))
+        tpr_lo, _ = clopper_pearson(k_tp, len(pos), alpha)
+        _, fpr_hi = clopper_pearson(k_fp, len(neg), alpha)
+        bound = 1.0 if np.isinf(mu) else float(1.0 - gaussian_tradeoff(mu, fpr_hi)[0])
+        out.append(DPCheck(level, k_fp / len(neg), k_tp / len(pos), tpr_lo, fpr_hi, bound))
+    return out
