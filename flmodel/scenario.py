@@ -1,0 +1,541 @@
+"""The scenario language: parsing (``spec/grammar/scenario.lark``), semantic checks, loading.
+
+``parse_scenario(text, source)`` turns a scenario file into a :class:`~flmodel.scenario_ast.Scenario`
+and checks it; ``load_scenario(path)`` reads a file. Errors are :class:`flmodel.errors.ModelError`:
+
+* a syntax error names the file, line, column, the offending text and what was expected there;
+* semantic errors (a client without a part, overlapping parts or parts that do not cover the dataset,
+  a policy naming an unknown actor, an unknown location, additive noise whose probabilities do not sum
+  to 1, a model whose dimension does not fit the data, …) are collected and reported all at once, one
+  :class:`~flmodel.errors.Diagnostic` each, in file order.
+
+The semantics of a scenario is the bounded ``→FL`` system of seed 004, III-B, built by
+:mod:`flmodel.scenario_build` (``Scenario.transition_system()``).
+"""
+
+from __future__ import annotations
+
+import functools
+from fractions import Fraction
+from pathlib import Path
+from typing import Any
+
+import lark
+from lark import Lark, Token, Transformer, v_args
+
+from flmodel.errors import Diagnostic, ModelError
+from flmodel.scenario_ast import (
+    AttackerDecl,
+    BoundDecl,
+    Change,
+    DataDecl,
+    EpsSpec,
+    FormulaText,
+    Link,
+    MechanismDecl,
+    ModelDecl,
+    Named,
+    NeighbourDecl,
+    NoiseDecl,
+    Option,
+    PartDecl,
+    Placed,
+    PolicyDecl,
+    Pos,
+    PropertyDecl,
+    ProtocolDecl,
+    Scenario,
+)
+from flmodel.scenario_check import ACTIONS, LOSS_NAMES, PROTOCOLS, check_scenario
+
+__all__ = ["ACTIONS", "LOSS_NAMES", "PROTOCOLS", "check_scenario", "load_scenario", "parse_scenario"]
+
+
+_TERMINAL_TEXT = {
+    "NAME": "a name",
+    "STRING": 'a quoted string ("...")',
+    "SIGNED_NUMBER": "a number",
+    "INT": "an integer",
+    "FORMULA": "a formula ending with ';'",
+    "LINK_OP": "'--' or '->'",
+    "ANYWHERE": "'anywhere'",
+    "POLICY_MODE": "default, permissive or ignored",
+    "SECRET": "'secret'",
+    "NOISE_TARGET": "update or gradient",
+    "TRACE_MODE": "full or drop",
+    "BOUND_KIND": "rounds or events",
+    "EXPECT": "exists or absent",
+    "SCHEDULER": "min, max or uniform",
+    "COMPARE": "a comparison (<= >= < > ==)",
+    "$END": "end of file",
+}
+
+
+@functools.lru_cache(maxsize=1)
+def _parser() -> Lark:
+    from flcheck_spec import grammar_text
+
+    options: dict[str, Any] = {"parser": "lalr", "propagate_positions": True, "maybe_placeholders": False}
+    try:
+        return Lark(grammar_text("scenario.lark"), cache=True, **options)
+    except OSError:  # pragma: no cover - unwritable temp directory
+        return Lark(grammar_text("scenario.lark"), **options)
+
+
+def _describe(name: str) -> str:
+    if name in _TERMINAL_TEXT:
+        return _TERMINAL_TEXT[name]
+    try:
+        pattern = _parser().get_terminal(name).pattern
+        if pattern.type == "str":
+            return repr(pattern.value)
+    except KeyError:
+        pass
+    return name
+
+
+def _expected(names: Any) -> str:
+    if not names:
+        return ""
+    items = sorted({_describe(n) for n in names})
+    if len(items) > 12:
+        items = [*items[:12], "…"]
+    return "; expected " + ", ".join(items)
+
+
+def _fraction(tok: Token | str) -> Fraction:
+    return Fraction(str(tok))
+
+
+class _Build(Transformer[Any, Any]):
+    """Parse tree -> AST pieces; positions from the tokens; number errors collected in ``diags``."""
+
+    def __init__(self, source: str):
+        super().__init__()
+        self.source = source
+        self.diags: list[Diagnostic] = []
+
+    def _p(self, x: Any) -> Pos:
+        line = getattr(x, "line", None)
+        col = getattr(x, "column", None)
+        return Pos(self.source, line, col)
+
+    def _named(self, tok: Token) -> Named:
+        return Named(str(tok), self._p(tok))
+
+    # numbers
+    def number(self, items: list[Token]) -> Fraction:
+        value = _fraction(items[0])
+        if len(items) == 2:
+            den = int(items[1])
+            if den == 0:
+                self.diags.append(Diagnostic(self.source, items[1].line, items[1].column,
+                                             "division by zero in a number; expected a non-zero denominator"))
+                return Fraction(0)
+            value /= den
+        return value
+
+    def vector(self, items: list[Fraction]) -> tuple[Fraction, ...]:
+        return tuple(items)
+
+    # statements: each returns (tag, payload)
+    def header(self, items: list[Token]) -> tuple[str, Any]:
+        return ("header", (_unquote(str(items[0])), self._p(items[0])))
+
+    def locations(self, items: list[Token]) -> tuple[str, Any]:
+        return ("locations", tuple(self._named(t) for t in items))
+
+    def link(self, items: list[Token]) -> Link:
+        a, op, b = items
+        return Link(str(a), str(b), str(op) == "->", self._p(a))
+
+    def links(self, items: list[Link]) -> tuple[str, Any]:
+        return ("links", tuple(items))
+
+    def placed(self, items: list[Token]) -> Placed:
+        return Placed(str(items[0]), str(items[1]), self._p(items[0]))
+
+    @v_args(meta=True)
+    def server(self, meta: Any, items: list[Token]) -> tuple[str, Any]:
+        return ("server", Placed(str(items[0]), str(items[1]), self._p(items[0])))
+
+    def clients(self, items: list[Placed]) -> tuple[str, Any]:
+        return ("clients", tuple(items))
+
+    def actor(self, items: list[Placed]) -> tuple[str, Any]:
+        return ("actors", tuple(items))
+
+    def who_list(self, items: list[Token]) -> tuple[Named, ...]:
+        return tuple(self._named(t) for t in items)
+
+    def who_any(self, items: list[Any]) -> None:
+        return None
+
+    @v_args(meta=True)
+    def policy(self, meta: Any, items: list[Any]) -> tuple[str, Any]:
+        loc, who, *rest = items
+        anywhere = bool(rest) and isinstance(rest[-1], Token) and rest[-1].type == "ANYWHERE"
+        acts = rest[:-1] if anywhere else rest
+        decl = PolicyDecl(str(loc), None if who is None else tuple(n.name for n in who),
+                          tuple(str(a) for a in acts), anywhere, self._p(loc))
+        return ("policy", (decl, who, tuple(self._named(a) for a in acts)))
+
+    def policies_mode(self, items: list[Token]) -> tuple[str, Any]:
+        return ("policies_mode", (str(items[0]), self._p(items[0])))
+
+    def owner(self, items: list[Token]) -> Token:
+        return items[0]
+
+    def data(self, items: list[Any]) -> tuple[str, Any]:
+        name, feats, target, *rest = items
+        secret = any(isinstance(r, Token) and r.type == "SECRET" for r in rest)
+        owner = [r for r in rest if isinstance(r, Token) and r.type == "NAME"]
+        return ("data", (DataDecl(str(name), feats, target, secret, str(owner[0]) if owner else None,
+                                  self._p(name)),))
+
+    @v_args(meta=True)
+    def dataset(self, meta: Any, items: list[Token]) -> tuple[str, Any]:
+        return ("dataset", (tuple(self._named(t) for t in items), Pos(self.source, meta.line, meta.column)
+                            if not meta.empty else Pos(self.source)))
+
+    def part(self, items: list[Token]) -> PartDecl:
+        client, *pts = items
+        return PartDecl(str(client), tuple(self._named(t) for t in pts), self._p(client))
+
+    @v_args(meta=True)
+    def partition(self, meta: Any, items: list[PartDecl]) -> tuple[str, Any]:
+        return ("partition", (tuple(items), Pos(self.source, meta.line, meta.column)))
+
+    @v_args(meta=True)
+    def model(self, meta: Any, items: list[Any]) -> tuple[str, Any]:
+        loss, rate, init = items
+        return ("model", (ModelDecl(str(loss), rate, init, self._p(loss)), self._p(loss)))
+
+    # noise
+    @v_args(meta=True)
+    def mech_none(self, meta: Any, items: list[Any]) -> MechanismDecl:
+        return MechanismDecl("none", pos=Pos(self.source, meta.line, meta.column) if not meta.empty
+                             else Pos(self.source))
+
+    @v_args(meta=True)
+    def mech_rr(self, meta: Any, items: list[Fraction]) -> MechanismDecl:
+        *grid, r = items
+        return MechanismDecl("rr", base=r, grid=tuple(grid), pos=Pos(self.source, meta.line, meta.column))
+
+    @v_args(meta=True)
+    def mech_additive(self, meta: Any, items: list[tuple[Fraction, Fraction]]) -> MechanismDecl:
+        return MechanismDecl("additive", table=tuple(items), pos=Pos(self.source, meta.line, meta.column))
+
+    def noise_entry(self, items: list[Fraction]) -> tuple[Fraction, Fraction]:
+        return (items[0], items[1])
+
+    def step(self, items: list[Fraction]) -> tuple[str, Fraction]:
+        return ("step", items[0])
+
+    def _lattice(self, kind: str, meta: Any, items: list[Any]) -> MechanismDecl:
+        base, lo, hi, *rest = items
+        step = rest[0][1] if rest else None
+        return MechanismDecl(kind, base=base, lo=lo, hi=hi, step=step,  # type: ignore[arg-type]
+                             pos=Pos(self.source, meta.line, meta.column))
+
+    @v_args(meta=True)
+    def mech_geometric(self, meta: Any, items: list[Any]) -> MechanismDecl:
+        return self._lattice("geometric", meta, items)
+
+    @v_args(meta=True)
+    def mech_gaussian(self, meta: Any, items: list[Any]) -> MechanismDecl:
+        return self._lattice("gaussian", meta, items)
+
+    def noise_for(self, items: list[Token]) -> tuple[str, Any]:
+        return ("for", tuple(self._named(t) for t in items))
+
+    def noise_on(self, items: list[Token]) -> tuple[str, Any]:
+        return ("on", str(items[0]))
+
+    @v_args(meta=True)
+    def noise(self, meta: Any, items: list[Any]) -> tuple[str, Any]:
+        clients = None
+        target = None
+        mech = None
+        for it in items:
+            if isinstance(it, MechanismDecl):
+                mech = it
+            elif it[0] == "for":
+                clients = it[1]
+            else:
+                target = it[1]
+        pos = Pos(self.source, meta.line, meta.column)
+        decl = NoiseDecl(None if clients is None else tuple(n.name for n in clients), mech,  # type: ignore[arg-type]
+                         target, pos)
+        return ("noise", (decl, clients))
+
+    def protocol(self, items: list[Token]) -> tuple[str, Any]:
+        variant = items[0]
+        traces = str(items[1]) if len(items) > 1 else None
+        return ("protocol", (ProtocolDecl(str(variant), traces, self._p(variant)), self._p(variant)))
+
+    def bound(self, items: list[Token]) -> BoundDecl:
+        return BoundDecl(str(items[0]), int(items[1]), self._p(items[0]))
+
+    def bounds(self, items: list[BoundDecl]) -> tuple[str, Any]:
+        return ("bounds", tuple(items))
+
+    # neighbours
+    def replace(self, items: list[Token]) -> Change:
+        return Change("replace", str(items[0]), str(items[1]), self._p(items[0]))
+
+    def remove(self, items: list[Token]) -> Change:
+        return Change("remove", str(items[0]), None, self._p(items[0]))
+
+    def add(self, items: list[Token]) -> Change:
+        return Change("add", None, str(items[0]), self._p(items[0]))
+
+    def neighbour(self, items: list[Any]) -> tuple[str, Any]:
+        name, *changes = items
+        return ("neighbour", NeighbourDecl(str(name), tuple(changes), self._p(name)))
+
+    def attacker_at(self, items: list[Token]) -> tuple[str, Any]:
+        return ("at", items[0])
+
+    def attacker(self, items: list[Any]) -> tuple[str, Any]:
+        name, *rest = items
+        loc = None
+        if rest and isinstance(rest[0], tuple):
+            loc = str(rest[0][1])
+            rest = rest[1:]
+        return ("attacker", AttackerDecl(str(name), loc, tuple(self._named(t) for t in rest), self._p(name)))
+
+    # properties
+    def observing(self, items: list[Token]) -> tuple[str, Any]:
+        return ("observing", tuple(self._named(t) for t in items))
+
+    def eps_value(self, items: list[Fraction]) -> EpsSpec:
+        return EpsSpec(items[0], False)
+
+    def eps_log(self, items: list[Fraction]) -> EpsSpec:
+        return EpsSpec(items[0], True)
+
+    def adv_number(self, items: list[Fraction]) -> tuple[str, Any]:
+        return ("number", items[0])
+
+    def adv_theorem1(self, items: list[EpsSpec]) -> tuple[str, Any]:
+        return ("theorem1", items[0])
+
+    def adv_tight(self, items: list[EpsSpec]) -> tuple[str, Any]:
+        return ("tight", items[0])
+
+    def option(self, items: list[Any]) -> Option:
+        key, value = items
+        if isinstance(value, Fraction):
+            return Option(str(key), value)
+        if value.type == "STRING":
+            return Option(str(key), _unquote(str(value)), True)
+        return Option(str(key), str(value))
+
+    def _formula(self, tok: Token) -> FormulaText:
+        return FormulaText(str(tok).rstrip(), self._p(tok))
+
+    def prop_ctl(self, items: list[Token]) -> dict[str, Any]:
+        return {"kind": "ctl", "formula": self._formula(items[0])}
+
+    def prop_attack_tree(self, items: list[Token]) -> dict[str, Any]:
+        return {"kind": "attack_tree", "expect": str(items[0]), "formula": self._formula(items[1])}
+
+    def _obs(self, rest: list[Any]) -> tuple[Named, ...]:
+        for r in rest:
+            if isinstance(r, tuple) and r and r[0] == "observing":
+                return r[1]  # type: ignore[no-any-return]
+        return ()
+
+    def prop_privacy(self, items: list[Any]) -> dict[str, Any]:
+        eps, nb, *rest = items
+        return {"kind": "privacy", "eps": eps, "neighbour": str(nb), "observing": self._obs(rest),
+                "_nbpos": self._p(nb)}
+
+    def prop_advantage(self, items: list[Any]) -> dict[str, Any]:
+        (bkind, bval), nb, *rest = items
+        out: dict[str, Any] = {"kind": "advantage", "bound_kind": bkind, "neighbour": str(nb),
+                               "observing": self._obs(rest), "_nbpos": self._p(nb)}
+        if bkind == "number":
+            out["bound"] = bval
+        else:
+            out["eps"] = bval
+        return out
+
+    def prop_probability(self, items: list[Any]) -> dict[str, Any]:
+        sched = None
+        if isinstance(items[0], Token) and items[0].type == "SCHEDULER":
+            sched = str(items[0])
+            items = items[1:]
+        cmp_tok, bound, formula = items
+        return {"kind": "probability", "scheduler": sched, "compare": str(cmp_tok), "bound": bound,
+                "formula": self._formula(formula), "_boundpos": self._p(cmp_tok)}
+
+    def prop_crossval(self, items: list[Any]) -> dict[str, Any]:
+        nb, *opts = items
+        return {"kind": "crossval", "neighbour": str(nb), "options": tuple(opts), "_nbpos": self._p(nb)}
+
+    def prop_attack(self, items: list[Any]) -> dict[str, Any]:
+        name, *opts = items
+        return {"kind": "attack", "attack": str(name), "options": tuple(opts)}
+
+    def property(self, items: list[Any]) -> tuple[str, Any]:
+        name, body = items
+        extra = {k: v for k, v in body.items() if k.startswith("_")}
+        fields = {k: v for k, v in body.items() if not k.startswith("_")}
+        return ("property", (PropertyDecl(str(name), pos=self._p(name), **fields), extra))
+
+    def start(self, items: list[Any]) -> list[Any]:
+        return items
+
+
+def _unquote(text: str) -> str:
+    body = text[1:-1]
+    out = []
+    i = 0
+    while i < len(body):
+        ch = body[i]
+        if ch == "\\" and i + 1 < len(body):
+            nxt = body[i + 1]
+            out.append({"n": "\n", "t": "\t"}.get(nxt, nxt))
+            i += 2
+            continue
+        out.append(ch)
+        i += 1
+    return "".join(out)
+
+
+def _syntax_error(exc: lark.exceptions.UnexpectedInput, text: str, source: str) -> ModelError:
+    if isinstance(exc, lark.exceptions.UnexpectedToken):
+        tok = exc.token
+        if tok.type == "$END":
+            lines = text.rstrip().split("\n")
+            line, col = len(lines), len(lines[-1]) + 1
+            what = "unexpected end of file"
+        else:
+            line, col = exc.line, exc.column
+            what = f"unexpected {str(tok)!r}"
+        return ModelError([Diagnostic(source, line, col, what + _expected(exc.expected))])
+    if isinstance(exc, lark.exceptions.UnexpectedCharacters):
+        ch = text[exc.pos_in_stream] if exc.pos_in_stream < len(text) else "?"
+        return ModelError([Diagnostic(source, exc.line, exc.column,
+                                      f"unexpected character {ch!r}" + _expected(exc.allowed))])
+    lines = text.rstrip().split("\n")
+    return ModelError([Diagnostic(source, len(lines), len(lines[-1]) + 1,
+                                  "unexpected end of file" + _expected(getattr(exc, "expected", None)))])
+
+
+def _assemble(parts: list[Any], source: str, diags: list[Diagnostic]) -> tuple[Scenario, dict[str, Any]]:
+    """Statements (in file order) -> Scenario, recording single-use statements given twice."""
+    fields: dict[str, Any] = {"locations": [], "links": [], "clients": [], "actors": [], "policies": [],
+                              "data": [], "noise": [], "bounds": [], "neighbours": [], "properties": []}
+    extras: dict[str, Any] = {"policy_names": [], "noise_names": [], "prop_extra": {}, "positions": {}}
+    name = "<unnamed>"
+    singles = {"server", "policies_mode", "dataset", "partition", "model", "protocol", "attacker"}
+    for tag, payload in parts:
+        if tag == "header":
+            name = payload[0]
+            continue
+        if tag in singles:
+            with_pos = ("policies_mode", "dataset", "partition", "model", "protocol")
+            pos = payload[1] if tag in with_pos else None
+            if tag == "server":
+                pos = payload.pos
+            if tag == "attacker":
+                pos = payload.pos
+            if tag in fields:
+                diags.append(Diagnostic(pos.source, pos.line, pos.column,  # type: ignore[union-attr]
+                                        f"'{tag}' given twice; a scenario has one {tag} statement"))
+                continue
+            if tag == "server":
+                fields["server"] = payload
+            elif tag == "policies_mode":
+                fields["policies_mode"] = payload[0]
+            elif tag == "dataset":
+                fields["dataset"] = payload[0]
+            elif tag == "partition":
+                fields["partition"] = payload[0]
+            elif tag == "model":
+                fields["model"] = payload[0]
+            elif tag == "protocol":
+                fields["protocol"] = payload[0]
+            elif tag == "attacker":
+                fields["attacker"] = payload
+            extras["positions"][tag] = pos
+            continue
+        if tag == "policy":
+            decl, who, acts = payload
+            fields["policies"].append(decl)
+            extras["policy_names"].append((decl, who, acts))
+        elif tag == "noise":
+            decl, clients = payload
+            fields["noise"].append(decl)
+            extras["noise_names"].append((decl, clients))
+        elif tag == "property":
+            decl, extra = payload
+            fields["properties"].append(decl)
+            extras["prop_extra"][id(decl)] = extra
+        elif tag == "neighbour":
+            fields["neighbours"].append(payload)
+        else:
+            fields[tag].extend(payload)
+    att = fields.pop("attacker", None)
+    scenario = Scenario(
+        name=name,
+        locations=tuple(fields["locations"]),
+        links=tuple(fields["links"]),
+        server=fields.get("server"),
+        clients=tuple(fields["clients"]),
+        actors=tuple(fields["actors"]),
+        policies=tuple(fields["policies"]),
+        policies_mode=fields.get("policies_mode"),
+        data=tuple(fields["data"]),
+        dataset=fields.get("dataset"),
+        partition=fields.get("partition"),
+        model=fields.get("model"),
+        noise=tuple(fields["noise"]),
+        protocol=fields.get("protocol"),
+        bounds=tuple(fields["bounds"]),
+        neighbours=tuple(fields["neighbours"]),
+        attacker=att,
+        properties=tuple(fields["properties"]),
+        source=source,
+    )
+    return scenario, extras
+
+
+def parse_scenario(text: str, source: str = "<scenario>", *, check: bool = True) -> Scenario:
+    """Parse (and by default semantically check) scenario ``text``; ``source`` names the file in
+    diagnostics. Raises :class:`ModelError` with every problem found."""
+    try:
+        tree = _parser().parse(text)
+    except lark.exceptions.UnexpectedInput as exc:
+        raise _syntax_error(exc, text, source) from None
+    builder = _Build(source)
+    try:
+        parts = builder.transform(tree)
+    except lark.exceptions.VisitError as exc:  # pragma: no cover - transformer bug
+        raise ModelError([Diagnostic(source, None, None,
+                                     f"internal error reading the scenario: {exc}")]) from exc
+    diags = list(builder.diags)
+    scenario, extras = _assemble(parts, source, diags)
+    if check:
+        diags.extend(check_scenario(scenario, extras))
+    if diags:
+        diags.sort(key=lambda d: (d.line or 0, d.column or 0))
+        raise ModelError(diags)
+    return scenario
+
+
+def load_scenario(path: str | Path) -> Scenario:
+    """Read and check the scenario file ``path``."""
+    p = Path(path)
+    try:
+        text = p.read_text(encoding="utf-8")
+    except FileNotFoundError:
+        raise FileNotFoundError(f"scenario file not found: {p}") from None
+    except UnicodeDecodeError as exc:
+        raise ModelError([Diagnostic(str(p), None, None, f"not a UTF-8 text file ({exc})")]) from None
+    return parse_scenario(text, str(p))
+
+

@@ -1,0 +1,468 @@
+"""The abstract syntax of the scenario language (``spec/grammar/scenario.lark``) and its pretty printer.
+
+Every declaration carries the source position (:class:`Pos`) where it was written; positions never take
+part in equality, so ``parse(to_text(s)) == s`` (the round trip) compares meaning, not layout.
+Formulas are kept as text (:class:`FormulaText`) with the position of their first character: flmodel
+does not import the checker, the application layer parses them (``checker.ctl_parse.parse_formula``
+with that offset), so a formula error points into the scenario file.
+
+Numbers are exact ``Fraction``s (``0.25`` is read as ``1/4``) and are printed as ``p/q``.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+from fractions import Fraction
+from typing import TYPE_CHECKING, Literal
+
+if TYPE_CHECKING:  # pragma: no cover
+    from flmodel.scenario_build import ScenarioSystem
+
+
+@dataclass(frozen=True)
+class Pos:
+    """A 1-based position in a scenario file."""
+
+    source: str = "<scenario>"
+    line: int | None = None
+    column: int | None = None
+
+    def __str__(self) -> str:
+        out = self.source
+        if self.line is not None:
+            out += f":{self.line}"
+            if self.column is not None:
+                out += f":{self.column}"
+        return out
+
+
+NOPOS = Pos()
+
+
+
+
+def num_text(x: Fraction) -> str:
+    """``3``, ``-1/2`` (exact text a scenario file reads back to the same Fraction)."""
+    return str(Fraction(x))
+
+
+def vec_text(xs: tuple[Fraction, ...]) -> str:
+    return "(" + ", ".join(num_text(x) for x in xs) + ")"
+
+
+@dataclass(frozen=True)
+class Named:
+    """A name written at a position (a location, an item of a list)."""
+
+    name: str
+    pos: Pos = field(default=NOPOS, compare=False, repr=False)
+
+
+@dataclass(frozen=True)
+class Link:
+    """An edge of ``gra``: ``a -- b`` (both directions) or ``a -> b``."""
+
+    a: str
+    b: str
+    directed: bool = False
+    pos: Pos = field(default=NOPOS, compare=False, repr=False)
+
+    def text(self) -> str:
+        return f"{self.a} {'->' if self.directed else '--'} {self.b}"
+
+
+@dataclass(frozen=True)
+class Placed:
+    """An actor and its location (``aloc``)."""
+
+    actor: str
+    location: str
+    pos: Pos = field(default=NOPOS, compare=False, repr=False)
+
+    def text(self) -> str:
+        return f"{self.actor} at {self.location}"
+
+
+@dataclass(frozen=True)
+class PolicyDecl:
+    """``policy at L: who may actions [anywhere]`` — IIIf ``(p, e) ∈ poli G L``; ``actors=None`` is
+    ``any``; ``anywhere`` drops the condition ``aloc G a = L``."""
+
+    location: str
+    actors: tuple[str, ...] | None
+    actions: tuple[str, ...]
+    anywhere: bool = False
+    pos: Pos = field(default=NOPOS, compare=False, repr=False)
+
+    def text(self) -> str:
+        who = "any" if self.actors is None else ", ".join(self.actors)
+        return f"policy at {self.location}: {who} may {', '.join(self.actions)}" + (
+            " anywhere" if self.anywhere else "")
+
+
+@dataclass(frozen=True)
+class DataDecl:
+    """``data NAME = (features) -> target [secret] [observed by CLIENT]``."""
+
+    name: str
+    features: tuple[Fraction, ...]
+    target: Fraction
+    secret: bool = False
+    owner: str | None = None
+    pos: Pos = field(default=NOPOS, compare=False, repr=False)
+
+    def text(self) -> str:
+        out = f"data {self.name} = {vec_text(self.features)} -> {num_text(self.target)}"
+        if self.secret:
+            out += " secret"
+        if self.owner is not None:
+            out += f" observed by {self.owner}"
+        return out
+
+
+@dataclass(frozen=True)
+class PartDecl:
+    """``client: {p1, p2}`` — the client's part of the initial partition."""
+
+    client: str
+    points: tuple[Named, ...]
+    pos: Pos = field(default=NOPOS, compare=False, repr=False)
+
+    def text(self) -> str:
+        return f"{self.client}: {{{', '.join(p.name for p in self.points)}}}"
+
+
+@dataclass(frozen=True)
+class ModelDecl:
+    """``model LOSS rate η initial (w…)``."""
+
+    loss: str
+    rate: Fraction
+    initial: tuple[Fraction, ...]
+    pos: Pos = field(default=NOPOS, compare=False, repr=False)
+
+    def text(self) -> str:
+        return f"model {self.loss} rate {num_text(self.rate)} initial {vec_text(self.initial)}"
+
+
+@dataclass(frozen=True)
+class MechanismDecl:
+    """A noise mechanism: ``none``, ``rr`` (grid, r), ``geometric`` (r, lo, hi, step), ``gaussian``
+    (q, lo, hi, step), ``additive`` (a table noise value -> probability, added to each coordinate)."""
+
+    kind: Literal["none", "rr", "geometric", "gaussian", "additive"]
+    base: Fraction | None = None
+    grid: tuple[Fraction, ...] = ()
+    lo: Fraction | None = None
+    hi: Fraction | None = None
+    step: Fraction | None = None
+    table: tuple[tuple[Fraction, Fraction], ...] = ()
+    pos: Pos = field(default=NOPOS, compare=False, repr=False)
+
+    def text(self) -> str:
+        if self.kind == "none":
+            return "none"
+        if self.kind == "additive":
+            return "additive {" + ", ".join(f"{num_text(z)}: {num_text(p)}" for z, p in self.table) + "}"
+        if self.kind == "rr":
+            return f"rr grid {{{', '.join(num_text(g) for g in self.grid)}}} r {num_text(self.base)}"  # type: ignore[arg-type]
+        letter = "r" if self.kind == "geometric" else "q"
+        out = f"{self.kind} {letter} {num_text(self.base)} range {num_text(self.lo)} .. {num_text(self.hi)}"  # type: ignore[arg-type]
+        if self.step is not None:
+            out += f" step {num_text(self.step)}"
+        return out
+
+
+@dataclass(frozen=True)
+class NoiseDecl:
+    """``noise [for c1, c2:] MECHANISM [on update|gradient]`` (``clients=None``: every client)."""
+
+    clients: tuple[str, ...] | None
+    mechanism: MechanismDecl
+    target: str | None = None
+    pos: Pos = field(default=NOPOS, compare=False, repr=False)
+
+    def text(self) -> str:
+        out = "noise "
+        if self.clients is not None:
+            out += f"for {', '.join(self.clients)}: "
+        out += self.mechanism.text()
+        if self.target is not None:
+            out += f" on {self.target}"
+        return out
+
+
+@dataclass(frozen=True)
+class ProtocolDecl:
+    """``protocol published|fedavg_rounds [traces full|drop]``."""
+
+    variant: str
+    traces: str | None = None
+    pos: Pos = field(default=NOPOS, compare=False, repr=False)
+
+    def text(self) -> str:
+        return f"protocol {self.variant}" + (f" traces {self.traces}" if self.traces else "")
+
+
+@dataclass(frozen=True)
+class BoundDecl:
+    """``rounds N`` or ``events N``."""
+
+    kind: str
+    value: int
+    pos: Pos = field(default=NOPOS, compare=False, repr=False)
+
+
+@dataclass(frozen=True)
+class Change:
+    """One change of a neighbouring dataset: ``replace X with Y``, ``remove X``, ``add Y``."""
+
+    kind: Literal["replace", "remove", "add"]
+    old: str | None
+    new: str | None
+    pos: Pos = field(default=NOPOS, compare=False, repr=False)
+
+    def text(self) -> str:
+        if self.kind == "replace":
+            return f"replace {self.old} with {self.new}"
+        if self.kind == "remove":
+            return f"remove {self.old}"
+        return f"add {self.new}"
+
+
+@dataclass(frozen=True)
+class NeighbourDecl:
+    """``neighbour NAME: change, …`` — a dataset D1 next to the scenario's dataset D0 (seed 004,
+    III-C ``D0 ◇1 D1``)."""
+
+    name: str
+    changes: tuple[Change, ...]
+    pos: Pos = field(default=NOPOS, compare=False, repr=False)
+
+    def text(self) -> str:
+        return f"neighbour {self.name}: " + ", ".join(c.text() for c in self.changes)
+
+
+@dataclass(frozen=True)
+class AttackerDecl:
+    """``attacker NAME [at LOCATION] observes o1, o2`` — who the attacker is (an insider actor or an
+    eavesdropper placed at a location) and which observables it sees."""
+
+    name: str
+    location: str | None
+    observes: tuple[Named, ...]
+    pos: Pos = field(default=NOPOS, compare=False, repr=False)
+
+    def text(self) -> str:
+        at = f" at {self.location}" if self.location else ""
+        return f"attacker {self.name}{at} observes {', '.join(o.name for o in self.observes)}"
+
+
+@dataclass(frozen=True)
+class FormulaText:
+    """A formula of the property language as written, with the position of its first character."""
+
+    text: str
+    pos: Pos = field(default=NOPOS, compare=False, repr=False)
+
+
+@dataclass(frozen=True)
+class EpsSpec:
+    """A privacy parameter written exactly: ``value`` is ε itself, or (``log``) ``ε = ln(value)``."""
+
+    value: Fraction
+    log: bool = False
+
+    def text(self) -> str:
+        return f"ln({num_text(self.value)})" if self.log else num_text(self.value)
+
+    def as_float(self) -> float:
+        import math
+
+        return math.log(self.value) if self.log else float(self.value)
+
+
+@dataclass(frozen=True)
+class Option:
+    """``key = value`` of the optional property kinds (value: a Fraction, a name or a string)."""
+
+    key: str
+    value: Fraction | str
+    quoted: bool = False
+
+    def text(self) -> str:
+        if isinstance(self.value, Fraction):
+            v = num_text(self.value)
+        elif self.quoted:
+            v = '"' + self.value.replace("\\", "\\\\").replace('"', '\\"') + '"'
+        else:
+            v = self.value
+        return f"{self.key} = {v}"
+
+
+@dataclass(frozen=True)
+class PropertyDecl:
+    """A named property. ``kind`` is one of ``ctl``, ``attack_tree``, ``privacy``, ``advantage``,
+    ``probability``, ``crossval``, ``attack``; the other fields are used by the kinds that need them:
+
+    * ``ctl``: ``formula``;
+    * ``attack_tree``: ``expect`` (``exists``/``absent``) and ``formula`` (the goal, a state formula);
+    * ``privacy``: ``eps`` (NI-FL-DP ε), ``neighbour``, ``observing``;
+    * ``advantage``: ``bound_kind`` (``number``, ``theorem1``: ``1 − e^{−ε}``, ``tight``:
+      ``tanh(ε/2)``), ``bound`` or ``eps``, ``neighbour``, ``observing``;
+    * ``probability``: ``scheduler`` (``min``/``max``/``uniform``), ``compare``, ``bound``,
+      ``formula`` (the target set, reached eventually: first-passage probability);
+    * ``crossval``: ``neighbour`` and ``options``; ``attack``: ``attack`` (its name) and ``options``.
+    """
+
+    name: str
+    kind: str
+    formula: FormulaText | None = None
+    expect: str | None = None
+    eps: EpsSpec | None = None
+    neighbour: str | None = None
+    observing: tuple[Named, ...] = ()
+    bound_kind: str | None = None
+    bound: Fraction | None = None
+    scheduler: str | None = None
+    compare: str | None = None
+    attack: str | None = None
+    options: tuple[Option, ...] = ()
+    pos: Pos = field(default=NOPOS, compare=False, repr=False)
+
+    def text(self) -> str:
+        head = f"property {self.name}: "
+        obs = (" observing " + ", ".join(o.name for o in self.observing)) if self.observing else ""
+        opts = "".join(" " + o.text() for o in self.options)
+        k = self.kind
+        if k == "ctl":
+            return head + f"ctl {self.formula.text};"  # type: ignore[union-attr]
+        if k == "attack_tree":
+            return head + f"attack_tree {self.expect} {self.formula.text};"  # type: ignore[union-attr]
+        if k == "privacy":
+            return head + f"privacy epsilon <= {self.eps.text()} between {self.neighbour}{obs}"  # type: ignore[union-attr]
+        if k == "advantage":
+            if self.bound_kind == "number":
+                b = num_text(self.bound)  # type: ignore[arg-type]
+            else:
+                b = f"{self.bound_kind}({self.eps.text()})"  # type: ignore[union-attr]
+            return head + f"advantage <= {b} between {self.neighbour}{obs}"
+        if k == "probability":
+            sch = f"{self.scheduler} " if self.scheduler else ""
+            return head + (f"probability {sch}{self.compare} {num_text(self.bound)} "  # type: ignore[arg-type]
+                           f"reach {self.formula.text};")  # type: ignore[union-attr]
+        if k == "crossval":
+            return head + f"crossval between {self.neighbour}{opts}"
+        if k == "attack":
+            return head + f"attack {self.attack}{opts}"
+        raise ValueError(f"unknown property kind {k!r}")
+
+
+@dataclass(frozen=True)
+class Scenario:
+    """A parsed (and, from :func:`flmodel.scenario.parse_scenario`, semantically checked) scenario.
+
+    The components follow seed 004, III-B: ``gra`` (``locations``, ``links``), ``aloc`` (``server``,
+    ``clients``, ``actors``), ``poli`` (``policies``, ``policies_mode``), ``dataset``/``partition``
+    (``data``, ``dataset``, ``partition``), the learning task (``model``), the noise mechanism
+    (``noise``), the protocol variant and bounds, the neighbouring datasets of III-C, the attacker and
+    the named properties."""
+
+    name: str
+    locations: tuple[Named, ...] = ()
+    links: tuple[Link, ...] = ()
+    server: Placed | None = None
+    clients: tuple[Placed, ...] = ()
+    actors: tuple[Placed, ...] = ()
+    policies: tuple[PolicyDecl, ...] = ()
+    policies_mode: str | None = None
+    data: tuple[DataDecl, ...] = ()
+    dataset: tuple[Named, ...] | None = None
+    partition: tuple[PartDecl, ...] | None = None
+    model: ModelDecl | None = None
+    noise: tuple[NoiseDecl, ...] = ()
+    protocol: ProtocolDecl | None = None
+    bounds: tuple[BoundDecl, ...] = ()
+    neighbours: tuple[NeighbourDecl, ...] = ()
+    attacker: AttackerDecl | None = None
+    properties: tuple[PropertyDecl, ...] = ()
+    source: str = field(default="<scenario>", compare=False)
+
+    # ------------------------------------------------------------------ printing
+    def to_text(self) -> str:
+        """The scenario in the concrete syntax (canonical layout; parsing it gives back an equal
+        scenario)."""
+        name = self.name.replace("\\", "\\\\").replace('"', '\\"')
+        lines = [f'scenario "{name}"']
+        if self.locations:
+            lines.append("locations " + ", ".join(n.name for n in self.locations))
+        if self.links:
+            lines.append("links " + ", ".join(lk.text() for lk in self.links))
+        if self.server is not None:
+            lines.append(f"server {self.server.text()}")
+        if self.clients:
+            lines.append("clients " + ", ".join(c.text() for c in self.clients))
+        if self.actors:
+            lines.append("actor " + ", ".join(a.text() for a in self.actors))
+        if self.policies_mode is not None:
+            lines.append(f"policies {self.policies_mode}")
+        lines.extend(p.text() for p in self.policies)
+        lines.extend(d.text() for d in self.data)
+        if self.dataset is not None:
+            lines.append(("dataset " + ", ".join(n.name for n in self.dataset)).rstrip())
+        if self.partition is not None and self.partition:
+            lines.append("partition " + ", ".join(p.text() for p in self.partition))
+        if self.model is not None:
+            lines.append(self.model.text())
+        lines.extend(n.text() for n in self.noise)
+        if self.protocol is not None:
+            lines.append(self.protocol.text())
+        if self.bounds:
+            lines.append("bounds " + ", ".join(f"{b.kind} {b.value}" for b in self.bounds))
+        lines.extend(n.text() for n in self.neighbours)
+        if self.attacker is not None:
+            lines.append(self.attacker.text())
+        lines.extend(p.text() for p in self.properties)
+        return "\n".join(lines) + "\n"
+
+    # ------------------------------------------------------------------ views
+    @property
+    def client_names(self) -> tuple[str, ...]:
+        return tuple(c.actor for c in self.clients)
+
+    def property(self, name: str) -> PropertyDecl:
+        """The property called ``name`` (``KeyError`` if none)."""
+        for p in self.properties:
+            if p.name == name:
+                return p
+        raise KeyError(name)
+
+    def bound(self, kind: str) -> int | None:
+        for b in self.bounds:
+            if b.kind == kind:
+                return b.value
+        return None
+
+    # ------------------------------------------------------------------ building (flmodel.scenario_build)
+    def transition_system(self) -> ScenarioSystem:
+        """The bounded FL transition system of this scenario (helper A's ``FLSystem`` wrapped with
+        property-language-friendly observable names; see :mod:`flmodel.scenario_build`)."""
+        from flmodel.scenario_build import build_system
+
+        return build_system(self)
+
+    def neighbour_system(self, neighbour: str) -> ScenarioSystem:
+        """The system of the neighbouring dataset ``neighbour`` (``D1``; ``D0`` is the scenario's)."""
+        from flmodel.scenario_build import build_system
+
+        return build_system(self).with_dataset(self.neighbour_dataset(neighbour))
+
+    def neighbour_dataset(self, neighbour: str):  # type: ignore[no-untyped-def]
+        """``D1`` of the neighbour declaration ``neighbour`` (a frozenset of data points)."""
+        from flmodel.scenario_build import neighbour_dataset
+
+        return neighbour_dataset(self, neighbour)
+
+    def with_dataset(self, data):  # type: ignore[no-untyped-def]
+        """The transition system on another initial dataset (partition by the points' owners)."""
+        return self.transition_system().with_dataset(data)

@@ -1,0 +1,269 @@
+"""From a checked :class:`~flmodel.scenario_ast.Scenario` to the bounded ``→FL`` transition system.
+
+The construction (seed 004, III-B):
+
+* ``gra`` = the declared locations and links (``a -- b`` gives both directed edges);
+* ``aloc`` = the placements of the server, the clients, the other actors and the attacker (an
+  eavesdropper declared only by ``attacker NAME at L`` becomes an actor at ``L``);
+* ``ready = ∅``; ``curmodpar`` = the model's initial parameter; ``gradient c = curmodpar`` for every
+  client; ``partition`` = the declared initial partition (then the data are already deployed:
+  ``partitioned=True``) or empty parts (``put_part`` deploys them); ``dataset`` = the declared dataset;
+* ``poli``: the explicit ``policy`` statements (a table location -> policies), else
+  :meth:`Poli.fl_default` (``policies default``), :meth:`Poli.permissive` (``policies permissive``: with
+  it the gated relation equals the published one) or the default table with enforcement switched off
+  (``policies ignored``);
+* rules ``published`` (the literal relation) or ``fedavg_rounds``, the loss, rate ``η``, the noise
+  mechanism and what it perturbs, bounds and the trace mode (default ``full`` for ``published`` — the
+  literal trace sets — and ``drop`` for ``fedavg_rounds``).
+
+:class:`ScenarioSystem` wraps helper A's :class:`~flmodel.system.FLSystem`: same states, successors and
+probabilities; its observables are the FLSystem's with ``:`` replaced by ``_`` (``gradient_sat1``,
+``ready_sat1``, ``enabled_eval_round``), because the property language's names cannot contain ``:``,
+plus ``secret_in_dataset`` (some secret point is in the dataset) and per secret point ``x``
+``holds_x`` (the name of the client whose part contains ``x``, ``"none"`` if none).
+"""
+
+from __future__ import annotations
+
+from collections.abc import Iterable, Sequence
+from dataclasses import dataclass
+from fractions import Fraction
+from typing import Any
+
+from flmodel.data import DataPoint, Dataset
+from flmodel.errors import Diagnostic, ModelError
+from flmodel.frozen import FrozenMap
+from flmodel.infrastructure import EMPTY_PROTOCOL, Gra, Igraph, Infrastructure, Poli, Policy
+from flmodel.learning import HingeLoss, Loss, SquaredLoss
+from flmodel.noise import (
+    Mechanism,
+    ScalarDistribution,
+    discrete_gaussian,
+    geometric,
+    randomized_response,
+)
+from flmodel.scenario_ast import MechanismDecl, Scenario
+from flmodel.system import Bounds, FLState, FLSystem
+
+__all__ = ["AdditiveNoise", "ScenarioSystem", "build_fl_system", "build_system", "data_points",
+           "initial_dataset", "mechanism_of", "neighbour_dataset"]
+
+
+@dataclass(frozen=True)
+class AdditiveNoise(Mechanism):
+    """Additive noise with a finite table: ``M(u) = u + Z`` with ``P(Z = z) = table[z]`` per coordinate
+    (the table's probabilities are positive and sum to 1; checked by the scenario checks)."""
+
+    table: tuple[tuple[Fraction, Fraction], ...]
+    name: str = "additive"
+
+    def scalar(self, u: Fraction) -> ScalarDistribution:
+        return tuple((u + z, p) for z, p in self.table)
+
+    def describe(self) -> str:
+        return "additive{" + ", ".join(f"{z}: {p}" for z, p in self.table) + "}"
+
+
+def loss_of(name: str) -> Loss:
+    """``squared`` (with intercept), ``squared_nobias``, ``hinge``."""
+    if name == "squared":
+        return SquaredLoss()
+    if name == "squared_nobias":
+        return SquaredLoss(bias=False)
+    if name == "hinge":
+        return HingeLoss()
+    raise ModelError(f"unknown loss {name!r}")
+
+
+def mechanism_of(m: MechanismDecl) -> Mechanism | None:
+    """The flmodel mechanism of a declaration (``None`` for ``none``: the published ``get_grad``)."""
+    if m.kind == "none":
+        return None
+    if m.kind == "rr":
+        return randomized_response(m.grid, m.base)  # type: ignore[arg-type]
+    step = m.step if m.step is not None else Fraction(1)
+    if m.kind == "geometric":
+        return geometric(m.base, m.lo, m.hi, step)  # type: ignore[arg-type]
+    if m.kind == "gaussian":
+        return discrete_gaussian(m.base, m.lo, m.hi, step)  # type: ignore[arg-type]
+    if m.kind == "additive":
+        return AdditiveNoise(tuple(m.table))
+    raise ModelError(f"unknown mechanism {m.kind!r}")
+
+
+def data_points(s: Scenario) -> dict[str, DataPoint]:
+    """Every declared data point (also those only used by neighbours), by name."""
+    return {d.name: DataPoint(d.name, tuple(d.features), d.target) for d in s.data}
+
+
+def initial_dataset(s: Scenario) -> Dataset:
+    """``dataset G`` of the initial state."""
+    pts = data_points(s)
+    names = [n.name for n in s.dataset] if s.dataset is not None else list(pts)
+    return frozenset(pts[n] for n in names)
+
+
+def owners(s: Scenario) -> dict[str, str]:
+    """Data point name -> client holding it: the initial partition, else the ``observed by`` clause;
+    a replaced point's replacement inherits the owner of the point it replaces."""
+    out = {d.name: d.owner for d in s.data if d.owner is not None}
+    if s.partition is not None:
+        for part in s.partition:
+            for n in part.points:
+                out[n.name] = part.client
+    for nb in s.neighbours:
+        for ch in nb.changes:
+            if ch.kind == "replace" and ch.new not in out and ch.old in out:
+                out[ch.new] = out[ch.old]  # type: ignore[index]
+    return out  # type: ignore[return-value]
+
+
+def neighbour_dataset(s: Scenario, name: str) -> Dataset:
+    """``D1`` of ``neighbour name``: the scenario's dataset with the changes applied (seed 004, III-C)."""
+    for nb in s.neighbours:
+        if nb.name == name:
+            pts = data_points(s)
+            d = set(initial_dataset(s))
+            for ch in nb.changes:
+                if ch.old is not None:
+                    d.discard(pts[ch.old])
+                if ch.new is not None:
+                    d.add(pts[ch.new])
+            return frozenset(d)
+    raise KeyError(f"unknown neighbour {name!r}; declared: {[n.name for n in s.neighbours]}")
+
+
+def _poli(s: Scenario, g: Igraph) -> tuple[Poli, bool]:
+    if s.policies:
+        table: dict[str, list[Policy]] = {}
+        for p in s.policies:
+            table.setdefault(p.location, []).append(
+                Policy(None if p.actors is None else frozenset(p.actors), frozenset(p.actions),
+                       not p.anywhere))
+        return Poli(FrozenMap({k: tuple(v) for k, v in table.items()})), True
+    mode = s.policies_mode or "default"
+    if mode == "permissive":
+        return Poli.permissive(g.gra.locations), True
+    return Poli.fl_default(g), mode != "ignored"
+
+
+def build_fl_system(s: Scenario) -> FLSystem:
+    """Helper A's :class:`FLSystem` of a checked scenario (see the module docstring)."""
+    assert s.server is not None and s.model is not None
+    clients = tuple(c.actor for c in s.clients)
+    aloc = {p.actor: p.location for p in (s.server, *s.clients, *s.actors)}
+    if s.attacker is not None and s.attacker.location is not None and s.attacker.name not in aloc:
+        aloc[s.attacker.name] = s.attacker.location
+    edges: set[tuple[str, str]] = set()
+    for lk in s.links:
+        edges.add((lk.a, lk.b))
+        if not lk.directed:
+            edges.add((lk.b, lk.a))
+    gra = Gra(frozenset(n.name for n in s.locations), frozenset(edges))
+    pts = data_points(s)
+    data = initial_dataset(s)
+    w0 = tuple(Fraction(x) for x in s.model.initial)
+    if s.partition is not None:
+        parts = {c: frozenset() for c in clients}
+        for part in s.partition:
+            parts[part.client] = frozenset(pts[n.name] for n in part.points)
+        partition = FrozenMap(parts)
+    else:
+        partition = FrozenMap({c: frozenset() for c in clients})
+    g = Igraph(gra, FrozenMap(aloc), s.server.actor, frozenset(clients), frozenset(),
+               FrozenMap({c: w0 for c in clients}), w0, partition, data)
+    poli, enforce = _poli(s, g)
+    infra = Infrastructure(g, EMPTY_PROTOCOL, poli)
+    variant = s.protocol.variant if s.protocol is not None else "published"
+    traces = (s.protocol.traces if s.protocol is not None else None) or (
+        "full" if variant == "published" else "drop")
+    mech = None
+    target = "update"
+    for nd in s.noise:
+        mech = mechanism_of(nd.mechanism)
+        if nd.target is not None:
+            target = nd.target
+    own = owners(s)
+
+    def owner(p: DataPoint) -> str:
+        return own.get(p.name, "")
+
+    return FLSystem(infra, rules=variant, loss=loss_of(s.model.loss), eta=s.model.rate, mechanism=mech,
+                    noise_target=target,  # type: ignore[arg-type]
+                    bounds=Bounds(s.bound("rounds"), s.bound("events")), trace_mode=traces,  # type: ignore[arg-type]
+                    enforce_policies=enforce, owner=owner if s.partition is not None else None,
+                    partitioned=s.partition is not None)
+
+
+class ScenarioSystem:
+    """The transition system of a scenario (``checker.ts.TransitionSystem``): helper A's FLSystem with
+    property-language observable names (see the module docstring). ``fl`` is the wrapped FLSystem."""
+
+    def __init__(self, fl: FLSystem, secrets: Sequence[DataPoint] = (), scenario: Scenario | None = None):
+        self.fl = fl
+        self.scenario = scenario
+        self.secrets = tuple(secrets)
+        self._alias: dict[str, str] = {}
+        names: list[str] = []
+        for n in fl.observable_names():
+            alias = n.replace(":", "_")
+            self._alias[alias] = n
+            self._alias[n] = n
+            names.append(alias)
+        names.append("secret_in_dataset")
+        names.extend(f"holds_{p.name}" for p in self.secrets)
+        self._names = tuple(names)
+
+    # TransitionSystem protocol
+    def initial_states(self) -> tuple[FLState, ...]:
+        return self.fl.initial_states()
+
+    def successors(self, state: FLState) -> list[Any]:
+        return self.fl.successors(state)
+
+    def observable_names(self) -> Sequence[str]:
+        return self._names
+
+    def observe(self, state: FLState, name: str) -> object:
+        if name == "secret_in_dataset":
+            return any(p in state.infra.igra.dataset for p in self.secrets)
+        if name.startswith("holds_"):
+            target = name[len("holds_"):]
+            for p in self.secrets:
+                if p.name == target:
+                    g = state.infra.igra
+                    for c in sorted(g.clients):
+                        if p in g.part(c):
+                            return c
+                    return "none"
+        real = self._alias.get(name)
+        if real is None:
+            raise KeyError(f"unknown observable {name!r}; known: {', '.join(self._names)}")
+        return self.fl.observe(state, real)
+
+    # extras
+    def with_dataset(self, data: Iterable[DataPoint]) -> ScenarioSystem:
+        """The same system on another initial dataset (the partition follows the points' owners when
+        the scenario has an initial partition; else ``put_part`` deploys it)."""
+        return ScenarioSystem(self.fl.with_dataset(data), self.secrets, self.scenario)
+
+    def describe(self) -> dict[str, object]:
+        return self.fl.describe()
+
+    @property
+    def clients(self) -> tuple[str, ...]:
+        return self.fl.clients
+
+
+def build_system(s: Scenario) -> ScenarioSystem:
+    """The :class:`ScenarioSystem` of a checked scenario."""
+    try:
+        fl = build_fl_system(s)
+    except (ValueError, TypeError) as exc:
+        if isinstance(exc, ModelError):
+            diags = [Diagnostic(s.source, d.line, d.column, d.message) for d in exc.diagnostics]
+            raise ModelError(diags) from None
+        raise ModelError([Diagnostic(s.source, None, None, f"cannot build the FL system: {exc}")]) from None
+    pts = data_points(s)
+    secrets = [pts[d.name] for d in s.data if d.secret]
+    return ScenarioSystem(fl, secrets, s)
