@@ -574,6 +574,36 @@ definition NI_FL_DP :: "learner \<Rightarrow> (data set \<Rightarrow> data set \
        pmap ops (path_set (state_transition_FL Lr) M {s. curmodpar (igra s) = curmodpar G0})
          \<le> exp \<epsilon> * pmap ops (path_set (state_transition_FL Lr) M {s. curmodpar (igra s) = curmodpar G1}))"
 
+text \<open>No rule changes the dataset, so two states reachable from one initial infrastructure have
+the same dataset and the premise "dataset G0 differs by one from dataset G1" of NI_FL_DP never holds:
+as published, NI_FL_DP holds vacuously for every irreflexive neighbour relation (both readings above are
+irreflexive) and every epsilon. flcheck (checker.privacy) therefore compares the Kripke structures of two
+initial infrastructures with neighbouring datasets, which is the reading of the seed's intent.\<close>
+
+lemma FL_dataset_step:
+  fixes Lr :: learner
+  assumes "state_transition_FL Lr I J"
+  shows "dataset (igra J) = dataset (igra I)"
+  using assms by cases auto
+
+lemma FL_reach_dataset:
+  fixes Lr :: learner
+  assumes "fl_reach Lr I s"
+  shows "dataset (igra s) = dataset (igra I)"
+  using assms unfolding fl_reach_def
+  by (induction rule: rtranclp_induct) (auto dest: FL_dataset_step)
+
+theorem NI_FL_DP_vacuous:
+  fixes Lr :: learner and I s0 s1 :: infrastructure
+    and ops :: "infrastructure list \<Rightarrow> real" and \<epsilon> :: real
+  assumes "\<And>D. \<not> nb D D"
+  shows "NI_FL_DP Lr nb ops I s0 s1 \<epsilon>"
+proof -
+  have "fl_reach Lr I s0 \<longrightarrow> fl_reach Lr I s1 \<longrightarrow> \<not> nb (dataset (igra s0)) (dataset (igra s1))"
+    using assms FL_reach_dataset by metis
+  then show ?thesis unfolding NI_FL_DP_def Let_def by blast
+qed
+
 text \<open>The seed's compositionality theorem, stated as published (with the readings above: the client c
 is quantified in the premise, and the premise's probabilities are those of the clients' gradients). It
 is not proved here; flcheck's checker.privacy decides NI-FL-DP on finite scenarios instead.\<close>
