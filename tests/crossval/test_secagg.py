@@ -130,3 +130,15 @@ def test_bad_arguments() -> None:
         secagg_curve("normal", 10, 1, [0.0])  # type: ignore[arg-type]
     with pytest.raises(ValueError):
         secagg_curve("uniform", 0, 1, [0.0])
+
+
+@pytest.mark.slow
+def test_bench_configuration_is_certified_to_1e7() -> None:
+    """The benchmark's curve (uniform, n = 100, d = 100, 201 ε) at h = 1.5e-4: certified width ≤ 1e-7,
+    and a 4× finer upper curve lies inside the bracket."""
+    eps = np.linspace(0.0, 10.0, 201)
+    c = secagg_curve("uniform", 100, 100, eps, interval=1.5e-4)
+    assert c.bracket.error <= 1e-7
+    fine = secagg_curve("uniform", 100, 100, eps, interval=1.5e-4 / 4, optimistic=False)
+    assert np.all(fine.delta <= c.bracket.upper + 1e-12)
+    assert np.all(fine.delta >= c.bracket.lower - 1e-12)
