@@ -104,6 +104,9 @@ class ScenarioExport:
     properties: tuple[PropertySpec, ...] = ()
     source: str = ""
     limits: Limits | None = field(default=None, compare=False)
+    #: The transition system the properties are checked on (same states as ``system``; e.g. a scenario's
+    #: ``ScenarioSystem`` with the property language's observable names); ``None``: ``system`` itself.
+    checked: object | None = field(default=None, compare=False)
 
 
 # ------------------------------------------------------------------------------------------------
@@ -316,7 +319,7 @@ class _Vocabulary:
 # CTL formulas as Isabelle state sets
 # ------------------------------------------------------------------------------------------------
 
-_SET_OBS = {"ready": "actor", "clients": "actor", "dataset": "data"}
+_BOOKKEEPING = ("round", "events", "last", "last_kind", "bound_reached", "secret_in_dataset")
 
 
 class _CtlTranslator:
@@ -349,6 +352,10 @@ class _CtlTranslator:
         if name == "partitioned" and self.voc.rounds:
             return "snd s", "bool"
         kind, _, arg = name.partition(":")
+        if not arg:  # the scenario language's aliases: gradient_sat1 for gradient:sat1
+            for k in ("gradient", "partition", "ready"):
+                if name.startswith(k + "_") and name[len(k) + 1:] in self.clients:
+                    kind, arg = k, name[len(k) + 1:]
         if arg in self.clients:
             if kind == "gradient":
                 return f"gradient ({g}) ({actor(arg)})", "vector"
@@ -450,7 +457,7 @@ class _CtlTranslator:
                 return self.observable(t.name)
             except Untranslatable:
                 if sort is None:
-                    if t.name in ("round", "events", "last", "last_kind", "bound_reached") or ":" in t.name:
+                    if t.name in _BOOKKEEPING or ":" in t.name or t.name.startswith(("enabled_", "holds_")):
                         raise
                     return "", None
                 raise
@@ -622,7 +629,9 @@ def scenario_theory_text(exp: ScenarioExport) -> str:
     ctl_props = [p for p in exp.properties if p.formula is not None]
     kripke: Kripke | None = None
     if ctl_props and learner_ok:
-        kripke = explore(sysm, limits=exp.limits or Limits(max_states=200_000), source=exp.source or exp.name)
+        ts = exp.checked if exp.checked is not None else sysm
+        kripke = explore(ts, limits=exp.limits or Limits(max_states=200_000),  # type: ignore[arg-type]
+                         source=exp.source or exp.name)
         mc = ModelChecker(kripke)
     used_names: set[str] = set()
     for prop in exp.properties:
@@ -662,14 +671,28 @@ def _unique_name(name: str, used: set[str]) -> str:
 
 
 def _other_property(body: _Lines, pname: str, prop: PropertySpec, voc: _Vocabulary, learner_ok: bool) -> None:
-    verdict = prop.verdict or "not decided in this export"
-    figure = f", figure {prop.value}" if prop.value else ""
+    """Quantitative kinds (privacy, advantage, probability, cross-validation, attacks): an explanation,
+    and for a privacy property of the published relation the seed's NI_FL_DP statement, which holds
+    vacuously (base theorem NI_FL_DP_vacuous) because the rules never change the dataset."""
+    verdict = prop.verdict or "decided by flcheck check, not by this export"
+    figure = f" ({prop.value})" if prop.value else ""
     body.text(_comment_safe(
-        f"Kind {prop.kind}; flcheck's verdict: {verdict}{figure}. Properties of this kind are quantitative "
-        "(path probabilities, NI-FL-DP, advantage): flcheck computes them on its explored Markov model; the "
-        "base theory states NI_FL_DP and the path notions, but no proof script is generated from a "
-        "numerical result, so no lemma is stated here."
+        f"Kind {prop.kind}{figure}; verdict: {verdict}. Properties of this kind are quantitative (path "
+        "probabilities, NI-FL-DP, advantage): flcheck computes them on its explored Markov models, for "
+        "NI-FL-DP on the two Kripke structures of neighbouring initial datasets. No proof script is "
+        "generated from a numerical result."
     ))
+    published = learner_ok and not (voc.rounds or voc.noisy or voc.gated)
+    if prop.kind == "privacy" and published:
+        c = voc.c
+        body.text("The seed's NI_FL_DP, literally, within this scenario's single Kripke structure: it holds "
+                  "vacuously, since no rule changes the dataset (see NI_FL_DP_vacuous in FL_Infrastructure).")
+        stmt = q(f"NI_FL_DP {c('learner')} neighbour_replace_one ops {c('init')} s0 s1 \\<epsilon>")
+        body.add(f"lemma {pname}_vacuous:",
+                 f"  fixes ops :: {q('infrastructure list ' + RA + ' real')} and s0 s1 :: infrastructure "
+                 "and \\<epsilon> :: real",
+                 f"  shows {stmt}",
+                 "  by (rule NI_FL_DP_vacuous) (simp add: neighbour_replace_one_def)", "")
 
 
 def _ctl_property(
@@ -1058,45 +1081,39 @@ def example_export(name: str) -> ScenarioExport:
                           source=f"example:{name}")
 
 
-_CTL_KINDS = frozenset({"ctl", "attack", "attack_tree", "attack-tree", "reach", "invariant"})
-
-
 def _property_from_scenario(p: object) -> PropertySpec:
-    """A :class:`PropertySpec` from a property object of ``flmodel.scenario`` (duck-typed: ``name``,
-    ``kind``, and the formula as ``formula`` (AST or text), ``goal`` (attack goal) or ``text``)."""
+    """A :class:`PropertySpec` from a ``flmodel.scenario_ast.PropertyDecl``: ``ctl`` properties keep
+    their formula; an ``attack_tree`` goal ``g`` becomes ``EF g`` (IIIf AT: a valid attack tree exists iff
+    ``EF g``; "expect absent" is the claim that it does not hold); the other kinds keep their text."""
     from checker.ctl_parse import parse_formula
 
     name = str(getattr(p, "name", "property"))
-    kind = str(getattr(p, "kind", "ctl")).lower()
-    text = getattr(p, "text", None) or getattr(p, "source_text", None)
+    kind = str(getattr(p, "kind", "ctl"))
+    text_fn = getattr(p, "text", None)
+    text = text_fn() if callable(text_fn) else str(p)
+    ftext = getattr(getattr(p, "formula", None), "text", None)
     formula: A.Formula | None = None
-    raw = getattr(p, "formula", None)
-    goal = getattr(p, "goal", None)
-    if kind in _CTL_KINDS:
-        if isinstance(raw, A.Formula):
-            formula = raw
-        elif isinstance(raw, str):
-            formula = parse_formula(raw)
-        elif goal is not None:
-            g = goal if isinstance(goal, A.Formula) else parse_formula(str(goal))
-            formula = A.EF(g)  # an attack goal is reachable iff EF goal (IIIf AT completeness)
-    if text is None:
-        text = str(formula) if formula is not None else str(raw if raw is not None else p)
-    value = getattr(p, "epsilon", None) or getattr(p, "bound", None) or getattr(p, "value", None)
-    return PropertySpec(name, kind if formula is None else ("attack" if goal is not None else kind),
-                        str(text), formula, None, None if value is None else str(value))
+    if kind == "ctl" and ftext:
+        formula = parse_formula(ftext)
+    elif kind == "attack_tree" and ftext:
+        formula = A.EF(parse_formula(ftext))
+    eps = getattr(p, "eps", None)
+    value = f"epsilon {eps.text()}" if eps is not None and hasattr(eps, "text") else None
+    return PropertySpec(name, kind, text, formula, None, value)
 
 
 def scenario_export(path: str | Path, limits: Limits | None = None) -> ScenarioExport:
-    """The export of a scenario file, loaded with ``flmodel.scenario.load_scenario`` (the scenario
-    language). Raises ``ImportError`` when that module is not available."""
+    """The export of a scenario file: ``flmodel.scenario.load_scenario`` then
+    ``flmodel.scenario_build.build_system`` (the scenario language); properties are checked on the
+    scenario's transition system. Raises ``ImportError`` when the scenario language is not available."""
     from flmodel.scenario import load_scenario  # type: ignore[import-not-found]
+    from flmodel.scenario_build import build_system  # type: ignore[import-not-found]
 
     sc = load_scenario(path)
-    system = sc.transition_system() if hasattr(sc, "transition_system") else sc.system
-    props = tuple(_property_from_scenario(p) for p in getattr(sc, "properties", ()))
-    name = str(getattr(sc, "name", None) or Path(path).stem)
-    return ScenarioExport(name, system, props, source=Path(path).name, limits=limits)
+    ts = build_system(sc)
+    props = tuple(_property_from_scenario(p) for p in sc.properties)
+    name = Path(path).stem
+    return ScenarioExport(name, ts.fl, props, source=Path(path).name, limits=limits, checked=ts)
 
 
 def load_export(spec: str, *, limits: Limits | None = None) -> ScenarioExport:

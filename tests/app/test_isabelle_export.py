@@ -278,3 +278,13 @@ def test_random_scenarios_export_to_theories_that_pass_the_syntax_check(exp: Sce
     text = files[f"{theory_name(exp.name)}.thy"]
     # one subsection per property, each either stated (lemma) or explained (text)
     assert text.count("subsection \\<open>Property ") == len(exp.properties)
+
+
+def test_privacy_property_of_the_published_relation_states_the_vacuous_ni_fl_dp() -> None:
+    spec = PropertySpec("dp", "privacy", "privacy epsilon <= 1 between nb", None, None, "epsilon 1")
+    published = seed_model().replace(enforce_policies=False)
+    files = export_texts([ScenarioExport("o", published, (spec,))])
+    assert check_export_texts(files) == []
+    assert "by (rule NI_FL_DP_vacuous)" in files["Scenario_o.thy"]
+    gated = export_texts([ScenarioExport("o", seed_model(), (spec,))])["Scenario_o.thy"]
+    assert "NI_FL_DP_vacuous" not in gated  # NI_FL_DP is defined for the published relation only
