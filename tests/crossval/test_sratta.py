@@ -142,7 +142,7 @@ def test_evaluate_perfect_grouping() -> None:
 
 def test_censoring_defence_reduces_recovery() -> None:
     split, _, res = _run(0)
-    split_c, _, res_c = _run(0, censor_threshold=3)
+    _, _, res_c = _run(0, censor_threshold=3)
     clients = [X[i] for i in split.clients]
     assert evaluate(res_c, clients, PRIOR).rho_recovered < evaluate(res, clients, PRIOR).rho_recovered
 
