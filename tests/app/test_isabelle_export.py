@@ -194,7 +194,7 @@ def test_noise_support_becomes_locale_assumptions() -> None:
 def test_other_property_kinds_get_an_explanation() -> None:
     spec = PropertySpec("dp", "ni_fl_dp", "ni_fl_dp eps = 1", None, "holds", "eps=0.69")
     text = scenario_theory_text(ScenarioExport("o", seed_model(), (spec,)))
-    assert "Kind ni_fl_dp; flcheck's verdict: holds, figure eps=0.69" in text
+    assert "Kind ni_fl_dp (eps=0.69); verdict: holds." in text
 
 
 def test_theory_names() -> None:
