@@ -117,9 +117,15 @@ class MineNet:
     def forward(self, xb: FloatArray, g: FloatArray) -> FloatArray:
         return self.net.forward(np.concatenate([xb.reshape(len(xb), -1), g], axis=1))[:, 0]
 
+    def grads(self, dt: FloatArray) -> list[FloatArray]:
+        """Gradients of ``Σ_i dt_i T_i`` (last :meth:`forward`) w.r.t. the parameters."""
+        return self.net.backward(dt[:, None])[0]
+
+    def params(self) -> list[FloatArray]:
+        return self.net.params()
+
     def ascend(self, dt: FloatArray) -> None:
-        grads, _ = self.net.backward(dt[:, None])
-        self.net.ascend(grads)
+        self.net.ascend(self.grads(dt))
 
 
 class HMineNet:
@@ -138,12 +144,22 @@ class HMineNet:
         self._h = h
         return self.mix.forward(h.reshape(n, b * self.emb))[:, 0]
 
-    def ascend(self, dt: FloatArray) -> None:
+    def grads(self, dt: FloatArray) -> list[FloatArray]:
+        """Gradients of ``Σ_i dt_i T_i`` w.r.t. (BlockModel params, MixModel params): the MixModel's
+        input gradient is split into the ``B`` blocks and the shared BlockModel's gradients summed."""
         gmix, gin = self.mix.backward(dt[:, None])
         gh = gin.reshape(-1, self.emb) * (self._h > 0)
         gblock, _ = self.block.backward(gh)
-        self.mix.ascend(gmix)
-        self.block.ascend(gblock)
+        return [*gblock, *gmix]
+
+    def params(self) -> list[FloatArray]:
+        return [*self.block.params(), *self.mix.params()]
+
+    def ascend(self, dt: FloatArray) -> None:
+        g = self.grads(dt)
+        nb = len(self.block.params())
+        self.block.ascend(g[:nb])
+        self.mix.ascend(g[nb:])
 
 
 def dv_bound(t_joint: FloatArray, t_marg: FloatArray) -> float:
