@@ -176,3 +176,34 @@ def test_incomplete_exploration_proves_attacks_but_not_their_absence() -> None:
     assert any("incomplete" in w for w in found.warnings)
     none = generate_attack_tree(k, _goal(k, "round >= 1"))
     assert isinstance(none, NoAttack) and not none.conclusive and not none.certificate_ok
+
+
+def test_bundled_moniteo_scenario() -> None:
+    """The bundled Moniteo scenario (spec/scenarios/moniteo.fl, seed 004 IV) through the application
+    loader: "some satellite among sat1, sat3 has reported" is reached in two genuinely different ways
+    (an or-tree with two valid children); completing the round is one way, since the three satellites'
+    reports commute (3! interleavings, and every noise outcome, are one trace class)."""
+    import pytest
+
+    pytest.importorskip("flmodel.scenario")
+    import flcheck_spec
+
+    from checker.app.load import load_model
+
+    path = flcheck_spec.bundled_scenarios().get("moniteo")
+    if path is None:
+        pytest.skip("moniteo scenario not bundled")
+    k = load_model(path)
+    goal = _goal(k, '"sat1" in ready or "sat3" in ready')
+    r = generate_attack_tree(k, goal, minimal_only=True, label_observables=["ready"])
+    assert isinstance(r, AttackFound) and check_validity(r.tree, k).valid
+    t = r.tree
+    assert t.kind == "or" and len(t.children) == 2 and all(is_valid(c, k) for c in t.children)
+    assert {(k.actions[p.letters[0]].actor) for p in r.paths[0]} == {"sat1", "sat3"}
+    text = tree_to_text(t, k)
+    assert "by sat1 at orbit1: ready {} -> {sat1}" in text and "by sat3 at orbit3: ready {} -> {sat3}" in text
+    round_done = generate_attack_tree(k, _goal(k, "round = 1"), max_attacks=10)
+    assert isinstance(round_done, AttackFound) and len(round_done.paths[0]) == 1
+    assert is_valid(round_done.tree, k)
+    by_path = generate_attack_tree(k, _goal(k, "round = 1"), max_attacks=10, distinguish="paths")
+    assert isinstance(by_path, AttackFound) and len(by_path.paths[0]) == 10
