@@ -32,12 +32,15 @@ def register(sub: argparse._SubParsersAction) -> None:  # type: ignore[type-arg]
     )
     p.add_argument("model", nargs="+", metavar="MODEL",
                    help="scenario file (.fl), explicit model (base.tra base.lab, or prefix base) or .json")
-    p.add_argument("--goal", required=True, metavar="PREDICATE",
+    p.add_argument("--goal", metavar="PREDICATE",
                    help="the attack goal: a state formula of the property language, e.g. '\"sat2\" in ready'")
     p.add_argument("--format", choices=FORMATS, default="text",
                    help="output format (adtool = ADTool 2 <adtree>, adtool-sand = <sandtree> with "
                         "sequential and-nodes)")
     p.add_argument("--json", action="store_true", help="same as --format json")
+    p.add_argument("--check", metavar="TREE.json",
+                   help="instead of generating, re-check a tree exported with --format json against the "
+                        "model (with --goal: also that its attack is (initial states, goal))")
     p.add_argument("-o", "--output", metavar="FILE", help="write the tree to FILE (atomically)")
     p.add_argument("--max-depth", type=int, default=None, metavar="N",
                    help="longest attack considered for alternatives (default: shortest + 2)")
@@ -96,6 +99,11 @@ def _goal_mask(kripke: Kripke, text: str) -> tuple[Any, list[str]]:
 
 def run(args: argparse.Namespace) -> int:
     fmt = "json" if args.json else args.format
+    if args.check:
+        return _check_file(args)
+    if args.goal is None:
+        raise InputError("--goal is required (unless --check is given)", Position("attack-tree"),
+                         "--goal PREDICATE")
     if args.max_depth is not None and args.max_depth < 0:
         raise InputError("--max-depth must be at least 0", Position("--max-depth"), "an integer >= 0")
     if args.max_attacks < 1:
@@ -134,6 +142,44 @@ def run(args: argparse.Namespace) -> int:
 _WAYS = {"actions": "action sequences up to commuting independent steps",
          "steps": "action sequences without details, up to commuting independent steps",
          "paths": "distinct paths"}
+
+
+def _check_file(args: argparse.Namespace) -> int:
+    """``--check``: ⊢ A for a tree read back from JSON, and optionally its pair against the goal."""
+    import json
+    from pathlib import Path
+
+    from checker.attack_tree_export import tree_from_json
+
+    path = Path(args.check)
+    try:
+        doc = json.loads(path.read_text(encoding="utf-8"))
+    except json.JSONDecodeError as exc:
+        raise InputError(f"not JSON: {exc.msg}", Position(str(path), exc.lineno, exc.colno),
+                         "an attack tree written by flcheck attack-tree --json") from None
+    if isinstance(doc, dict) and "tree" in doc and "format" not in doc:
+        doc = doc["tree"]
+    try:
+        tree = tree_from_json(doc)
+    except (ValueError, KeyError, TypeError) as exc:
+        raise InputError(f"malformed attack tree: {exc}", Position(str(path)),
+                         "an attack tree written by flcheck attack-tree --json") from None
+    kripke = _load(args.model, args)
+    bad = [s for s in tree.pre | tree.post if not 0 <= s < kripke.num_states]
+    v = check_validity(tree, kripke)
+    ok = v.valid and not bad
+    lines = [f"attack tree {path}: {'valid' if ok else 'INVALID'} (⊢ A re-checked on {kripke.num_states} "
+             f"states)"]
+    if not v.valid:
+        lines.append(f"  {v.reason}")
+    if args.goal is not None:
+        goal, _ = _goal_mask(kripke, args.goal)
+        want = (frozenset(kripke.initial.tolist()), frozenset(int(i) for i in goal.nonzero()[0]))
+        same = tree.pair == want
+        lines.append(f"  attack = (initial states, {args.goal}): {'yes' if same else 'no'}")
+        ok = ok and same
+    print("\n".join(lines))
+    return EXIT_HOLDS if ok else EXIT_VIOLATED
 
 
 def _emit(text: str, output: str | None) -> None:

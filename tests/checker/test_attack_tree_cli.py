@@ -84,3 +84,26 @@ def test_end_to_end_from_a_json_model_file(tmp_path: Path, capsys: pytest.Captur
     assert kinds.count("and") >= 2 and kinds[-1] == "or"
     assert cli.main(["attack-tree", str(tmp_path / "missing.json"), "--goal", "true"]) == 2
     capsys.readouterr()
+
+
+def test_check_reads_back_an_exported_tree(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
+    from checker.io_explicit import write_json
+
+    model = tmp_path / "mini.json"
+    write_json(explore(MiniFL()), model)
+    tree_file = tmp_path / "t.json"
+    goal = '"sat2" in leaked'
+    assert cli.main(["attack-tree", str(model), "--goal", goal, "--json", "-o", str(tree_file)]) == 0
+    assert cli.main(["attack-tree", str(model), "--check", str(tree_file), "--goal", goal]) == 0
+    out = capsys.readouterr().out
+    assert "valid" in out and "attack = (initial states" in out and ": yes" in out
+    assert cli.main(["attack-tree", str(model), "--check", str(tree_file), "--goal", '"sat1" in leaked']) == 1
+    doc = json.loads(tree_file.read_text())
+    base = next(n for n in doc["tree"]["nodes"] if n["kind"] == "base")
+    base["goal"] = base["initial"]  # a step that goes nowhere: no self-loops in this model
+    tree_file.write_text(json.dumps(doc))
+    assert cli.main(["attack-tree", str(model), "--check", str(tree_file)]) == 1
+    assert "INVALID" in capsys.readouterr().out
+    tree_file.write_text("{not json")
+    assert cli.main(["attack-tree", str(model), "--check", str(tree_file)]) == 2
+    assert cli.main(["attack-tree", str(model)]) == 2  # neither --goal nor --check
