@@ -55,6 +55,7 @@ __all__ = [
     "clopper_pearson",
     "lira_offline_scores",
     "loss_scores",
+    "roc_counts",
     "tpr_at_fpr",
 ]
 
@@ -237,19 +238,24 @@ def lira_offline_scores(proba: FloatArray, y: IntArray, ext_proba: FloatArray, e
     return out
 
 
+def roc_counts(scores: FloatArray, member: NDArray[np.bool_]) -> tuple[FloatArray, IntArray, IntArray]:
+    """Thresholds ``τ`` (``inf`` then the distinct scores, descending) with the numbers of members
+    (``tp``) and non-members (``fp``) scoring ``≥ τ``."""
+    member = np.asarray(member, dtype=bool)
+    thr = np.concatenate([[np.inf], np.unique(scores)[::-1]])
+    pos, neg = np.sort(scores[member]), np.sort(scores[~member])
+    tp = len(pos) - np.searchsorted(pos, thr, side="left")
+    fp = len(neg) - np.searchsorted(neg, thr, side="left")
+    return thr, tp.astype(np.int64), fp.astype(np.int64)
+
+
 def tpr_at_fpr(scores: FloatArray, member: NDArray[np.bool_], fpr: float) -> float:
     """Largest TPR on the empirical ROC curve (threshold "score ≥ τ") with FPR ≤ ``fpr``."""
     member = np.asarray(member, dtype=bool)
-    pos, neg = scores[member], scores[~member]
-    thr = np.unique(scores)[::-1]
-    best = 0.0
-    for t in np.concatenate([[np.inf], thr]):
-        f = float(np.mean(neg >= t)) if len(neg) else 0.0
-        if f <= fpr:
-            best = max(best, float(np.mean(pos >= t)) if len(pos) else 0.0)
-        else:
-            break
-    return best
+    n_pos, n_neg = int(member.sum()), int((~member).sum())
+    _, tp, fp = roc_counts(scores, member)
+    ok = fp <= fpr * n_neg if n_neg else np.ones(len(fp), bool)
+    return float(tp[ok].max() / n_pos) if n_pos else 0.0
 
 
 def best_threshold(scores: FloatArray, member: NDArray[np.bool_]) -> float:
@@ -332,20 +338,15 @@ def dp_consistency(
     from checker.crossval.gaussian import gaussian_tradeoff
 
     member = np.asarray(member, dtype=bool)
-    pos, neg = scores[member], scores[~member]
-    thr = np.concatenate([[np.inf], np.unique(scores)[::-1]])
+    n_pos, n_neg = int(member.sum()), int((~member).sum())
+    _, tp, fp = roc_counts(scores, member)
     out = []
     for level in levels:
-        best_t, best_tpr = np.inf, -1.0
-        for t in thr:
-            if np.mean(neg >= t) > level:
-                break
-            tp = float(np.mean(pos >= t))
-            if tp > best_tpr:
-                best_t, best_tpr = t, tp
-        k_tp, k_fp = int(np.sum(pos >= best_t)), int(np.sum(neg >= best_t))
-        tpr_lo, _ = clopper_pearson(k_tp, len(pos), alpha)
-        _, fpr_hi = clopper_pearson(k_fp, len(neg), alpha)
+        ok = np.flatnonzero(fp <= level * n_neg)
+        i = int(ok[np.argmax(tp[ok])])  # ok is never empty: τ = inf has fp = 0
+        k_tp, k_fp = int(tp[i]), int(fp[i])
+        tpr_lo, _ = clopper_pearson(k_tp, n_pos, alpha)
+        _, fpr_hi = clopper_pearson(k_fp, n_neg, alpha)
         bound = 1.0 if np.isinf(mu) else float(1.0 - gaussian_tradeoff(mu, fpr_hi)[0])
-        out.append(DPCheck(level, k_fp / len(neg), k_tp / len(pos), tpr_lo, fpr_hi, bound))
+        out.append(DPCheck(level, k_fp / n_neg, k_tp / n_pos, tpr_lo, fpr_hi, bound))
     return out
