@@ -1,9 +1,273 @@
-"""Placeholder until the sub-command is implemented (see the issue that owns it)."""
+"""``flcheck privacy MODEL``: NI-FL-DP, δ(ε), attacker advantage and bounds, NI_Decomposition, and the
+seed's literal definitions (seed 004, III-C and III-D); ``--theory`` prints the sympy check of Lemma II.2
+and Theorem 1.
+
+MODEL is a scenario file (``.fl``) or a built-in example ``example:NAME[:key=value,...]``:
+
+* ``example:moniteo`` — keys ``k`` (satellites, 2), ``rounds`` (1), ``mechanism`` (``rr``, ``geometric``,
+  ``none``; default ``rr``), ``points`` (points per satellite, 1), ``extra`` (extra candidate points in the
+  universe, 1);
+* ``example:seed`` — the published rules; keys ``clients`` (2), ``rounds`` (1), ``events`` (4),
+  ``mechanism`` (``none``), ``extra`` (1).
+
+Exit status: 0 NI-FL-DP holds for ``--eps`` (without ``--eps``: for some finite ε), also vacuously;
+1 violated; 2 bad input.
+"""
 
 from __future__ import annotations
 
 import argparse
+import json
+import math
+import sys
+from collections.abc import Sequence
+from fractions import Fraction
+from pathlib import Path
+from typing import Any
+
+from checker.errors import InputError, Position
+from checker.explore import Limits
+from checker.verdict import EXIT_HOLDS
+
+READINGS = {"both": ("replace_one", "add_remove_one"), "replace_one": ("replace_one",),
+            "add_remove_one": ("add_remove_one",)}
 
 
 def register(sub: argparse._SubParsersAction) -> None:  # type: ignore[type-arg]
-    """Nothing registered yet."""
+    p = sub.add_parser(
+        "privacy",
+        help="NI-FL-DP: ε, δ(ε), attacker advantage and bounds per neighbouring dataset",
+        description=__doc__,
+        formatter_class=argparse.RawDescriptionHelpFormatter,
+    )
+    p.add_argument("model", nargs="?", help="scenario file (.fl) or example:NAME[:key=value,...]")
+    p.add_argument("--json", action="store_true", help="print the result as JSON")
+    p.add_argument("--observe", default="curmodpar", metavar="WHAT",
+                   help="what the attacker observes: curmodpar (released models, default), trace, "
+                        "client:NAME")
+    p.add_argument("--eps", default=None, metavar="E",
+                   help="ε to decide: a number (read exactly, e.g. 0.5 or 1/3), ln(RATIO), or inf")
+    p.add_argument("--reading", choices=sorted(READINGS), default="both",
+                   help="neighbour reading(s) of ◇1 (default both)")
+    p.add_argument("--no-literal", action="store_true",
+                   help="skip the literal single-Kripke check of the seed's definitions")
+    p.add_argument("--max-states", type=int, default=200_000, help="exploration limit per dataset")
+    p.add_argument("--float", dest="use_float", action="store_true",
+                   help="floating point instead of exact rationals")
+    p.add_argument("--theory", action="store_true",
+                   help="also check Lemma II.2 and Theorem 1 step by step (sympy)")
+    p.set_defaults(func=run)
+
+
+def _example(spec: str) -> tuple[Any, list[Any]]:
+    from flmodel import examples
+
+    name, _, rest = spec.partition(":")
+    opts: dict[str, str] = {}
+    for item in filter(None, rest.split(",")):
+        key, eq, value = item.partition("=")
+        if not eq:
+            raise InputError(f"bad example option {item!r}", Position(f"example:{spec}"), "key=value")
+        opts[key.strip()] = value.strip()
+
+    def num(key: str, default: int) -> int:
+        try:
+            return int(opts.pop(key, default))
+        except ValueError:
+            raise InputError(f"example option {key} must be an integer", Position(f"example:{spec}"),
+                             "an integer") from None
+
+    if name == "moniteo":
+        k, rounds, points, extra = num("k", 2), num("rounds", 1), num("points", 1), num("extra", 1)
+        mech = opts.pop("mechanism", "rr")
+        _no_more(opts, spec)
+        try:
+            system = examples.moniteo_like(k, rounds, mech, points_per_client=points)
+        except ValueError as exc:
+            raise InputError(str(exc), Position(f"example:{spec}"), "valid example options") from None
+        return system, examples.moniteo_universe(k, points, extra)
+    if name == "seed":
+        clients, rounds, events = num("clients", 2), num("rounds", 1), num("events", 4)
+        extra = num("extra", 1)
+        mech_name = opts.pop("mechanism", "none")
+        _no_more(opts, spec)
+        from flmodel.data import point
+        from flmodel.noise import geometric, randomized_response
+
+        mechs = {"none": None, "rr": randomized_response([0, 1, 2, 3], Fraction(1, 3)),
+                 "geometric": geometric(Fraction(1, 2), 0, 4)}
+        if mech_name not in mechs:
+            raise InputError(f"unknown mechanism {mech_name!r}", Position(f"example:{spec}"),
+                             "none, rr or geometric")
+        system = examples.seed_model(clients, max_rounds=rounds, max_events=events, trace_mode="drop",
+                                     mechanism=mechs[mech_name])
+        universe = [*sorted(examples.seed_dataset()),
+                    *(point(f"x{i}", 2 + i, 3 + 2 * i) for i in range(1, extra + 1))]
+        return system, universe
+    raise InputError(f"unknown example {name!r}", Position(f"example:{spec}"),
+                     "example:moniteo or example:seed")
+
+
+def _no_more(opts: dict[str, str], spec: str) -> None:
+    if opts:
+        raise InputError(f"unknown example option(s) {', '.join(sorted(opts))}",
+                         Position(f"example:{spec}"), "the options listed in `flcheck privacy --help`")
+
+
+def load_fl_model(model: str) -> tuple[Any, list[Any]]:
+    """``(FLSystem, universe of candidate data points)`` for MODEL."""
+    if model.startswith("example:"):
+        return _example(model[len("example:"):])
+    path = Path(model)
+    if not path.exists():
+        raise FileNotFoundError(f"model file not found: {path}")
+    if path.suffix != ".fl":
+        raise InputError(f"privacy needs an FL scenario, got {path.suffix or 'no suffix'!r}",
+                         Position(str(path)), "a scenario file (.fl) or example:NAME")
+    try:
+        from flmodel.scenario import load_scenario  # type: ignore[import-not-found]
+    except ImportError as exc:
+        raise InputError(f"scenario files are not supported in this build ({exc})",
+                         Position(str(path))) from None
+    from flmodel.system import FLSystem
+
+    scenario = load_scenario(path)
+    system = None
+    for attr in ("system", "fl_system", "transition_system"):
+        obj = getattr(scenario, attr, None)
+        if obj is None:
+            continue
+        cand = obj() if callable(obj) and not isinstance(obj, FLSystem) else obj
+        if isinstance(cand, FLSystem):
+            system = cand
+            break
+    if system is None:
+        raise InputError("the scenario does not define an FL system", Position(str(path)), "an FL scenario")
+    universe = list(getattr(scenario, "universe", None) or getattr(scenario, "candidates", None) or [])
+    return system, universe
+
+
+def run(args: argparse.Namespace) -> int:
+    from checker.app.privacy_fl import privacy_report
+    from checker.privacy import Eps
+    from checker.theory_check import check_all
+
+    try:
+        eps = None if args.eps is None else Eps.parse(args.eps)
+    except ValueError as exc:
+        raise InputError(str(exc), Position("--eps"), "a non-negative number, ln(RATIO) or inf") from None
+    theory = check_all() if args.theory else None
+    if args.model is None:
+        if theory is None:
+            raise InputError("no model given", None, "MODEL (a scenario or example:NAME), or --theory")
+        if args.json:
+            print(json.dumps({"theory": [s.json() for s in theory]}, indent=2, ensure_ascii=False))
+        else:
+            _print_theory(theory)
+        return EXIT_HOLDS
+    if args.max_states <= 0:
+        raise InputError("--max-states must be positive", Position("--max-states"), "a positive integer")
+    system, universe = load_fl_model(args.model)
+    report = privacy_report(system, universe, observe=args.observe, eps=eps,
+                            readings=READINGS[args.reading], limits=Limits(max_states=args.max_states),
+                            literal=not args.no_literal,
+                            exact=False if args.use_float else None)
+    if args.json:
+        out = report.json()
+        if theory is not None:
+            out["theory"] = [s.json() for s in theory]
+        print(json.dumps(out, indent=2, ensure_ascii=False, default=str))
+    else:
+        _print_report(report, args)
+        if theory is not None:
+            _print_theory(theory)
+    return report.verdict.exit_code()
+
+
+def _fmt(x: Any, digits: int = 6) -> str:
+    if isinstance(x, str):
+        return x
+    if isinstance(x, float) and math.isinf(x):
+        return "inf"
+    return f"{float(x):.{digits}g}"
+
+
+def _table(rows: Sequence[Sequence[str]], out: Any) -> None:
+    widths = [max(len(r[i]) for r in rows) for i in range(len(rows[0]))]
+    for j, r in enumerate(rows):
+        print("  ".join(c.ljust(w) for c, w in zip(r, widths, strict=True)).rstrip(), file=out)
+        if j == 0:
+            print("  ".join("-" * w for w in widths), file=out)
+
+
+def _print_report(rep: Any, args: argparse.Namespace) -> None:
+    from checker.app.privacy_fl import show
+
+    out = sys.stdout
+    base = rep.base
+    sched = ""
+    if base.scheduler_independent is not None:
+        dep = "independent of" if base.scheduler_independent else "DEPENDS ON"
+        sched = f" (release distribution {dep} the scheduler)"
+    print(f"model {args.model}: observe {rep.observe}; dataset of {len(base.dataset)} points; "
+          f"{base.states} states explored for it; scheduler {rep.scheduler}{sched}; "
+          f"{'exact' if base.exact else 'floating point'}", file=out)
+    eps_text = "the model's ε*" if rep.eps is None else f"ε = {rep.eps.text()}"
+    rows = [["reading", "neighbour pair", "ε*", "δ(ε)", "best Adv", "NI-FL-DP"]]
+    for p in rep.pairs:
+        rows.append([p.reading, p.label, p.epsilon.text(), _fmt(p.delta), _fmt(p.best.advantage),
+                     str(p.verdict)])
+    if rep.pairs:
+        _table(rows, out)
+        print(f"(δ(ε) and the verdict at {eps_text}; without --eps NI-FL-DP means 'ε* finite')", file=out)
+    else:
+        print("no neighbouring dataset in the universe: NI-FL-DP holds vacuously", file=out)
+    w = rep.worst
+    if w is not None:
+        print(f"\nworst pair: {w.reading} {w.label}: ε* = {w.epsilon.text()}, "
+              f"outcome {show(w.epsilon.outcome)} with P0 = {_fmt(w.epsilon.p0)}, "
+              f"P1 = {_fmt(w.epsilon.p1)}", file=out)
+        print("attackers: " + "; ".join(f"{a.name} {_fmt(a.advantage)}" for a in w.attackers), file=out)
+        rows = [["bound", "formula", "value", "kind", "holds on the model"]]
+        for b in w.bounds:
+            rows.append([b.name, b.formula, _fmt(b.value), b.kind, "yes" if b.holds else "NO"])
+        print(f"bounds at ε = {w.eps_checked.text()}, δ = {_fmt(w.delta)}, "
+              f"best advantage {_fmt(w.best.advantage)}:", file=out)
+        _table(rows, out)
+        print("\nNI_Decomposition per pair (client ε*, global ε*; theorem conclusion; seed's max rule; "
+              "post-processing of joint updates; composition over rounds):", file=out)
+        for p in rep.pairs:
+            d = p.decomposition
+            if d is None:
+                continue
+            cl = ", ".join(f"{c}: {e.text()} [{d.partition_relation[c]}]" for c, e in d.client_eps.items())
+            pp = "holds" if d.post_processing_holds else "FAILS (data-dependent FedAvg weights)"
+            print(f"  {p.reading} {p.label}: {cl}; global {d.global_eps.text()}; conclusion "
+                  f"{_ok(d.conclusion_holds)}; max rule {_ok(d.max_rule_holds)}; post-processing {pp}; "
+                  f"rounds {[r.text() for r in d.rounds]} composition {_ok(d.composition_holds)}", file=out)
+    lit = rep.literal
+    if lit is not None:
+        print(f"\nseed's definition literally (one Kripke structure): {lit.explanation}; "
+              f"verdict {lit.verdict}", file=out)
+        print(f"  NI_Decomposition partition premise (all clients' partitions ◇1) between reachable states: "
+              f"{lit.partition_premise_pairs} pairs of {lit.reachable_partitions} reachable partitions",
+              file=out)
+        for ps in lit.path_sums:
+            print(f"  P(M ⊢F {{curmodpar = {ps['curmodpar']}}}): path sum {_fmt(ps['path_sum'])} "
+                  f"vs first passage {_fmt(ps['first_passage'])}{' (differ)' if ps['differs'] else ''}",
+                  file=out)
+    for note in rep.notes:
+        print(f"note: {note}", file=out)
+    print(f"\nNI-FL-DP: {rep.verdict}", file=out)
+
+
+def _ok(flag: bool) -> str:
+    return "holds" if flag else "FAILS"
+
+
+def _print_theory(steps: Sequence[Any]) -> None:
+    print("\nLemma II.2 and Theorem 1, step by step (sympy, symbolic ε):")
+    for s in steps:
+        cond = f" [assuming {'; '.join(s.assumptions)}]" if s.assumptions else ""
+        print(f"  {s.id:7s} {s.verdict!s:8s}{cond} {s.source}: {s.claim}")
+        print(f"          {s.detail}")
