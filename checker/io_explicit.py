@@ -514,6 +514,9 @@ def write_explicit(
     """Write ``PREFIX.tra``, ``PREFIX.lab`` (labels, plus ``init`` for the initial states) and, when the
     structure has numeric observables and ``sta``, ``PREFIX.sta``. Returns the written paths.
 
+    Boolean observables are written as labels of the same name, integer observables to ``.sta``
+    (other observables have no place in the explicit format: use JSON to keep them).
+
     A structure whose states each use at most one action is written as a DTMC, else as an MDP whose
     choices are the actions of the state (in action-id order). A structure without probabilities gets
     the uniform distribution over each choice's successors (the DTMC whose support is the relation)."""
@@ -566,6 +569,14 @@ def write_explicit(
     names = ["init", *sorted(k for k in kripke.labels if k != "init")]
     masks = {name: kripke.labels.get(name, np.zeros(n, dtype=bool)) for name in names}
     masks["init"] = kripke.initial_mask() | masks["init"]
+    # boolean observables become labels too (the explicit format has no other place for them)
+    for name in kripke.observables:
+        if name in masks or not re.fullmatch(r"[A-Za-z_][A-Za-z0-9_]*", name):
+            continue
+        values = kripke.observables[name]
+        if _all_bools(values):
+            names.append(name)
+            masks[name] = np.asarray([bool(v) for v in values], dtype=bool)
     per_state: dict[int, list[int]] = {}
     for j, name in enumerate(names):
         for i in np.flatnonzero(masks[name]).tolist():
@@ -595,6 +606,12 @@ def write_explicit(
 
 def _frac_text(p: Fraction) -> str:
     return str(p.numerator) if p.denominator == 1 else f"{p.numerator}/{p.denominator}"
+
+
+def _all_bools(values: Any) -> bool:
+    if isinstance(values, np.ndarray):
+        return values.dtype.kind == "b"
+    return len(values) > 0 and all(isinstance(v, bool | np.bool_) for v in values)
 
 
 def _all_ints(values: Any) -> bool:

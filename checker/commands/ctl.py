@@ -22,6 +22,7 @@ from checker.ctl import ModelChecker
 from checker.ctl_parse import parse_formula
 from checker.explore import Limits, depth_of_structure, stderr_progress
 from checker.fixpoints import Semantics
+from checker.io_explicit import write_dot, write_explicit, write_json
 from checker.verdict import EXIT_HOLDS
 
 MODEL_HELP = "scenario file (.fl), explicit model (base.tra base.lab, or the prefix base) or .json"
@@ -80,9 +81,20 @@ def run_explore(args: argparse.Namespace) -> int:
         "complete": kripke.complete,
         "limit_reason": kripke.limit_reason,
     }
+    written = []
+    if args.write_explicit:
+        written += [str(p) for p in write_explicit(kripke, args.write_explicit, flavor=args.flavor)]
+    if args.write_json:
+        written.append(str(write_json(kripke, args.write_json)))
+    if args.write_dot:
+        written.append(str(write_dot(kripke, args.write_dot, max_states=args.dot_max_states)))
+    if written:
+        info["written"] = written
     if args.json:
         print(json.dumps(info, indent=1))
     else:
+        for path in written:
+            print(f"wrote {path}")
         print(f"{kripke.source}: {info['states']:,} states, {info['transitions']:,} transitions, "
               f"{info['deadlocks']:,} deadlocks, depth {info['depth']}, {info['initial']} initial, "
               f"{elapsed:.3f} s" + ("" if kripke.complete else f" — INCOMPLETE: {kripke.limit_reason}"))
@@ -110,4 +122,10 @@ def register(sub: argparse._SubParsersAction) -> None:  # type: ignore[type-arg]
                        description="Explore (or load) a model and print states, transitions, deadlocks, "
                        "depth and time.")
     _add_model_options(e)
+    e.add_argument("--write-explicit", metavar="PREFIX",
+                   help="write PREFIX.tra/.lab(/.sta) in the PRISM/Storm explicit format")
+    e.add_argument("--flavor", choices=["storm", "prism"], default="storm", help="explicit-format flavour")
+    e.add_argument("--write-json", metavar="FILE", help="write the JSON Kripke format")
+    e.add_argument("--write-dot", metavar="FILE", help="write Graphviz DOT")
+    e.add_argument("--dot-max-states", type=int, default=5000, help="refuse DOT output above this size")
     e.set_defaults(func=run_explore)

@@ -272,3 +272,23 @@ def test_cli_explore(small_model: Path, tmp_path: Path, capsys: pytest.CaptureFi
     write_json(k, tmp_path / "k.json")
     assert main(["explore", str(tmp_path / "k.json")]) == 0
     assert "1 deadlocks" in capsys.readouterr().out
+
+
+def test_cli_explore_writes_interchange_files(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
+    k = Kripke.from_edges(3, [0], [0, 0, 1], [1, 2, 2], action=[0, 1, 0],
+                          actions=(Action("get_grad", "c1"), Action("eval_server")),
+                          observables={"round": [0, 0, 1], "ready_c1": [False, True, True],
+                                       "ready": [frozenset(), frozenset({"c1"}), frozenset({"c1"})]},
+                          labels={"goal": np.array([False, False, True])})
+    write_json(k, tmp_path / "k.json")
+    assert main(["explore", str(tmp_path / "k.json"), "--write-explicit", str(tmp_path / "x"),
+                 "--write-dot", str(tmp_path / "x.dot"), "--write-json", str(tmp_path / "y.json"), "--json"]) == 0
+    out = json.loads(capsys.readouterr().out)
+    assert len(out["written"]) == 5
+    back = read_explicit(tmp_path / "x")
+    assert plain_edges(back) == plain_edges(k)
+    assert back.labels["ready_c1"].tolist() == [False, True, True]  # boolean observable -> label
+    assert back.observables["round"].tolist() == [0, 0, 1]          # integer observable -> .sta
+    assert "mdp" in (tmp_path / "x.tra").read_text().splitlines()[0]  # two actions in state 0
+    assert edge_set(read_json(tmp_path / "y.json")) == edge_set(k)
+    assert (tmp_path / "x.dot").read_text().startswith("digraph")
