@@ -282,7 +282,8 @@ def test_cli_explore_writes_interchange_files(tmp_path: Path, capsys: pytest.Cap
                           labels={"goal": np.array([False, False, True])})
     write_json(k, tmp_path / "k.json")
     assert main(["explore", str(tmp_path / "k.json"), "--write-explicit", str(tmp_path / "x"),
-                 "--write-dot", str(tmp_path / "x.dot"), "--write-json", str(tmp_path / "y.json"), "--json"]) == 0
+                 "--write-dot", str(tmp_path / "x.dot"), "--write-json", str(tmp_path / "y.json"),
+                 "--json"]) == 0
     out = json.loads(capsys.readouterr().out)
     assert len(out["written"]) == 5
     back = read_explicit(tmp_path / "x")
