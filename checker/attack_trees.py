@@ -855,45 +855,68 @@ class _Search:
 
     def paths(self, start: int, length: int) -> Iterator[AttackPath]:
         """All simple paths of exactly ``length`` steps from ``start`` whose last state (only) is in the
-        goal and whose action word is in lexicographic normal form (``actions`` mode)."""
+        goal and whose letter word is in lexicographic normal form (unless ``paths`` mode); an explicit
+        stack, so long attacks do not hit Python's recursion limit."""
         k, goal, dist = self.k, self.goal, self.dist
+        ptr, idx = k.succ_ptr, k.succ_idx
+        if length == 0 or goal[start]:
+            if length == 0 and goal[start]:
+                yield AttackPath((start,), (), ())
+            return
         states = [start]
         edges: list[int] = []
         letters: list[int] = []
         on_path = {start}
         ind = self.ind
-
-        def rec(x: int, remaining: int) -> Iterator[AttackPath]:
-            if remaining == 0:
-                if goal[x]:
-                    yield AttackPath(tuple(states), tuple(edges), tuple(letters))
+        frames: list[list[int]] = [[length, int(ptr[start]), int(ptr[start + 1])]]
+        while frames:
+            frame = frames[-1]
+            remaining, e, hi = frame
+            if e >= hi:
+                frames.pop()
+                if frames:  # undo the step into this frame's state
+                    on_path.discard(states.pop())
+                    edges.pop()
+                    letters.pop()
+                continue
+            frame[1] = e + 1
+            if self.budget <= 0:
+                self.exhausted = True
                 return
-            if goal[x]:
-                return
-            lo, hi = int(k.succ_ptr[x]), int(k.succ_ptr[x + 1])
-            for e in range(lo, hi):
-                if self.budget <= 0:
-                    self.exhausted = True
-                    return
-                y = int(k.succ_idx[e])
-                d = int(dist[y])
-                if d < 0 or d > remaining - 1 or y in on_path:
-                    continue
-                let = self.letter(e)
-                if ind is not None and not extends_normal_form(letters, let, self.rank, ind.independent):
-                    continue
-                self.budget -= 1
-                states.append(y)
-                edges.append(e)
-                letters.append(let)
-                on_path.add(y)
-                yield from rec(y, remaining - 1)
-                on_path.discard(y)
-                states.pop()
-                edges.pop()
-                letters.pop()
+            y = int(idx[e])
+            d = int(dist[y])
+            if d < 0 or d > remaining - 1 or y in on_path:
+                continue
+            let = self.letter(e)
+            if ind is not None and not extends_normal_form(letters, let, self.rank, ind.independent):
+                continue
+            self.budget -= 1
+            if remaining == 1:  # d == 0: y is a goal state
+                yield AttackPath((*states, y), (*edges, e), (*letters, let))
+                continue
+            if goal[y]:
+                continue
+            states.append(y)
+            edges.append(e)
+            letters.append(let)
+            on_path.add(y)
+            frames.append([remaining - 1, int(ptr[y]), int(ptr[y + 1])])
 
-        yield from rec(start, length)
+
+def shortest_attack_path(kripke: Kripke, start: int, dist: np.ndarray) -> AttackPath | None:
+    """A shortest path from ``start`` into the goal of ``dist`` (:func:`distance_to`), following at each
+    state the first edge that decreases the distance (``None`` when the goal is unreachable)."""
+    if dist[start] < 0:
+        return None
+    states, edges = [start], []
+    x = start
+    while dist[x] > 0:
+        lo, hi = int(kripke.succ_ptr[x]), int(kripke.succ_ptr[x + 1])
+        step = lo + int(np.flatnonzero(dist[kripke.succ_idx[lo:hi]] == dist[x] - 1)[0])
+        x = int(kripke.succ_idx[step])
+        states.append(x)
+        edges.append(step)
+    return AttackPath(tuple(states), tuple(edges), tuple(int(kripke.edge_action[e]) for e in edges))
 
 
 def _minimal(paths: list[AttackPath]) -> list[AttackPath]:
@@ -960,6 +983,11 @@ def find_attack_paths(
         if stop or search.exhausted:
             break
     truncated = stop or search.exhausted
+    if not found:  # only when the budget ran out first: completeness still needs one attack
+        fallback = shortest_attack_path(kripke, start, dist)
+        assert fallback is not None
+        found.append(AttackPath(fallback.states, fallback.edges,
+                                tuple(search.letter(e) for e in fallback.edges)))
     if minimal_only:
         found = _minimal(found)
     if len(found) > max_attacks:

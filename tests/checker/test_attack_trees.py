@@ -563,3 +563,20 @@ def test_module_docstring_example() -> None:
 
     result = doctest.testmod(module)
     assert result.attempted >= 4 and result.failed == 0
+
+
+def test_long_attacks_and_exhausted_budget() -> None:
+    """A 3000-step chain (no recursion limit in search, validity or export) and a search budget too
+    small to find anything: the shortest attack is still returned (completeness does not depend on
+    the bounds)."""
+    from checker.attack_tree_export import tree_to_json, tree_to_text
+
+    n = 3001
+    k = Kripke.from_edges(n, [0], list(range(n - 1)), list(range(1, n)))
+    r = generate_attack_tree(k, [n - 1])
+    assert isinstance(r, AttackFound) and r.paths[0][0].length == n - 1
+    assert is_valid(r.tree, k) and tree_to_json(r.tree, k)["valid"] and tree_to_text(r.tree, k)
+    d = diamond()
+    starved = generate_attack_tree(d, d.labels["done"], budget=0)
+    assert isinstance(starved, AttackFound) and starved.truncated and is_valid(starved.tree, d)
+    assert starved.paths[0][0].length == 2
