@@ -199,3 +199,35 @@ def test_progress_callback_and_observable_selection() -> None:
     assert list(k.observables) == ["name"]
     assert depth_of_structure(k) == 3000
     assert k.stats["depth"] == 3000
+
+
+def test_stderr_progress_only_on_a_terminal(monkeypatch: object, capsys: object) -> None:
+    import io
+    import sys
+
+    from checker import explore as explore_mod
+
+    class Tty(io.StringIO):
+        def isatty(self) -> bool:
+            return True
+
+    fake = Tty()
+    monkeypatch.setattr(sys, "stderr", fake)  # type: ignore[attr-defined]
+    show = explore_mod.stderr_progress()
+    assert show is not None
+    show(Progress(10, 4, 6, 12, 0.5, 20.0, 2))
+    assert "10 states (6 in frontier)" in fake.getvalue() and "20 states/s" in fake.getvalue()
+    monkeypatch.setattr(sys, "stderr", io.StringIO())  # type: ignore[attr-defined]
+    assert explore_mod.stderr_progress() is None
+
+
+def test_module_doctests() -> None:
+    import doctest
+
+    import checker.ctl
+    import checker.ctl_parse
+    import checker.explore
+
+    for mod in (checker.ctl, checker.explore, checker.ctl_parse):
+        result = doctest.testmod(mod)
+        assert result.failed == 0 and result.attempted > 0, mod.__name__
