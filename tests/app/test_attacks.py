@@ -1,0 +1,63 @@
+"""``flcheck attack …`` and ``checker.app.attacks.run_attack``: options, JSON keys, plots, bad input."""
+
+from __future__ import annotations
+
+import json
+
+import pytest
+
+from checker.app.attacks import run_attack
+from checker.cli import main
+from checker.errors import InputError
+
+
+def test_run_attack_rejects_unknown_kind_and_option() -> None:
+    with pytest.raises(InputError, match=r"expected leakage \| mia \| sratta"):
+        run_attack("gradient-inversion")
+    with pytest.raises(InputError, match="bad option"):
+        run_attack("sratta", no_such_option=1)
+
+
+def test_cli_sratta_json_keys_and_plot(tmp_path, capsys) -> None:  # type: ignore[no-untyped-def]
+    plot = tmp_path / "s.png"
+    code = main(["attack", "sratta", "--clients", "3", "--per-client", "30", "--hidden", "100",
+                 "--rounds", "5", "--json", "--plot", str(plot)])
+    out = json.loads(capsys.readouterr().out)
+    assert code == 0
+    for key in ("rho_recovered", "rho_matched", "rho_component", "v_measure", "kmeans_v_measure", "epsilon"):
+        assert key in out
+    assert out["epsilon"] == "inf" and out["n_mixed_components"] == 0 and out["n_false"] == 0
+    assert plot.stat().st_size > 1000
+
+
+def test_cli_mia_json_keys(capsys) -> None:  # type: ignore[no-untyped-def]
+    code = main(["attack", "mia", "--epsilons", "10", "--clients", "2", "--per-client", "30", "--rounds", "2",
+                 "--local-epochs", "5", "--json"])
+    out = json.loads(capsys.readouterr().out)
+    assert code == 0
+    row = out["rows"][0]
+    assert set(row["attacks"]) == {"ensemble", "ensemble_no_adapt", "loss", "lira"}
+    for metrics in row["attacks"].values():
+        assert set(metrics) == {"accuracy", "auc", "tpr_at_1pct_fpr", "tpr_at_0_1pct_fpr"}
+    assert row["epsilon"] <= 10.0 + 1e-6
+
+
+def test_cli_leakage_json_and_table(capsys) -> None:  # type: ignore[no-untyped-def]
+    code = main(["attack", "leakage", "--values", "1,2", "--samples", "800", "--steps", "60", "--json"])
+    out = json.loads(capsys.readouterr().out)
+    assert code == 0
+    assert set(out["mi"]) == {"mine", "hmine", "covariance_sum"} and len(out["mi"]["hmine"]) == 2
+    assert out["gaussian_validation"][0]["analytic"] == pytest.approx(0.6931, abs=1e-4)
+    code = main(["attack", "leakage", "--trend", "noise", "--values", "0.1", "--samples", "500",
+                 "--steps", "30"])
+    assert code == 0 and "Gaussian validation" in capsys.readouterr().out
+
+
+@pytest.mark.parametrize(
+    "argv",
+    [["attack", "sratta", "--alpha", "-1"], ["attack", "mia", "--epsilons", "ten"],
+     ["attack", "sratta", "--per-client", "1000"], ["attack", "leakage", "--trend", "depth"]],
+)
+def test_cli_bad_input_exits_2(argv: list[str], capsys) -> None:  # type: ignore[no-untyped-def]
+    assert main(argv) == 2
+    assert "error" in capsys.readouterr().err
