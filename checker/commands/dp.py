@@ -266,27 +266,44 @@ def _load_distributions(path: Path) -> tuple[dict[object, Fraction], dict[object
 
 
 def _scenario_distributions(
-    path: Path,
-) -> tuple[dict[object, Fraction], dict[object, Fraction], float | None]:
-    """Observation distributions of a scenario from the privacy application layer, if present."""
+    target: str, observe: str = "curmodpar"
+) -> tuple[dict[object, Fraction], dict[object, Fraction], float | None, str]:
+    """The worst neighbouring pair's observation distributions ``(P0, P1)``, the formal ε* and a label,
+    from the privacy application layer (``checker.app.privacy_fl.privacy_report`` on the FL system that
+    ``checker.commands.privacy.load_fl_model`` builds from a scenario file or ``example:NAME``).
+    Guarded: a clear error when that layer is not available in this build."""
+    where = Position(target)
     try:
-        mod = importlib.import_module("checker.app.privacy_fl")
-    except ImportError:
+        app = importlib.import_module("checker.app.privacy_fl")
+        cmd = importlib.import_module("checker.commands.privacy")
+    except ImportError as exc:
         raise InputError(
-            "auditing a scenario needs checker.app.privacy_fl (the privacy checker), which is not available",
-            Position(str(path)),
+            f"auditing a model needs checker.app.privacy_fl (the privacy checker), not available: {exc}",
+            where,
             "a mechanism string or a JSON distributions file",
         ) from None
-    for fname in ("observation_distributions", "neighbouring_distributions", "distributions"):
-        fn = getattr(mod, fname, None)
-        if callable(fn):
-            res = fn(path)
-            p0, p1 = res[0], res[1]
-            formal = res[2] if len(res) > 2 else None
-            return dict(p0), dict(p1), formal
-    raise InputError(
-        "checker.app.privacy_fl provides no observation_distributions(path) -> (P0, P1[, formal_eps])",
-        Position(str(path)),
+    report_fn = getattr(app, "privacy_report", None)
+    load_fn = getattr(cmd, "load_fl_model", None)
+    if not callable(report_fn) or not callable(load_fn):
+        raise InputError(
+            "checker.app.privacy_fl has no privacy_report / checker.commands.privacy no load_fl_model",
+            where,
+            "a mechanism string or a JSON distributions file",
+        )
+    system, universe = load_fn(target)
+    report = report_fn(system, universe, observe=observe, literal=False)
+    worst = getattr(report, "worst", None)
+    if worst is None:
+        raise InputError(
+            "the model has no neighbouring dataset pair to audit", where, "a model with neighbours"
+        )
+    formal = float(worst.epsilon.epsilon)
+    label = f"{getattr(worst, 'reading', '')} {getattr(worst, 'label', '')}".strip()
+    return (
+        {k: Fraction(v) for k, v in worst.p0.items()},
+        {k: Fraction(v) for k, v in worst.p1.items()},
+        formal,
+        label or target,
     )
 
 
@@ -330,14 +347,17 @@ def _cmd_audit(args: argparse.Namespace) -> int:
             save_figure(plot_audit(res, mu=mu), args.plot)
         _emit(args, payload, table)
         return 0 if ok else 1
-    if not path.exists():
+    name = path.name
+    if target.startswith("example:"):
+        p0, p1, formal, name = _scenario_distributions(target, args.observe)
+    elif not path.exists():
         raise InputError(
             f"no such file or mechanism: {target}", Position(target), "FILE or " + "|".join(AUDIT_KINDS)
         )
-    if path.suffix == ".json":
+    elif path.suffix == ".json":
         p0, p1, formal = _load_distributions(path)
     else:
-        p0, p1, formal = _scenario_distributions(path)
+        p0, p1, formal, name = _scenario_distributions(target, args.observe)
     if args.formal_eps is not None:
         formal = args.formal_eps
     from checker.crossval.crossval_scenario import cross_validate
@@ -350,7 +370,7 @@ def _cmd_audit(args: argparse.Namespace) -> int:
         confidence=args.confidence,
         delta=args.delta,
         seed=args.seed,
-        name=path.name,
+        name=name,
     )
     payload = cv.to_json()
     payload["delta_at"] = args.delta
@@ -419,6 +439,7 @@ def register(sub: argparse._SubParsersAction) -> None:  # type: ignore[type-arg]
     a.add_argument("--seed", type=int, default=0)
     a.add_argument("--method", choices=("exact", "gaussian"), default="exact", help="eq. (9) or eq. (11)")
     a.add_argument("--formal-eps", type=float, default=None, help="formal ε to cross-validate against")
+    a.add_argument("--observe", default="curmodpar", help="for a model: what the attacker observes")
     a.add_argument("--json", action="store_true")
     a.add_argument("--plot", metavar="FILE.png")
     a.set_defaults(func=_cmd_audit)
