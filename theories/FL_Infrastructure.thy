@@ -112,6 +112,22 @@ proof -
   then show ?thesis using assms unfolding check_def reach_kripke_def by auto
 qed
 
+text \<open>An invariant disjoint from f refutes EF f (no attack reaches f).\<close>
+
+lemma check_not_EF_inv:
+  assumes "i \<in> Inv" and "\<And>s t. s \<in> Inv \<Longrightarrow> R s t \<Longrightarrow> t \<in> Inv" and "Inv \<inter> f = {}"
+  shows "\<not> (reach_kripke R i \<turnstile> EF R f)"
+proof
+  assume "reach_kripke R i \<turnstile> EF R f"
+  then have "i \<in> EF R f" unfolding check_def reach_kripke_def by auto
+  moreover have "EF R f \<subseteq> - Inv"
+    unfolding EF_def
+  proof (rule lfp_lowerbound)
+    show "f \<union> EX' R (- Inv) \<subseteq> - Inv" using assms by (auto simp: EX'_def)
+  qed
+  ultimately show False using assms(1) by auto
+qed
+
 section \<open>Attack trees (after IIIf AT)\<close>
 
 text \<open>A tree carries the pair (I, s) of the states it starts from and the states it reaches. Validity

@@ -54,7 +54,8 @@ MAIN_FACTS: frozenset[str] = frozenset(
         "lfp_unfold", "gfp_upperbound", "converse_rtranclp_induct", "mono_def", "rtranclp.rtrancl_refl",
         "rtranclp.rtrancl_into_rtrancl", "converse_rtranclp_into_rtranclp", "rtranclp_trans",
         "r_into_rtranclp", "insert_iff", "singleton_iff", "fun_upd_apply", "fun_upd_def", "Let_def",
-        "empty_iff", "refl", "conjI", "ext", "assms", "gfp_unfold", "rtranclp_induct", "fun_eq_iff",
+        "empty_iff", "refl", "conjI", "ext", "assms", "gfp_unfold", "rtranclp_induct", "lfp_lowerbound",
+        "fun_eq_iff",
     }
 )
 
@@ -744,6 +745,11 @@ def check_theory(
     its stem). ``imported`` are the interfaces of exported theories it may import. Returns the theory's
     interface (``None`` if it does not parse) and the issues found, sorted by position."""
     issues = check_balance(text, file)
+    for m in re.finditer(r"[^\x00-\x7f]", text):
+        line = text.count("\n", 0, m.start()) + 1
+        col = m.start() - (text.rfind("\n", 0, m.start()) + 1) + 1
+        issues.append(SyntaxIssue(file, line, col, f"non-ASCII character {m.group()!r} (write Isabelle "
+                                  "symbols as \\<name>)"))
     try:
         tree = parse(text, "theory_file")
     except lark.exceptions.UnexpectedInput as exc:
@@ -839,11 +845,20 @@ def check_export_texts(files: Mapping[str, str]) -> list[SyntaxIssue]:
     except ValueError as exc:
         return [SyntaxIssue("ROOT", 1, 1, str(exc))]
     interfaces: dict[str, TheoryInterface] = {}
+    failed: set[str] = set()
     for name in order:
+        broken = sorted(d for d in failed if re.search(rf"\bimports\b[^\n]*\b{re.escape(d)}\b", thys[name]))
+        if broken:  # do not cascade: report the broken import once
+            issues.append(SyntaxIssue(f"{name}.thy", 1, 1, f"not checked: imported theory {broken[0]!r} "
+                                      "does not parse"))
+            failed.add(name)
+            continue
         iface, found = check_theory(thys[name], f"{name}.thy", interfaces.values())
         issues.extend(found)
         if iface is not None:
             interfaces[name] = iface
+        else:
+            failed.add(name)
     if "ROOT" in files:
         issues.extend(check_root(files["ROOT"], thys))
     else:
