@@ -169,18 +169,20 @@ def read_tra(path: str | Path, *, probabilities: bool = True) -> dict[str, Any]:
 
 def _count_fields(path: Path, header_line: int, chunk: int = 1 << 26) -> int:
     """Number of whitespace-separated fields after the header: token starts counted with numpy
-    (one comparison and one shifted AND per byte), in chunks to bound the temporaries."""
+    (one comparison and one shifted AND per byte), reading the file in chunks so that memory stays
+    bounded on multi-gigabyte files."""
+    total = 0
+    prev_sep = True
     with open(path, "rb") as fh:
         for _ in range(header_line):
             fh.readline()
-        body = fh.read()
-    total = 0
-    prev_sep = True
-    for start in range(0, len(body), chunk):
-        ns = np.frombuffer(body, dtype=np.uint8, count=min(chunk, len(body) - start), offset=start) > 32
-        total += int(np.count_nonzero(ns[1:] & ~ns[:-1])) + int(ns[0] and prev_sep)
-        prev_sep = not ns[-1]
-    return total
+        while True:
+            data = fh.read(chunk)
+            if not data:
+                return total
+            ns = np.frombuffer(data, dtype=np.uint8) > 32
+            total += int(np.count_nonzero(ns[1:] & ~ns[:-1])) + int(ns[0] and prev_sep)
+            prev_sep = not ns[-1]
 
 
 def _check_columns(path: Path, header_line: int, ncols: int, rows: int) -> None:
@@ -472,7 +474,7 @@ def read_explicit(path_or_prefix: str | Path | Sequence[str | Path], *, probabil
         act = np.zeros(n_edges, dtype=np.int32)
         actions = (Action("step"),)
     order = None
-    if n_edges and np.any(np.diff(src) < 0):
+    if n_edges > 1 and bool(np.any(src[1:] < src[:-1])):
         order = np.lexsort((dst, act, src))
         src, dst, act = src[order], dst[order], act[order]
     counts = np.bincount(src, minlength=n)
