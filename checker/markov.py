@@ -65,6 +65,7 @@ __all__ = [
     "dtmc_from_kripke",
     "mdp_from_kripke",
     "mdp_reach",
+    "mdp_reach_many",
     "mdp_value_iteration",
     "observable_distribution",
     "path_sum",
@@ -664,7 +665,9 @@ class ObservableDistribution:
 
 
 def observable_distribution(dtmc: Dtmc, values: Sequence[Hashable], *, steps: int | None = None,
-                            exact: bool | None = None) -> ObservableDistribution:
+                            exact: bool | None = None,
+                            absorbed: Sequence[tuple[list[int], Fraction | float]] | None = None,
+                            ) -> ObservableDistribution:
     """Distribution of ``values[s]`` (one value per state, e.g. ``Kripke.observables["curmodpar"]``)
     at the end of runs.
 
@@ -672,7 +675,8 @@ def observable_distribution(dtmc: Dtmc, values: Sequence[Hashable], *, steps: in
     its deadlock state).  ``steps=None``: the *eventual* value, i.e. the value on the bottom strongly
     connected component where the run ends up (a deadlock where it terminates, or a closed cycle on
     which the value is constant): ``Σ_{B bottom, values|B = v} Pr[run ends in B]``
-    (:func:`bottom_absorption`); ``missing`` is the mass of components on which the value varies.
+    (:func:`bottom_absorption`; pass its result as ``absorbed`` to reuse it for several observables);
+    ``missing`` is the mass of components on which the value varies.
     """
     if len(values) != dtmc.num_states:
         raise ValueError(f"{len(values)} observable values for {dtmc.num_states} states")
@@ -684,7 +688,8 @@ def observable_distribution(dtmc: Dtmc, values: Sequence[Hashable], *, steps: in
         for s in np.flatnonzero(vec != 0).tolist():
             dist[values[s]] = dist.get(values[s], zero) + vec[s]
         return ObservableDistribution(dist, zero, use_exact, steps)
-    absorbed = bottom_absorption(dtmc, exact=use_exact)
+    if absorbed is None:
+        absorbed = bottom_absorption(dtmc, exact=use_exact)
     for comp_states, mass in absorbed:
         vals = {values[t] for t in comp_states}
         if len(vals) != 1:
@@ -930,3 +935,33 @@ def mdp_value_iteration(mdp: Mdp, target: np.ndarray | Iterable[int],
         seg = q[lo:hi]
         policy[s] = int(np.argmax(seg) if objective == "max" else np.argmin(seg))
     return MdpResult(x, policy, _weighted_initial_mdp(mdp, x, False), False, it, objective, "value iteration")
+
+
+def mdp_reach_many(mdp: Mdp, targets: np.ndarray, objective: Literal["min", "max"] = "max", *,
+                   tolerance: float = 1e-13, max_iterations: int = 100_000) -> np.ndarray:
+    """``Pmin``/``Pmax`` of eventually reaching each of ``m`` target sets at once (``targets`` is an
+    ``n × m`` boolean matrix), by vectorised float value iteration from below: ``X₀ = targets``,
+    ``X_{k+1}(s) = opt_c Σ_t P_c(t) X_k(t)`` off the targets.  Both optima of reachability are the least
+    fixpoints of their Bellman operators (Baier & Katoen, Thm. 10.100), so the iteration converges to
+    them from below; on an acyclic model it is exact after (depth) iterations.  Returns ``n × m``."""
+    n = mdp.num_states
+    tmat = np.asarray(targets, dtype=bool)
+    if tmat.ndim != 2 or tmat.shape[0] != n:
+        raise ValueError(f"targets must be an ({n}, m) boolean matrix")
+    edge_choice = np.repeat(np.arange(mdp.num_choices), np.diff(mdp.edge_ptr))
+    a = sp.csr_matrix((mdp.edge_prob, (edge_choice, mdp.edge_dst)), shape=(mdp.num_choices, n))
+    nchoice = np.diff(mdp.choice_ptr)
+    has = np.flatnonzero(nchoice > 0)
+    starts = mdp.choice_ptr[:-1][has]
+    x = tmat.astype(np.float64)
+    reduce = np.maximum.reduceat if objective == "max" else np.minimum.reduceat
+    for _ in range(max_iterations):
+        q = a @ x
+        new = x.copy()
+        if len(has):
+            new[has] = reduce(q, starts, axis=0)
+        new[tmat] = 1.0
+        if np.max(np.abs(new - x), initial=0.0) < tolerance:
+            return new
+        x = new
+    raise RuntimeError("value iteration did not converge")

@@ -51,10 +51,12 @@ from checker.errors import InputError
 from checker.explore import Limits, explore
 from checker.kripke import Kripke
 from checker.markov import (
+    ObservableDistribution,
+    bottom_absorption,
     bottom_components,
     dtmc_from_kripke,
     mdp_from_kripke,
-    mdp_reach,
+    mdp_reach_many,
     observable_distribution,
     path_sum,
 )
@@ -215,8 +217,8 @@ def observe_dataset(system: FLSystem, dataset: Iterable[DataPoint] | None = None
     end of the runs (:func:`checker.markov.observable_distribution`, eventual values).
 
     ``check_scheduler``: also decide whether the release distribution depends on the scheduler, by
-    comparing ``Pmin`` and ``Pmax`` over all schedulers of each release sequence (only on models with
-    at most 64 outcomes and 20 000 states; float policy iteration, tolerance 1e-9)."""
+    comparing ``Pmin`` and ``Pmax`` over all schedulers of each release sequence (vectorised float
+    value iteration, :func:`checker.markov.mdp_reach_many`, tolerance 1e-9)."""
     sys_d = system if dataset is None else system.with_dataset(dataset)
     ts = ObservedSystem(sys_d, record_trace=record_trace, stop_after_rounds=stop_after_rounds)
     names = ["releases", *(f"updates:{c}" for c in ts.clients)] + (["trace"] if record_trace else [])
@@ -226,13 +228,16 @@ def observe_dataset(system: FLSystem, dataset: Iterable[DataPoint] | None = None
         raise InputError(f"the observed FL system is too large or unbounded ({k.limit_reason}); "
                          f"bound it with max_rounds / max_events", None, "a finite bounded model")
     dtmc = dtmc_from_kripke(k)
-    rel = observable_distribution(dtmc, list(k.observables["releases"]), exact=exact)
-    upd = {c: observable_distribution(dtmc, list(k.observables[f"updates:{c}"]), exact=rel.exact).dist
-           for c in ts.clients}
-    jvals = list(zip(*(k.observables[f"updates:{c}"] for c in ts.clients), strict=True))
-    joint = observable_distribution(dtmc, jvals, exact=rel.exact).dist
-    tr = (observable_distribution(dtmc, list(k.observables["trace"]), exact=rel.exact).dist
-          if record_trace else None)
+    use_exact = dtmc.is_exact if exact is None else exact
+    ab = bottom_absorption(dtmc, exact=use_exact)
+
+    def dist_of(values: Sequence[Hashable]) -> ObservableDistribution:
+        return observable_distribution(dtmc, values, exact=use_exact, absorbed=ab)
+
+    rel = dist_of(list(k.observables["releases"]))
+    upd = {c: dist_of(list(k.observables[f"updates:{c}"])).dist for c in ts.clients}
+    joint = dist_of(list(zip(*(k.observables[f"updates:{c}"] for c in ts.clients), strict=True))).dist
+    tr = dist_of(list(k.observables["trace"])).dist if record_trace else None
     obs = DatasetObservation(frozenset(sys_d.initial.igra.dataset), dict(rel.dist), upd, joint, tr,
                              k.num_states, k.num_transitions, rel.exact, undetermined=rel.missing, kripke=k)
     if check_scheduler:
@@ -241,6 +246,8 @@ def observe_dataset(system: FLSystem, dataset: Iterable[DataPoint] | None = None
 
 
 def _scheduler_independent(k: Kripke, values: list[Hashable]) -> bool | None:
+    """Whether ``Pmin = Pmax`` (over all schedulers, within 1e-9) for every eventual value; ``None``
+    when runs may end in cycles (not checked)."""
     mdp = mdp_from_kripke(k)
     if mdp.is_dtmc:
         return True
@@ -250,14 +257,15 @@ def _scheduler_independent(k: Kripke, values: list[Hashable]) -> bool | None:
     ends: dict[Hashable, list[int]] = {}
     for (t,) in comps:
         ends.setdefault(values[t], []).append(t)
-    if len(ends) > 64 or k.num_states > 20_000:
+    if len(ends) > 4096:
         return None
-    for ts in ends.values():
-        lo = mdp_reach(mdp, ts, "min", exact=False).initial_value
-        hi = mdp_reach(mdp, ts, "max", exact=False).initial_value
-        if abs(float(hi) - float(lo)) > 1e-9:
-            return False
-    return True
+    targets = np.zeros((k.num_states, len(ends)), dtype=bool)
+    for j, ts in enumerate(ends.values()):
+        targets[ts, j] = True
+    lo = mdp_reach_many(mdp, targets, "min")
+    hi = mdp_reach_many(mdp, targets, "max")
+    init = [s for s, _ in mdp.initial]
+    return bool(np.max(np.abs(hi[init] - lo[init]), initial=0.0) <= 1e-9)
 
 
 # ---------------------------------------------------------------------------------------------------

@@ -20,6 +20,7 @@ from checker.markov import (
     dtmc_from_kripke,
     mdp_from_kripke,
     mdp_reach,
+    mdp_reach_many,
     mdp_value_iteration,
     observable_distribution,
     path_sum,
@@ -366,3 +367,17 @@ def test_bottom_absorption_against_first_passage(k: Kripke, data: st.DataObject)
     for (comp, m), (comp2, mf) in zip(ex, fl, strict=True):
         assert comp == comp2 and abs(float(m) - mf) < 1e-9
         assert m == reach_probability(d, comp, exact=True)
+
+
+@settings(max_examples=40, deadline=None, suppress_health_check=[HealthCheck.too_slow])
+@given(mdp_structures(max_states=5, max_choices=3), st.data())
+def test_mdp_reach_many_agrees_with_policy_iteration(k: Kripke, data: st.DataObject) -> None:
+    n = k.num_states
+    cols = data.draw(st.lists(st.lists(st.booleans(), min_size=n, max_size=n), min_size=1, max_size=3))
+    targets = np.array(cols, dtype=bool).T
+    mdp = mdp_from_kripke(k)
+    for obj in ("min", "max"):
+        many = mdp_reach_many(mdp, targets, obj)
+        for j in range(targets.shape[1]):
+            ref = mdp_reach(mdp, targets[:, j], obj, exact=True).values
+            assert np.max(np.abs(many[:, j] - np.array([float(v) for v in ref]))) < 1e-6
