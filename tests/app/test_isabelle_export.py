@@ -288,3 +288,68 @@ def test_privacy_property_of_the_published_relation_states_the_vacuous_ni_fl_dp(
     assert "by (rule NI_FL_DP_vacuous)" in files["Scenario_o.thy"]
     gated = export_texts([ScenarioExport("o", seed_model(), (spec,))])["Scenario_o.thy"]
     assert "NI_FL_DP_vacuous" not in gated  # NI_FL_DP is defined for the published relation only
+
+
+# ------------------------------------------------------------------------------------------------
+# random scenario files (helper E's scenario language)
+# ------------------------------------------------------------------------------------------------
+
+
+@st.composite
+def scenario_texts(draw: st.DrawFn) -> str:
+    """A random valid scenario in the scenario language: 1–2 clients, 0–2 data points, either protocol,
+    optional noise and initial partition, a policy mode, tight bounds and a few CTL / attack-tree
+    properties."""
+    k = draw(st.integers(1, 2))
+    clients = [f"c{i}" for i in range(1, k + 1)]
+    n = draw(st.integers(0, 2))
+    pts = [(f"d{i}", draw(st.integers(-1, 2)), draw(st.integers(-2, 3))) for i in range(n)]
+    protocol = draw(st.sampled_from(["published traces full", "fedavg_rounds traces drop",
+                                     "fedavg_rounds traces full"]))
+    lines = [
+        'scenario "random"',
+        "locations srv, " + ", ".join(f"o{i}" for i in range(1, k + 1)),
+        "links " + ", ".join(f"srv -- o{i}" for i in range(1, k + 1)),
+        "server s at srv",
+        "clients " + ", ".join(f"{c} at o{i}" for i, c in enumerate(clients, 1)),
+        "policies " + draw(st.sampled_from(["default", "permissive", "ignored"])),
+    ]
+    lines += [f"data {name} = ({x}) -> {y}" for name, x, y in pts]
+    if pts:
+        lines.append("dataset " + ", ".join(name for name, _, _ in pts))
+        if protocol.startswith("fedavg") or draw(st.booleans()):
+            parts = {c: [] for c in clients}
+            for i, (name, _, _) in enumerate(pts):
+                parts[clients[i % k]].append(name)
+            lines.append("partition " + ", ".join(f"{c}: {{{', '.join(ps)}}}" for c, ps in parts.items()))
+    lines.append(f"model squared rate 1/{draw(st.integers(1, 4))} initial (0, 0)")
+    if draw(st.booleans()):
+        lines.append("noise rr grid {0, 1} r 1/3 on update")
+    lines.append(f"protocol {protocol}")
+    lines.append(f"bounds rounds 1, events {draw(st.integers(1, 3))}")
+    c = draw(st.sampled_from(clients))
+    props = draw(st.lists(st.sampled_from([
+        "ctl EF ready == clients",
+        f'ctl EF "{c}" in ready',
+        "ctl AG clients != {}",
+        "ctl EF curmodpar != (0, 0)",
+        f"attack_tree exists ready_{c}",
+        "attack_tree absent dataset == {}",
+        "ctl AG (ready == clients -> EX ready == {})",
+    ]), min_size=1, max_size=3, unique=True))
+    lines += [f"property p{i}: {p};" for i, p in enumerate(props)]
+    return "\n".join(lines) + "\n"
+
+
+@settings(max_examples=10, deadline=None, suppress_health_check=[HealthCheck.too_slow])
+@given(text=scenario_texts())
+def test_random_scenario_files_export_to_theories_that_pass_the_syntax_check(
+    text: str, tmp_path_factory: pytest.TempPathFactory
+) -> None:
+    pytest.importorskip("flmodel.scenario_build")
+    path = tmp_path_factory.mktemp("scn") / "random.fl"
+    path.write_text(text)
+    exp = load_export(str(path))
+    files = export_texts([exp])
+    assert check_export_texts(files) == [], text
+    assert files["Scenario_random.thy"].count("subsection \\<open>Property ") == len(exp.properties)
