@@ -909,8 +909,8 @@ def _witness_chain(
                  f"  by (rule check_AG_counterexample [OF {reach} {pname}_bad])", "")
 
 
-_STEP_SIMPS = ("insertp_def dunion_def disjoint_parts_def enables_def vsub_def vscale_def mean_grad_def "
-               "weighted_sum_def fun_eq_iff")
+_STEP_SIMPS = ("insertp_def dunion_def disjoint_parts_def enables_def exact_update_def vsub_def vscale_def "
+               "mean_grad_def squared_grad_def hinge_grad_def design_def dot_def weighted_sum_def fun_eq_iff")
 
 
 def _state_type(voc: _Vocabulary) -> str:
