@@ -3,7 +3,8 @@
 ``SCENARIO`` is a scenario file (``.fl``), the name of a bundled scenario (``flcheck_spec``), or
 ``example:NAME`` for an flmodel example system (``example:seed``, ``example:moniteo``,
 ``example:moniteo_rr``); ``--bundled`` adds all of those (the set committed under ``theories/``:
-``flcheck export isabelle --bundled -o theories/`` regenerates it). The command writes
+``flcheck export isabelle --bundled --clean -o theories/`` regenerates it; ``--clean`` removes stale
+theories, but only once the whole export has been generated). The command writes
 ``FL_Infrastructure.thy``, one ``Scenario_<name>.thy`` per scenario and ``ROOT`` into ``DIR``
 (atomically, file by file; the ROOT lists every theory in ``DIR``),
 then syntax-checks the whole directory with the Isabelle-subset grammar. Exit 0 when the export passes
@@ -17,6 +18,7 @@ from __future__ import annotations
 
 import argparse
 import sys
+from pathlib import Path
 
 from checker.app.isabelle import export_texts, golden_specs, load_export, write_export
 from checker.app.isabelle_syntax import check_export_dir
@@ -34,6 +36,11 @@ def run_isabelle(args: argparse.Namespace) -> int:
         return 2
     exports = [load_export(spec, limits=limits) for spec in specs]
     files = export_texts(exports)
+    if args.clean:  # only after every theory was generated: a failed export leaves DIR untouched
+        out = Path(args.output)
+        for stale in sorted(out.glob("*.thy")) if out.is_dir() else []:
+            if stale.name not in files:
+                stale.unlink()
     written = write_export(files, args.output)
     issues = check_export_dir(args.output)
     for path in written:
@@ -67,6 +74,8 @@ def register(sub: argparse._SubParsersAction) -> None:  # type: ignore[type-arg]
     isa.add_argument("--bundled", action="store_true",
                      help="also export every bundled scenario and flmodel example (the theories/ set)")
     isa.add_argument("-o", "--output", required=True, metavar="DIR", help="output directory")
+    isa.add_argument("--clean", action="store_true",
+                     help="remove .thy files in DIR that this export does not write (after it succeeded)")
     isa.add_argument("--max-states", type=int, default=None, help="exploration limit on states")
     isa.set_defaults(func=run_isabelle)
     p.set_defaults(func=lambda args: (p.print_help(), 2)[1])

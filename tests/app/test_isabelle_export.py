@@ -37,7 +37,7 @@ from flmodel.system import Bounds, FLSystem
 
 ROOT = Path(__file__).resolve().parents[2]
 THEORIES = ROOT / "theories"
-REGENERATE = "flcheck export isabelle --bundled -o theories/"
+REGENERATE = "flcheck export isabelle --bundled --clean -o theories/"
 
 
 def props(*pairs: tuple[str, str]) -> tuple[PropertySpec, ...]:
@@ -61,7 +61,7 @@ def test_theories_directory_is_current(golden_files: dict[str, str]) -> None:
     extra = sorted(set(committed) - set(golden_files))
     assert not stale and not extra, (
         f"theories/ is out of date (stale: {stale}, not generated: {extra}); regenerate with\n"
-        f"    rm theories/*.thy theories/ROOT && {REGENERATE}\n"
+        f"    {REGENERATE}\n"
         "and commit the result."
     )
 
@@ -218,6 +218,12 @@ def test_cli_writes_and_checks(tmp_path: Path, capsys: pytest.CaptureFixture[str
     assert rc == 0
     root = (tmp_path / "ROOT").read_text()
     assert "Scenario_example_seed" in root and "Scenario_example_moniteo" in root
+    # --clean drops the theories this export does not write, and only after it succeeded
+    assert main(["export", "isabelle", "example:nope", "--clean", "-o", str(tmp_path)]) == 2
+    assert (tmp_path / "Scenario_example_seed.thy").exists()
+    assert main(["export", "isabelle", "example:moniteo", "--clean", "-o", str(tmp_path)]) == 0
+    assert not (tmp_path / "Scenario_example_seed.thy").exists()
+    assert "Scenario_example_seed" not in (tmp_path / "ROOT").read_text()
 
 
 def test_cli_reports_a_broken_export(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
