@@ -96,7 +96,8 @@ def _sratta(args: argparse.Namespace) -> int:
         print(json.dumps(_jsonable(res), indent=2))
         return 0
     keys = ("rho_recovered", "rho_matched", "rho_component", "v_measure", "homogeneity", "completeness",
-            "kmeans_v_measure", "n_recovered", "n_false", "n_mixed_components", "n_sets_reconstructed",
+            "kmeans_v_measure", "singleton_v_measure", "n_recovered", "n_false", "n_mixed_components",
+            "n_sets_reconstructed",
             "censored_neuron_updates", "model_accuracy", "epsilon")
     print("SRATTA (seed 002) on digits, secure aggregation; observer sees only the global model")
     print(_table([("metric", "value"), *((k, _fmt(res[k])) for k in keys)]))

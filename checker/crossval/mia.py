@@ -21,7 +21,8 @@ The attack (seed 003, Sec. 2):
    target client, each of the 8 features is mapped through the quantile transform that sends the
    distribution of that client's external non-members onto the colluding client's non-members
    (``F_col⁻¹ ∘ F_target``), so that the non-member distributions agree before the meta-classifier
-   (trained on the colluding client) is applied.
+   (trained on the colluding client) is applied (``adapt="quantile"``, the default); ``adapt="affine"``
+   matches only the per-feature mean and standard deviation; ``adapt="none"`` skips the step.
 
 Baselines: the loss threshold (Yeom et al. 2018, score ``−ℓ_CE``) and an offline LiRA-style single signal
 (Carlini et al. 2022 without shadow models): the logit-scaled confidence ``φ = log p_y − log(1 − p_y)``
@@ -155,6 +156,7 @@ class EnsembleMIA:
     seed: int = 0
     folds: int = 3
     bases: tuple[str, ...] = BASE_ESTIMATORS
+    adapt: str = "quantile"
 
     def fit(self, proba: FloatArray, y: IntArray, member: NDArray[np.bool_]) -> EnsembleMIA:
         """Train bases (out-of-fold features for the meta-learner) and the meta-classifier."""
@@ -206,11 +208,17 @@ class EnsembleMIA:
     ) -> FloatArray:
         """Membership scores (meta-classifier probability). With ``external = (proba_ext, y_ext)`` of the
         target client's guaranteed non-members, the features are first domain-adapted (module doc)."""
+        if self.adapt not in ("quantile", "affine", "none"):
+            raise ValueError("adapt must be 'quantile', 'affine' or 'none'")
         feats = self.features(proba, y)
-        if external is not None:
+        if external is not None and self.adapt != "none":
             ext = self.features(*external)
             ref = self.train_features_[~self.train_member_]
-            feats = QuantileAligner(ext, ref).transform(feats)
+            if self.adapt == "quantile":
+                feats = QuantileAligner(ext, ref).transform(feats)
+            else:  # affine: match the non-members' per-feature mean and standard deviation
+                scale = (ref.std(axis=0) + 1e-6) / (ext.std(axis=0) + 1e-6)
+                feats = (feats - ext.mean(axis=0)) * np.clip(scale, 0.2, 5.0) + ref.mean(axis=0)
         return np.asarray(self.meta_.predict_proba(feats)[:, 1], dtype=float)  # type: ignore[attr-defined]
 
 

@@ -23,6 +23,8 @@ that lie in a component of size ≥ 2; ``rho_component`` = mean over clients of 
 that client's samples) / (that client's recovered samples); ``v_measure`` = V-measure (Rosenberg &
 Hirschberg 2007, ``sklearn.metrics.v_measure_score``) of the components against the true clients on
 the recovered samples. Baseline: K-means with K = number of clients on ``R`` (seed 002, Sec. 4.2).
+``singleton_v_measure`` is the V-measure of the partition that leaves every recovered sample alone: it
+is not 0 (homogeneity is 1), so SRATTA's grouping gain is ``v_measure − singleton_v_measure``.
 """
 
 from __future__ import annotations
@@ -256,6 +258,7 @@ class SrattaMetrics:
     homogeneity: float
     completeness: float
     kmeans_v_measure: float
+    singleton_v_measure: float
     n_recovered: int
     n_false: int
     n_mixed_components: int
@@ -333,6 +336,7 @@ def evaluate(
     )
     hom, com, vm = homogeneity_completeness_v_measure(owners, comps) if n_true else (0.0, 0.0, 0.0)
     kvm = float(v_measure_score(owners, result.kmeans[true_mask])) if n_true else 0.0
+    svm = float(v_measure_score(owners, np.arange(n_true))) if n_true else 0.0
     return SrattaMetrics(
         rho_recovered=n_true / total if total else 0.0,
         rho_matched=matched,
@@ -341,6 +345,7 @@ def evaluate(
         homogeneity=float(hom),
         completeness=float(com),
         kmeans_v_measure=kvm,
+        singleton_v_measure=svm,
         n_recovered=len(result.recovered),
         n_false=int((~true_mask).sum()),
         n_mixed_components=int(mixed),
