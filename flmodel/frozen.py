@@ -24,6 +24,9 @@ def _sort_key(item: tuple[Any, Any]) -> Any:
 class FrozenMap(Mapping[K, V], Generic[K, V]):
     """Immutable mapping with sorted items, cached hash and functional update.
 
+    Maps with the same key set share one key -> position index, so the functional update of an
+    existing key only rebuilds the items tuple.
+
     >>> m = FrozenMap({"c2": 1, "c1": 0})
     >>> m.items_tuple
     (('c1', 0), ('c2', 1))
@@ -31,32 +34,28 @@ class FrozenMap(Mapping[K, V], Generic[K, V]):
     (5, 0)
     """
 
-    __slots__ = ("_dict", "_hash", "_items")
+    __slots__ = ("_hash", "_index", "_items")
 
     _items: tuple[tuple[K, V], ...]
-    _dict: dict[K, V]
+    _index: dict[K, int]
     _hash: int
 
     def __init__(self, items: Mapping[K, V] | Iterable[tuple[K, V]] = ()) -> None:
         d: dict[K, V] = dict(items.items()) if isinstance(items, Mapping) else dict(items)
         pairs = tuple(sorted(d.items(), key=_sort_key))
-        object.__setattr__(self, "_dict", d)
         object.__setattr__(self, "_items", pairs)
+        object.__setattr__(self, "_index", {k: i for i, (k, _) in enumerate(pairs)})
         object.__setattr__(self, "_hash", hash(pairs))
-
-    @classmethod
-    def _from_sorted(cls, pairs: tuple[tuple[K, V], ...], d: dict[K, V]) -> FrozenMap[K, V]:
-        new = object.__new__(cls)
-        object.__setattr__(new, "_dict", d)
-        object.__setattr__(new, "_items", pairs)
-        object.__setattr__(new, "_hash", hash(pairs))
-        return new
 
     def __setattr__(self, name: str, value: object) -> None:
         raise AttributeError("FrozenMap is immutable")
 
     def __getitem__(self, key: K) -> V:
-        return self._dict[key]
+        return self._items[self._index[key]][1]
+
+    def get(self, key: K, default: Any = None) -> Any:
+        i = self._index.get(key)
+        return default if i is None else self._items[i][1]
 
     def __iter__(self) -> Iterator[K]:
         return (k for k, _ in self._items)
@@ -65,7 +64,7 @@ class FrozenMap(Mapping[K, V], Generic[K, V]):
         return len(self._items)
 
     def __contains__(self, key: object) -> bool:
-        return key in self._dict
+        return key in self._index
 
     def __hash__(self) -> int:
         return self._hash
@@ -94,8 +93,17 @@ class FrozenMap(Mapping[K, V], Generic[K, V]):
 
     def set(self, key: K, value: V) -> FrozenMap[K, V]:
         """The functional update ``f(key := value)`` (Isabelle's ``fun_upd``)."""
-        if key in self._dict and self._dict[key] == value:
+        i = self._index.get(key)
+        if i is None:
+            d = dict(self._items)
+            d[key] = value
+            return FrozenMap(d)
+        old = self._items[i][1]
+        if old is value or old == value:
             return self
-        d = dict(self._dict)
-        d[key] = value
-        return FrozenMap._from_sorted(tuple(sorted(d.items(), key=_sort_key)), d)
+        pairs = (*self._items[:i], (key, value), *self._items[i + 1 :])
+        new = object.__new__(FrozenMap)
+        object.__setattr__(new, "_items", pairs)
+        object.__setattr__(new, "_index", self._index)
+        object.__setattr__(new, "_hash", hash(pairs))
+        return new

@@ -29,12 +29,12 @@ Hashes of :class:`Igraph` and :class:`Infrastructure` are computed once, at cons
 from __future__ import annotations
 
 from collections.abc import Iterable, Mapping
-from dataclasses import dataclass, field
-from fractions import Fraction
+from dataclasses import dataclass
+from typing import NamedTuple
 
 from flmodel.data import DataPoint, Dataset, Partition
 from flmodel.frozen import FrozenMap
-from flmodel.learning import Vector
+from flmodel.learning import Vec, Vector, as_vec
 
 Location = str
 Actor = str
@@ -43,18 +43,12 @@ Actor = str
 ACTION_KINDS: tuple[str, ...] = ("put_part", "get_grad", "eval_server")
 
 
-@dataclass(frozen=True, slots=True)
-class Gra:
+class Gra(NamedTuple):
     """``gra``: the set of locations (seed type ``location set``) and, optionally, the topology's
-    edges (pairs of locations)."""
+    edges (pairs of locations). Checked by :func:`validate_igraph`."""
 
     locations: frozenset[Location]
     edges: frozenset[tuple[Location, Location]] = frozenset()
-
-    def __post_init__(self) -> None:
-        bad = [e for e in self.edges if e[0] not in self.locations or e[1] not in self.locations]
-        if bad:
-            raise ValueError(f"edges {sorted(bad)} join locations outside {sorted(self.locations)}")
 
 
 @dataclass(frozen=True, slots=True)
@@ -77,8 +71,7 @@ class Policy:
         return not self.at_location or igraph.aloc.get(actor) == location
 
 
-@dataclass(frozen=True, slots=True)
-class Poli:
+class Poli(NamedTuple):
     """``poli : [igraph, location] ⇒ policy set`` as a table location -> policies.
 
     ``enables(G, l, a, x)`` is IIIf's ``enables``: ``∃ (p, e) ∈ poli G l. x ∈ e ∧ p a``."""
@@ -125,7 +118,7 @@ class Put:
     parts: tuple[Partition, ...]
 
     def __str__(self) -> str:
-        return "Put[" + "; ".join(_partition_text(p) for p in self.parts) + "]"
+        return "Put[" + "; ".join(partition_text(p) for p in self.parts) + "]"
 
 
 @dataclass(frozen=True, slots=True, order=True)
@@ -159,7 +152,8 @@ def vector_text(v: Vector) -> str:
     return "(" + ",".join(str(x) for x in v) + ")"
 
 
-def _partition_text(p: Partition) -> str:
+def partition_text(p: Partition) -> str:
+    """``c1:{a b},c2:{}`` style text of a partition."""
     return ",".join(f"{c}:{{{' '.join(sorted(str(x) for x in part))}}}" for c, part in p.items_tuple)
 
 
@@ -170,8 +164,7 @@ def trace_text(trace: Trace) -> str:
     return "[" + " . ".join(str(e) for e in reversed(trace)) + "]"
 
 
-@dataclass(frozen=True, slots=True)
-class Protocol:
+class Protocol(NamedTuple):
     """``Protocol evs``: the set of protocol traces recorded so far (seed 004, III-B)."""
 
     evs: frozenset[Trace]
@@ -193,10 +186,10 @@ EMPTY_PROTOCOL = Protocol(frozenset({()}))
 # --- igraph and infrastructure ------------------------------------------------------------------
 
 
-@dataclass(frozen=True, slots=True, eq=False)
-class Igraph:
+class Igraph(NamedTuple):
     """``Lgraph gra aloc server clients ready gradient curmodpar partition dataset``
-    (seed 004, III-B). Hash cached; equality is component-wise."""
+    (seed 004, III-B). A named tuple: construction and hashing run in C, which is what makes state
+    exploration fast (a plain 9-tuple with the same components compares equal)."""
 
     gra: Gra
     aloc: FrozenMap[Actor, Location]
@@ -207,47 +200,6 @@ class Igraph:
     curmodpar: Vector
     partition: Partition
     dataset: Dataset
-    _hash: int = field(init=False, repr=False, compare=False)
-
-    def __post_init__(self) -> None:
-        object.__setattr__(
-            self,
-            "_hash",
-            hash(
-                (
-                    self.gra,
-                    self.aloc,
-                    self.server,
-                    self.clients,
-                    self.ready,
-                    self.gradient,
-                    self.curmodpar,
-                    self.partition,
-                    self.dataset,
-                )
-            ),
-        )
-
-    def __hash__(self) -> int:
-        return self._hash
-
-    def __eq__(self, other: object) -> bool:
-        if self is other:
-            return True
-        if not isinstance(other, Igraph):
-            return NotImplemented
-        return (
-            self._hash == other._hash
-            and self.curmodpar == other.curmodpar
-            and self.ready == other.ready
-            and self.gradient == other.gradient
-            and self.partition == other.partition
-            and self.dataset == other.dataset
-            and self.clients == other.clients
-            and self.server == other.server
-            and self.aloc == other.aloc
-            and self.gra == other.gra
-        )
 
     def replace(self, **changes: object) -> Igraph:
         """A copy with some components changed (the ``Lgraph (gra G) … `` of a rule's ``G'``)."""
@@ -286,7 +238,7 @@ def lgraph(
 ) -> Igraph:
     """The constructor ``Lgraph`` with plain Python arguments (converted to the frozen types)."""
     if not isinstance(gradient, FrozenMap):
-        gradient = FrozenMap({k: tuple(map(Fraction, v)) for k, v in gradient.items()})
+        gradient = FrozenMap({k: as_vec(v) for k, v in gradient.items()})
     if not isinstance(partition, FrozenMap):
         partition = FrozenMap({k: frozenset(v) for k, v in partition.items()})
     return Igraph(
@@ -296,38 +248,18 @@ def lgraph(
         frozenset(clients),
         frozenset(ready),
         gradient,
-        tuple(Fraction(x) for x in curmodpar),
+        as_vec(curmodpar),
         partition,
         frozenset(dataset),
     )
 
 
-@dataclass(frozen=True, slots=True, eq=False)
-class Infrastructure:
-    """``Infrastructure igra prot poli`` (seed 004, III-B): a state of ``→FL``. Hash cached."""
+class Infrastructure(NamedTuple):
+    """``Infrastructure igra prot poli`` (seed 004, III-B): a state of ``→FL`` (a named tuple)."""
 
     igra: Igraph
     prot: Protocol
     poli: Poli
-    _hash: int = field(init=False, repr=False, compare=False)
-
-    def __post_init__(self) -> None:
-        object.__setattr__(self, "_hash", hash((self.igra, self.prot, self.poli)))
-
-    def __hash__(self) -> int:
-        return self._hash
-
-    def __eq__(self, other: object) -> bool:
-        if self is other:
-            return True
-        if not isinstance(other, Infrastructure):
-            return NotImplemented
-        return (
-            self._hash == other._hash
-            and self.igra == other.igra
-            and self.prot == other.prot
-            and self.poli == other.poli
-        )
 
 
 def validate_igraph(g: Igraph) -> list[str]:
@@ -335,6 +267,11 @@ def validate_igraph(g: Igraph) -> list[str]:
     locations, server not a client, ``ready ⊆ clients``, ``gradient`` defined on every client with the
     dimension of ``curmodpar``, ``partition`` defined only on clients."""
     problems: list[str] = []
+    bad = sorted(e for e in g.gra.edges if e[0] not in g.gra.locations or e[1] not in g.gra.locations)
+    if bad:
+        problems.append(f"edges {bad} join locations outside {sorted(g.gra.locations)}")
+    if type(g.curmodpar) is not Vec:
+        problems.append("curmodpar must be a Vec (use lgraph(...) or flmodel.learning.as_vec)")
     for a, loc in g.aloc.items_tuple:
         if loc not in g.gra.locations:
             problems.append(f"actor {a!r} is placed at unknown location {loc!r}")

@@ -24,8 +24,32 @@ from typing import Protocol
 
 from flmodel.data import DataPoint
 
-#: A model parameter vector (the seed's ``α :: num``), exact.
+#: A model parameter vector (the seed's ``α :: num``), exact. Any tuple of Fractions is accepted;
+#: results of this module are :class:`Vec` (a tuple with a cached hash).
 Vector = tuple[Fraction, ...]
+
+
+class Vec(tuple[Fraction, ...]):
+    """A tuple of Fractions whose hash is computed once (hashing a Fraction is slow and model states
+    are hashed whenever the explorer interns them). Equal to, and hashing like, the plain tuple."""
+
+    def __hash__(self) -> int:
+        d = self.__dict__
+        h = d.get("h")
+        if h is None:
+            h = d["h"] = tuple.__hash__(self)
+        return h  # type: ignore[no-any-return]
+
+    def __reduce__(self) -> tuple[object, ...]:
+        return (Vec, (tuple(self),))
+
+
+def as_vec(v: Vector) -> Vec:
+    """``v`` as a :class:`Vec` of Fractions (no copy when it already is one)."""
+    if type(v) is Vec:
+        return v
+    return Vec(Fraction(x) for x in v)
+
 
 ZERO = Fraction(0)
 ONE = Fraction(1)
@@ -33,31 +57,31 @@ ONE = Fraction(1)
 
 def vector(*xs: Fraction | int | str) -> Vector:
     """``vector(1, "1/2") == (Fraction(1), Fraction(1, 2))``."""
-    return tuple(Fraction(x) for x in xs)
+    return Vec(Fraction(x) for x in xs)
 
 
 def zeros(d: int) -> Vector:
     """The zero vector of dimension ``d``."""
-    return (ZERO,) * d
+    return Vec((ZERO,) * d)
 
 
 def vadd(u: Vector, v: Vector) -> Vector:
     """``u + v`` (same dimension required)."""
     if len(u) != len(v):
         raise ValueError(f"dimension mismatch: {len(u)} vs {len(v)}")
-    return tuple(a + b for a, b in zip(u, v, strict=True))
+    return Vec(a + b for a, b in zip(u, v, strict=True))
 
 
 def vsub(u: Vector, v: Vector) -> Vector:
     """``u − v``."""
     if len(u) != len(v):
         raise ValueError(f"dimension mismatch: {len(u)} vs {len(v)}")
-    return tuple(a - b for a, b in zip(u, v, strict=True))
+    return Vec(a - b for a, b in zip(u, v, strict=True))
 
 
 def vscale(c: Fraction, v: Vector) -> Vector:
     """``c · v``."""
-    return tuple(c * a for a in v)
+    return Vec(c * a for a in v)
 
 
 def dot(u: Sequence[Fraction], v: Sequence[Fraction]) -> Fraction:
@@ -171,7 +195,7 @@ def mean_gradient(loss: Loss, w: Vector, points: frozenset[DataPoint]) -> Vector
         for i, gi in enumerate(g):
             total[i] += gi
     n = len(points)
-    return tuple(t / n for t in total)
+    return Vec(t / n for t in total)
 
 
 @lru_cache(maxsize=1 << 16)
@@ -184,7 +208,7 @@ def grad_step(loss: Loss, eta: Fraction, w: Vector, points: frozenset[DataPoint]
     (Fraction(1, 1), Fraction(1, 1))
     """
     g = mean_gradient(loss, w, points)
-    return tuple(wi - eta * gi for wi, gi in zip(w, g, strict=True))
+    return Vec(wi - eta * gi for wi, gi in zip(w, g, strict=True))
 
 
 def fraction_div(a: Fraction | int, b: Fraction | int) -> Fraction:
@@ -207,7 +231,7 @@ def aggregate(weighted: Iterable[tuple[Fraction, Vector]], dim: int) -> Vector:
             raise ValueError(f"model {model} has dimension {len(model)}, expected {dim}")
         for i, m in enumerate(model):
             total[i] += weight * m
-    return tuple(total)
+    return Vec(total)
 
 
 @lru_cache(maxsize=1 << 16)
@@ -215,10 +239,23 @@ def fedavg(items: tuple[tuple[int, Vector], ...], n: int, dim: int) -> Vector:
     """FedAvg aggregation (seed 004, III-A line 6 and III-B ``eval_server``):
     ``Newmodel = Σ_c (n_c / n) · w_c`` for ``items = ((n_c, w_c), ...)``, with ``x/0 = 0``.
 
-    When ``Σ n_c = n > 0`` the weights sum to 1, so aggregating identical local models returns that
-    model.
+    Computed as ``(Σ_c n_c · w_c) / n`` (integer weights, one division per coordinate: the same
+    rational, fewer gcds). When ``Σ n_c = n > 0`` the weights sum to 1, so aggregating identical local
+    models returns that model.
 
     >>> fedavg(((1, vector(2)), (3, vector(6))), 4, 1)
     (Fraction(5, 1),)
     """
-    return aggregate(((fraction_div(k, n), w) for k, w in items), dim)
+    if n == 0:
+        for _, w in items:
+            if len(w) != dim:
+                raise ValueError(f"model {w} has dimension {len(w)}, expected {dim}")
+        return zeros(dim)
+    total = [ZERO] * dim
+    for k, w in items:
+        if len(w) != dim:
+            raise ValueError(f"model {w} has dimension {len(w)}, expected {dim}")
+        if k:
+            for i, m in enumerate(w):
+                total[i] += k * m
+    return Vec(t / n for t in total)

@@ -45,7 +45,7 @@ from fractions import Fraction
 from functools import lru_cache
 
 from flmodel.errors import ModelError
-from flmodel.learning import Vector
+from flmodel.learning import Vec, Vector
 
 #: A finite distribution over values: ``((value, probability), ...)``.
 ScalarDistribution = tuple[tuple[Fraction, Fraction], ...]
@@ -114,7 +114,7 @@ def _apply(mech: Mechanism, update: Vector) -> VectorDistribution:
                 nxt.append(((*prefix, v), q * p))
         out = nxt
     out.sort()
-    return tuple(out)
+    return tuple((Vec(v), p) for v, p in out)
 
 
 @dataclass(frozen=True)

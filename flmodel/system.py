@@ -1,0 +1,385 @@
+"""The seam to the checker: :class:`FLSystem`, a transition system over FL states.
+
+It implements the checker's ``TransitionSystem`` protocol structurally (this package never imports the
+checker): ``initial_states()``, ``successors(state)`` yielding ``(action, target, probability)``
+tuples, ``observable_names()`` and ``observe(state, name)``. :class:`Action` has the four attributes
+the checker's ``as_action`` reads (``rule``, ``actor``, ``location``, ``detail``).
+
+States (:class:`FLState`) are seed states — ``Infrastructure`` values of seed 004, III-B — annotated
+with bookkeeping the seed's relation does not have but the issue asks for: the number of aggregations
+so far (``round``), the number of steps (``events``, only counted when ``max_events`` is set), the
+rule of the last step (``last``) and, for the ``fedavg_rounds`` variant only, whether the data have
+been partitioned. The projection :meth:`FLSystem.project` maps every explored path onto a ``→FL``
+path and, within the bounds, every ``→FL`` path lifts (tested), so the explored structure is a
+bounded unfolding of ``Kripke {t. I →FL* t} {I}``.
+
+Bounds keep state spaces finite: every rule is disabled once ``round = max_rounds`` (training is
+over: the states after the last aggregation are final, so "``curmodpar`` after R rounds" is the value
+in the deadlock states) or once ``events = max_events``. Such states are marked by the observable
+``bound_reached``; they are deadlocks *of the bounded system*, not of ``→FL``.
+
+Observables (values are hashable): ``clients``, ``ready`` (frozensets of names), ``curmodpar`` (tuple of
+Fractions), ``dataset`` (frozenset of data points), ``server``, ``n`` (``card (dataset G)``), ``round``,
+``events``, ``last`` (rule name of the last step, ``"none"`` initially), ``last_kind`` (the IIIf action
+kind of the last step: ``put_part``/``get_grad``/``eval_server``/``none``), ``bound_reached``,
+``trace_count`` (``card (evs P)``), ``partitioned`` (``fedavg_rounds`` only), and per client ``c``:
+``gradient:c``, ``partition:c``, ``ready:c``; per rule name ``r``: ``enabled:r`` (some step of rule
+``r`` leaves the state *in the bounded system*; the checker may equally derive it from action rules).
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable, Iterable, Sequence
+from dataclasses import dataclass
+from fractions import Fraction
+from typing import Any, NamedTuple
+
+from flmodel.data import DataPoint, Dataset, partition_by
+from flmodel.errors import Diagnostic, ModelError
+from flmodel.frozen import FrozenMap
+from flmodel.infrastructure import Infrastructure, Protocol, validate_igraph
+from flmodel.learning import Loss, SquaredLoss, Vec, as_vec
+from flmodel.noise import Mechanism
+from flmodel.rules import (
+    PUBLISHED,
+    RULE_SETS,
+    NoiseTarget,
+    RuleContext,
+    RuleSet,
+    TraceMode,
+    abstract_evs,
+)
+
+
+@dataclass(frozen=True, order=True, slots=True)
+class Action:
+    """What produced a step: rule name, acting actor, its location, and a detail naming the
+    nondeterministic choice (``Part=…`` for ``put_part``, ``l=…`` for the extended trace in ``"full"``
+    trace mode). Noise outcomes of one step share the action (they form one distribution)."""
+
+    rule: str
+    actor: str | None = None
+    location: str | None = None
+    detail: str = ""
+
+    def __str__(self) -> str:
+        text = self.rule
+        if self.actor is not None:
+            text += f"({self.actor}"
+            if self.location is not None:
+                text += f"@{self.location}"
+            text += ")"
+        if self.detail:
+            text += f" [{self.detail}]"
+        return text
+
+
+class FLState(NamedTuple):
+    """A state of the bounded FL system: the seed state plus bookkeeping (see module docstring)."""
+
+    infra: Infrastructure
+    round: int
+    events: int
+    last: str
+    partitioned: bool
+
+
+@dataclass(frozen=True, slots=True)
+class Bounds:
+    """``max_rounds``: stop after this many aggregations; ``max_events``: stop after this many steps.
+    ``None`` means unbounded (the state space may then be infinite)."""
+
+    max_rounds: int | None = None
+    max_events: int | None = None
+
+    def __post_init__(self) -> None:
+        for name in ("max_rounds", "max_events"):
+            v = getattr(self, name)
+            if v is not None and v < 0:
+                raise ModelError(f"{name} must be >= 0, got {v}")
+
+
+Successor = tuple[Action, FLState, Fraction]
+_CacheEntry = tuple[tuple[Action, Infrastructure, Fraction, bool, bool], ...]
+
+
+class FLSystem:
+    """The FL instance as a finite transition system (seed 004, III-B ``→FL`` with bounds).
+
+    Parameters: the initial infrastructure; the rule set (``PUBLISHED`` or ``FEDAVG_ROUNDS``, or their
+    names); loss ``L`` and learning rate ``η``; an optional noise mechanism (``None``: the published
+    deterministic ``get_grad``) and what it perturbs; bounds; trace mode (``"full"`` literal trace sets,
+    or ``"drop"`` — the trace-history reduction, sound for properties that do not read traces); whether
+    local policies gate steps; ``owner`` (data point -> client) used by :meth:`with_dataset`;
+    ``partitioned``: whether the initial data are already deployed (``fedavg_rounds``).
+
+    >>> from flmodel.examples import seed_model
+    >>> sys = seed_model()
+    >>> (s0,) = sys.initial_states()
+    >>> sorted({a.rule for a, _, _ in sys.successors(s0)})
+    ['get_grad', 'put_part']
+    """
+
+    def __init__(
+        self,
+        initial: Infrastructure,
+        *,
+        rules: RuleSet | str = PUBLISHED,
+        loss: Loss | None = None,
+        eta: Fraction | int | str = Fraction(1, 2),
+        mechanism: Mechanism | None = None,
+        noise_target: NoiseTarget = "update",
+        bounds: Bounds | None = None,
+        trace_mode: TraceMode = "full",
+        enforce_policies: bool = True,
+        owner: Callable[[DataPoint], str] | None = None,
+        partitioned: bool = False,
+        cache_size: int = 1 << 12,
+    ) -> None:
+        if isinstance(rules, str):
+            if rules not in RULE_SETS:
+                raise ModelError(f"unknown rule set {rules!r}; expected one of {sorted(RULE_SETS)}")
+            rules = RULE_SETS[rules]
+        if trace_mode not in ("full", "drop"):
+            raise ModelError(f"unknown trace mode {trace_mode!r}; expected 'full' or 'drop'")
+        if noise_target not in ("update", "gradient"):
+            raise ModelError(f"unknown noise target {noise_target!r}; expected 'update' or 'gradient'")
+        problems = validate_igraph(initial.igra)
+        if problems:
+            raise ModelError([Diagnostic("<model>", None, None, p) for p in problems])
+        self.rules: RuleSet = rules
+        self.ctx = RuleContext(
+            loss if loss is not None else SquaredLoss(),
+            Fraction(eta),
+            mechanism,
+            noise_target,
+            trace_mode,
+            enforce_policies,
+        )
+        self.bounds = bounds if bounds is not None else Bounds()
+        self.owner = owner
+        self.initial_partitioned = bool(partitioned)
+        g0 = initial.igra
+        if any(type(v) is not Vec for _, v in g0.gradient.items_tuple):
+            g0 = g0.replace(gradient=FrozenMap({c: as_vec(v) for c, v in g0.gradient.items_tuple}))
+            initial = Infrastructure(g0, initial.prot, initial.poli)
+        if trace_mode == "drop":
+            initial = Infrastructure(initial.igra, Protocol(abstract_evs(initial.prot.evs)), initial.poli)
+        self.initial = initial
+        self._noisy = mechanism is not None
+        self._rule_names = rules.rule_names(self._noisy)
+        self._kind = {n: r.kind for n, r in zip(self._rule_names, rules.rules, strict=True)}
+        self._clients = tuple(sorted(initial.igra.clients))
+        self._cache: dict[tuple[FLState, str], frozenset[str]] = {}
+        self._cache_size = cache_size
+        names = [
+            "clients",
+            "ready",
+            "curmodpar",
+            "dataset",
+            "server",
+            "n",
+            "round",
+            "events",
+            "last",
+            "last_kind",
+            "bound_reached",
+            "trace_count",
+        ]
+        if rules.tracks_partitioned:
+            names.append("partitioned")
+        for c in self._clients:
+            names += [f"gradient:{c}", f"partition:{c}", f"ready:{c}"]
+        names += [f"enabled:{r}" for r in self._rule_names]
+        self._observables = tuple(names)
+
+    # -- construction helpers ---------------------------------------------------------------------
+
+    def _kwargs(self) -> dict[str, Any]:
+        return {
+            "rules": self.rules,
+            "loss": self.ctx.loss,
+            "eta": self.ctx.eta,
+            "mechanism": self.ctx.mechanism,
+            "noise_target": self.ctx.noise_target,
+            "bounds": self.bounds,
+            "trace_mode": self.ctx.trace_mode,
+            "enforce_policies": self.ctx.enforce_policies,
+            "owner": self.owner,
+            "partitioned": self.initial_partitioned,
+            "cache_size": self._cache_size,
+        }
+
+    def replace(self, *, initial: Infrastructure | None = None, **changes: Any) -> FLSystem:
+        """A system with some parameters changed (same keywords as the constructor)."""
+        kw = self._kwargs()
+        unknown = set(changes) - set(kw)
+        if unknown:
+            raise TypeError(f"unknown FLSystem parameters {sorted(unknown)}")
+        kw.update(changes)
+        return FLSystem(initial if initial is not None else self.initial, **kw)
+
+    def with_dataset(self, data: Iterable[DataPoint]) -> FLSystem:
+        """The same system whose initial dataset is ``data`` (for NI-FL-DP: one system per neighbouring
+        dataset). The initial partition is ``partition_by(data, clients, owner)`` when the system has an
+        ``owner``; otherwise every client starts with an empty part (``put_part`` deploys the data).
+        Everything else (gradients, curmodpar, ready, policies, traces, parameters) is unchanged."""
+        d: Dataset = frozenset(data)
+        g = self.initial.igra
+        if self.owner is not None:
+            try:
+                part = partition_by(d, g.clients, self.owner)
+            except ValueError as exc:
+                raise ModelError(str(exc)) from exc
+        else:
+            part = FrozenMap({c: frozenset() for c in g.clients})
+        g2 = g.replace(dataset=d, partition=part)
+        return self.replace(initial=Infrastructure(g2, self.initial.prot, self.initial.poli))
+
+    # -- the TransitionSystem protocol -------------------------------------------------------------
+
+    def initial_states(self) -> tuple[FLState, ...]:
+        """The single initial state (``init = {I}``)."""
+        return (FLState(self.initial, 0, 0, "none", self.initial_partitioned),)
+
+    def _steps(self, infra: Infrastructure, partitioned: bool) -> _CacheEntry:
+        out = []
+        actions: dict[tuple[str, str, str, str], Action] = {}
+        for rule in self.rules.rules:
+            for t in rule.fire(self.ctx, infra, partitioned):
+                akey = (t.rule, t.actor, t.location, t.detail)
+                act = actions.get(akey)
+                if act is None:
+                    act = actions[akey] = Action(t.rule, t.actor, t.location, t.detail)
+                out.append((act, t.target, t.probability, rule.aggregates, rule.deploys))
+        return tuple(out)
+
+    def successors(self, state: FLState) -> list[Successor]:
+        """All steps from ``state`` within the bounds: ``(action, target, probability)``."""
+        b = self.bounds
+        if (b.max_events is not None and state.events >= b.max_events) or (
+            b.max_rounds is not None and state.round >= b.max_rounds
+        ):
+            return []
+        ev = state.events + 1 if b.max_events is not None else 0
+        track = self.rules.tracks_partitioned
+        rnd = state.round
+        part0 = state.partitioned
+        out: list[Successor] = []
+        for act, target, p, aggregates, deploys in self._steps(state.infra, part0):
+            if aggregates:
+                out.append((act, FLState(target, rnd + 1, ev, act.rule, part0), p))
+            else:
+                out.append((act, FLState(target, rnd, ev, act.rule, part0 or (deploys and track)), p))
+        return out
+
+    def observable_names(self) -> Sequence[str]:
+        """See the module docstring."""
+        return self._observables
+
+    def observe(self, state: FLState, name: str) -> object:
+        """Value of observable ``name`` on ``state`` (``KeyError`` for an unknown name)."""
+        g = state.infra.igra
+        if name == "curmodpar":
+            return g.curmodpar
+        if name == "ready":
+            return g.ready
+        if name == "clients":
+            return g.clients
+        if name == "round":
+            return state.round
+        if name == "last":
+            return state.last
+        if name == "dataset":
+            return g.dataset
+        if name == "server":
+            return g.server
+        if name == "n":
+            return len(g.dataset)
+        if name == "events":
+            return state.events
+        if name == "last_kind":
+            return self._kind.get(state.last, "none")
+        if name == "bound_reached":
+            return self.bound_reached(state)
+        if name == "trace_count":
+            return len(state.infra.prot.evs)
+        if name == "partitioned" and self.rules.tracks_partitioned:
+            return state.partitioned
+        kind, _, arg = name.partition(":")
+        if arg:
+            if kind == "gradient" and arg in self._clients:
+                return g.gradient[arg]
+            if kind == "partition" and arg in self._clients:
+                return g.part(arg)
+            if kind == "ready" and arg in self._clients:
+                return arg in g.ready
+            if kind == "enabled" and arg in self._kind:
+                return self.enabled(state, arg)
+        raise KeyError(f"unknown observable {name!r}; known: {', '.join(self._observables)}")
+
+    # -- extras ------------------------------------------------------------------------------------
+
+    @property
+    def rule_names(self) -> tuple[str, ...]:
+        """The rule names actions of this system carry."""
+        return self._rule_names
+
+    @property
+    def clients(self) -> tuple[str, ...]:
+        """The clients of the initial igraph (the rules never change ``clients``)."""
+        return self._clients
+
+    def enabled(self, state: FLState, rule: str) -> bool:
+        """Whether some step of ``rule`` leaves ``state`` in the bounded system."""
+        if rule not in self._kind:
+            raise KeyError(f"unknown rule {rule!r}; rules of this system: {list(self._rule_names)}")
+        key = (state, "enabled")
+        hit = self._cache.get(key)
+        if hit is None:
+            hit = frozenset(a.rule for a, _, _ in self.successors(state))
+            if len(self._cache) >= self._cache_size:
+                self._cache.clear()
+            self._cache[key] = hit
+        return rule in hit
+
+    def bound_reached(self, state: FLState) -> bool:
+        """Whether a bound is exhausted in ``state`` (the events bound, or the rounds bound)."""
+        b = self.bounds
+        return (b.max_events is not None and state.events >= b.max_events) or (
+            b.max_rounds is not None and state.round >= b.max_rounds
+        )
+
+    @staticmethod
+    def project(state: FLState) -> Infrastructure:
+        """The seed state (``Infrastructure``) of an FL state."""
+        return state.infra
+
+    def describe(self) -> dict[str, object]:
+        """The system's parameters as plain data (for reports)."""
+        m = self.ctx.mechanism
+        return {
+            "rules": self.rules.name,
+            "loss": self.ctx.loss.name,
+            "eta": str(self.ctx.eta),
+            "mechanism": "none (published get_grad)" if m is None else m.describe(),
+            "noise_target": self.ctx.noise_target,
+            "trace_mode": self.ctx.trace_mode,
+            "enforce_policies": self.ctx.enforce_policies,
+            "max_rounds": self.bounds.max_rounds,
+            "max_events": self.bounds.max_events,
+            "clients": list(self._clients),
+            "server": self.initial.igra.server,
+            "dataset_size": len(self.initial.igra.dataset),
+        }
+
+
+def build_system(
+    infrastructure: Infrastructure,
+    rules: RuleSet | str = PUBLISHED,
+    mechanism: Mechanism | None = None,
+    bounds: Bounds | None = None,
+    **kwargs: Any,
+) -> FLSystem:
+    """Functional constructor: ``FLSystem(infrastructure, rules=…, mechanism=…, bounds=…, **kwargs)``."""
+    return FLSystem(infrastructure, rules=rules, mechanism=mechanism, bounds=bounds, **kwargs)
