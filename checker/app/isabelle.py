@@ -39,6 +39,7 @@ from fractions import Fraction
 from pathlib import Path
 
 from checker import ctl_ast as A
+from checker.app.isabelle_base import BASE_THEORY_NAME, base_theory_text
 from checker.ctl import CheckResult, ModelChecker
 from checker.explore import Limits, explore
 from checker.kripke import Kripke
@@ -47,8 +48,6 @@ from flmodel.data import DataPoint
 from flmodel.infrastructure import Eval, Get, Infrastructure, Poli, Put
 from flmodel.learning import HingeLoss, SquaredLoss
 from flmodel.system import FLState, FLSystem
-
-from .isabelle_base import BASE_THEORY_NAME, base_theory_text
 
 #: The session name written to ROOT.
 SESSION_NAME = "FLcheck"
@@ -637,7 +636,7 @@ def scenario_theory_text(exp: ScenarioExport) -> str:
     elems.append((c("clients"), "actor set", set_term(actor(x) for x in g.clients)))
     elems.append((c("dataset"), "data set", voc.data_set(g.dataset)))
     elems.append((c("poli"), f"[igraph, location] {RA} policy set", voc.poli_term(sysm.initial.poli)))
-    learner_ok = True
+    learner_ok, learner_reason = True, ""
     try:
         elems.append((c("learner"), "learner", voc.learner_term()))
     except Untranslatable as exc:
@@ -780,7 +779,7 @@ def _ctl_property(
         body.add("  (* flcheck could not decide it (incomplete exploration) *)", "  oops", "")
         return
     states = kripke.states
-    bounded = sysm_bounded(voc.system)
+    bounded = _bounded(voc.system)
     # EF g that holds: the witness chain
     if holds and isinstance(f, A.EF) and result.witness is not None and states is not None:
         path = [states[i] for i in result.witness.states]
@@ -813,7 +812,7 @@ def _ctl_property(
     body.add(f"  (* {_comment_safe(reason)} *)", "  oops", "")
 
 
-def sysm_bounded(system: FLSystem) -> bool:
+def _bounded(system: FLSystem) -> bool:
     """Whether the system's exploration is bounded (the bounded unfolding may cut the relation)."""
     return system.bounds.max_rounds is not None or system.bounds.max_events is not None
 
