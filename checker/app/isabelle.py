@@ -1243,3 +1243,11 @@ def golden_specs() -> list[str]:
     import flcheck_spec
 
     return [*sorted(flcheck_spec.bundled_scenarios()), *(f"example:{n}" for n in sorted(EXAMPLE_PROPERTIES))]
+
+
+def proof_summary(text: str) -> tuple[int, int]:
+    """``(statements, left open)`` of a theory text: the number of lemmas/theorems, and how many of
+    them end in ``oops`` (stated without a proof script)."""
+    statements = len(re.findall(r"^(?:lemma|theorem|corollary)\b", text, re.M))
+    open_ = len(re.findall(r"^\s*oops\s*$", text, re.M))
+    return statements, open_

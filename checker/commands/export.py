@@ -20,7 +20,7 @@ import argparse
 import sys
 from pathlib import Path
 
-from checker.app.isabelle import export_texts, golden_specs, load_export, write_export
+from checker.app.isabelle import export_texts, golden_specs, load_export, proof_summary, write_export
 from checker.app.isabelle_syntax import check_export_dir
 from checker.explore import Limits
 from checker.verdict import EXIT_HOLDS
@@ -44,7 +44,12 @@ def run_isabelle(args: argparse.Namespace) -> int:
     written = write_export(files, args.output)
     issues = check_export_dir(args.output)
     for path in written:
-        print(f"wrote {path}")
+        if path.suffix == ".thy":
+            stated, left_open = proof_summary(files[path.name])
+            print(f"wrote {path}: {stated} lemmas, {stated - left_open} with proof scripts, "
+                  f"{left_open} stated with oops")
+        else:
+            print(f"wrote {path}")
     if issues:
         for issue in issues:
             print(f"syntax check: {issue}", file=sys.stderr)

@@ -359,3 +359,13 @@ def test_random_scenario_files_export_to_theories_that_pass_the_syntax_check(
     files = export_texts([exp])
     assert check_export_texts(files) == [], text
     assert files["Scenario_random.thy"].count("subsection \\<open>Property ") == len(exp.properties)
+
+
+def test_proof_summary_counts_open_statements() -> None:
+    from checker.app.isabelle import proof_summary
+
+    text = scenario_theory_text(example_export("seed"))
+    stated, left_open = proof_summary(text)
+    assert stated == text.count("\nlemma ")
+    assert left_open == text.count("\n  oops\n") >= 1
+    assert proof_summary("lemma a: \"True\"\n  by simp\n") == (1, 0)
