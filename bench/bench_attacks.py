@@ -1,7 +1,7 @@
 """Benchmark figures of the attack engines (prints; no assertions). Run:
 ``/work/venv/bin/python bench/bench_attacks.py [sratta|mia|mine ...]``.
 
-* SRATTA (seed 002): digits, 5 clients × 100 samples, n_updates = 5, t_max = 20, MLP with 500 hidden
+* SRATTA (seed 002): digits, 5 clients × 100 samples, n_updates = 5, t_max = 20, MLP with 1000 hidden
   neurons, secure aggregation; homogeneous (Dirichlet α = 1000, and IID) vs heterogeneous (α = 0.1, 1)
   clients; SRATTA's V-measure vs K-means; learning-rate sweep; neuron censoring. Medians over seeds.
 * MIA (seed 003): the comparison table at ε ∈ {inf, 200, 10}, medians over seeds.
@@ -31,9 +31,10 @@ def _med(values: list[float]) -> str:
 
 
 def bench_sratta() -> None:
-    keys = ("rho_recovered", "rho_matched", "rho_component", "v_measure", "completeness", "kmeans_v_measure",
+    keys = ("rho_recovered", "rho_matched", "rho_component", "v_measure", "singleton_v_measure",
+            "kmeans_v_measure",
             "n_false", "n_mixed_components", "model_accuracy")
-    print("== SRATTA on digits: 5 clients x 100, n_updates=5, t_max=20, H=500, B=4 (medians over seeds "
+    print("== SRATTA on digits: 5 clients x 100, n_updates=5, t_max=20, H=1000, B=4 (medians over seeds "
           f"{SEEDS})")
     print("setting".ljust(26) + "".join(k[:14].rjust(15) for k in keys) + "   sec")
 

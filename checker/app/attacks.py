@@ -69,7 +69,7 @@ def run_sratta(
     n_clients: int = 5,
     per_client: int = 100,
     alpha: float | None = None,
-    hidden: int = 500,
+    hidden: int = 1000,
     lr: float = 1.0,
     batch_size: int = 4,
     n_updates: int = 5,

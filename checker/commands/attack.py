@@ -230,7 +230,7 @@ def register(sub: argparse._SubParsersAction) -> None:  # type: ignore[type-arg]
     s.add_argument("--clients", type=int, default=5)
     s.add_argument("--per-client", type=int, default=100)
     s.add_argument("--alpha", default="iid", help="Dirichlet alpha of the label split, or 'iid' (default)")
-    s.add_argument("--hidden", type=int, default=500)
+    s.add_argument("--hidden", type=int, default=1000)
     s.add_argument("--lr", type=float, default=1.0)
     s.add_argument("--batch-size", type=int, default=4)
     s.add_argument("--n-updates", type=int, default=5)
