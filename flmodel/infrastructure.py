@@ -34,7 +34,7 @@ from typing import NamedTuple
 
 from flmodel.data import DataPoint, Dataset, Partition
 from flmodel.frozen import FrozenMap
-from flmodel.learning import Vec, Vector, as_vec
+from flmodel.learning import Vector, as_vec
 
 Location = str
 Actor = str
@@ -270,8 +270,6 @@ def validate_igraph(g: Igraph) -> list[str]:
     bad = sorted(e for e in g.gra.edges if e[0] not in g.gra.locations or e[1] not in g.gra.locations)
     if bad:
         problems.append(f"edges {bad} join locations outside {sorted(g.gra.locations)}")
-    if type(g.curmodpar) is not Vec:
-        problems.append("curmodpar must be a Vec (use lgraph(...) or flmodel.learning.as_vec)")
     for a, loc in g.aloc.items_tuple:
         if loc not in g.gra.locations:
             problems.append(f"actor {a!r} is placed at unknown location {loc!r}")

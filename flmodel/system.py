@@ -160,8 +160,12 @@ class FLSystem:
         self.owner = owner
         self.initial_partitioned = bool(partitioned)
         g0 = initial.igra
-        if any(type(v) is not Vec for _, v in g0.gradient.items_tuple):
-            g0 = g0.replace(gradient=FrozenMap({c: as_vec(v) for c, v in g0.gradient.items_tuple}))
+        if type(g0.curmodpar) is not Vec or any(type(v) is not Vec for _, v in g0.gradient.items_tuple):
+            # normalise vectors to Vec (tuples with a cached hash); values are unchanged
+            g0 = g0.replace(
+                curmodpar=as_vec(g0.curmodpar),
+                gradient=FrozenMap({c: as_vec(v) for c, v in g0.gradient.items_tuple}),
+            )
             initial = Infrastructure(g0, initial.prot, initial.poli)
         if trace_mode == "drop":
             initial = Infrastructure(initial.igra, Protocol(abstract_evs(initial.prot.evs)), initial.poli)
