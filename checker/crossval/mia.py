@@ -190,8 +190,11 @@ class EnsembleMIA:
         self.meta_ = _make_meta(self.seed).fit(feats, lab)  # type: ignore[attr-defined]
         self.train_features_ = feats
         self.train_member_ = member
-        train_scores = self.meta_.predict_proba(feats)[:, 1]  # type: ignore[attr-defined]
-        self.threshold_ = best_threshold(train_scores, member)
+        # decision threshold from out-of-fold meta scores (in-sample boosting scores are overfitted)
+        from sklearn.model_selection import cross_val_predict
+
+        oof_meta = cross_val_predict(_make_meta(self.seed), feats, lab, cv=skf, method="predict_proba")[:, 1]
+        self.threshold_ = best_threshold(oof_meta, member)
         return self
 
     def features(self, proba: FloatArray, y: IntArray) -> FloatArray:
