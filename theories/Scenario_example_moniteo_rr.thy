@@ -51,7 +51,7 @@ text \<open>As written: EF (ready == clients & clients != {})\<close>
 
 text \<open>flcheck's verdict: holds on 33 states under IIIf's deadlock semantics.\<close>
 
-text \<open>The checker's witness: a path of 1 steps from the initial state, each step a lemma, the last state in the goal set.\<close>
+text \<open>The checker's witness: a path of 1 step from the initial state, each step a lemma, the last state in the goal set.\<close>
 
 definition example_moniteo_rr_round_completes_s1 :: "infrastructure \<times> bool" where
   "example_moniteo_rr_round_completes_s1 \<equiv> (Infrastructure (Lgraph example_moniteo_rr_gra example_moniteo_rr_aloc example_moniteo_rr_server example_moniteo_rr_clients {Actor ''sat1''} (\<lambda>a. if a = Actor ''sat1'' then [0, 0] else undefined) [0, 0] (\<lambda>a. if a = Actor ''sat1'' then {pt_loc1} else {}) example_moniteo_rr_dataset) (Protocol {[Get (Actor ''sat1'') [0, 0]], []}) example_moniteo_rr_poli, True)"

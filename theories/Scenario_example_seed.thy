@@ -54,7 +54,7 @@ text \<open>As written: EF 'c1' in ready\<close>
 
 text \<open>flcheck's verdict: holds on 14440 states under IIIf's deadlock semantics.\<close>
 
-text \<open>The checker's witness: a path of 1 steps from the initial state, each step a lemma, the last state in the goal set.\<close>
+text \<open>The checker's witness: a path of 1 step from the initial state, each step a lemma, the last state in the goal set.\<close>
 
 definition example_seed_c1_reports_s1 :: "infrastructure" where
   "example_seed_c1_reports_s1 \<equiv> Infrastructure (Lgraph example_seed_gra example_seed_aloc example_seed_server example_seed_clients {Actor ''c1''} (\<lambda>a. if a = Actor ''c1'' then [0, 0] else if a = Actor ''c2'' then [0, 0] else undefined) [0, 0] (\<lambda>a. if a = Actor ''c1'' then {} else if a = Actor ''c2'' then {} else {}) example_seed_dataset) (Protocol {[Get (Actor ''c1'') [0, 0]], []}) example_seed_poli"

@@ -90,6 +90,8 @@ subsection \<open>Property secret_stays\<close>
 
 text \<open>As written: property secret_stays: attack_tree absent holds_loc_c != 'sat3';\<close>
 
+text \<open>Attack-tree property: found absent (EF goal violated), expected absent: the scenario meets its expectation.\<close>
+
 text \<open>flcheck's verdict: violated on 9009 states under IIIf's deadlock semantics.\<close>
 
 lemma moniteo_secret_stays: "\<not> (moniteo_Kripke \<turnstile> (EF moniteo_step {s. \<not> (pt_loc_c \<in> partition (igra (fst s)) (Actor ''sat3''))}))"
@@ -100,9 +102,11 @@ subsection \<open>Property eavesdrop_secret_report\<close>
 
 text \<open>As written: property eavesdrop_secret_report: attack_tree exists ready_sat3;\<close>
 
+text \<open>Attack-tree property: found exists (EF goal holds), expected exists: the scenario meets its expectation.\<close>
+
 text \<open>flcheck's verdict: holds on 9009 states under IIIf's deadlock semantics.\<close>
 
-text \<open>The checker's witness: a path of 1 steps from the initial state, each step a lemma, the last state in the goal set.\<close>
+text \<open>The checker's witness: a path of 1 step from the initial state, each step a lemma, the last state in the goal set.\<close>
 
 definition moniteo_eavesdrop_secret_report_s1 :: "infrastructure \<times> bool" where
   "moniteo_eavesdrop_secret_report_s1 \<equiv> (Infrastructure (Lgraph moniteo_gra moniteo_aloc moniteo_server moniteo_clients {Actor ''sat3''} (\<lambda>a. if a = Actor ''sat1'' then [0, 0] else if a = Actor ''sat2'' then [0, 0] else if a = Actor ''sat3'' then [0, 0] else undefined) [0, 0] (\<lambda>a. if a = Actor ''sat1'' then {pt_loc_a} else if a = Actor ''sat2'' then {pt_loc_b} else if a = Actor ''sat3'' then {pt_loc_c} else {}) moniteo_dataset) (Protocol {[Get (Actor ''sat3'') [0, 0]], []}) moniteo_poli, True)"

@@ -94,6 +94,8 @@ class PropertySpec:
     formula: A.Formula | None = None
     verdict: str | None = None
     value: str | None = None
+    #: attack-tree properties: ``"exists"`` or ``"absent"`` (the claim about ``EF goal``)
+    expect: str | None = None
 
 
 @dataclass(frozen=True)
@@ -761,6 +763,12 @@ def _ctl_property(
     c = voc.c
     tr = _CtlTranslator(voc, rel, secrets)
     verdict = result.verdict
+    if prop.expect is not None:
+        found = "exists" if verdict in (Verdict.HOLDS, Verdict.HOLDS_VACUOUSLY) else (
+            "unknown" if verdict is Verdict.UNKNOWN else "absent")
+        met = "meets" if found == prop.expect else ("may not meet" if found == "unknown" else "does NOT meet")
+        body.text(f"Attack-tree property: found {found} (EF goal {verdict}), expected {prop.expect}: the "
+                  f"scenario {met} its expectation.")
     body.text(_comment_safe(
         f"flcheck's verdict: {verdict} on {kripke.num_states} states"
         + ("" if kripke.complete else f" (exploration INCOMPLETE: {kripke.limit_reason})")
@@ -852,10 +860,10 @@ def _witness_chain(
         body.add(f"  (* {_comment_safe(str(exc))} *)", "  oops", "")
         return
     if ef:
-        body.text(f"The checker's witness: a path of {len(path) - 1} steps from the initial state, each step "
-                  "a lemma, the last state in the goal set.")
+        body.text(f"The checker's witness: a path of {_steps(len(path) - 1)} from the initial state, each "
+                  "step a lemma, the last state in the goal set.")
     else:
-        body.text(f"The checker's counterexample: a path of {len(path) - 1} steps from the initial state, "
+        body.text(f"The checker's counterexample: a path of {_steps(len(path) - 1)} from the initial state, "
                   "each step a lemma, the last state outside the property.")
     names = [c("init")] + [f"{pname}_s{i}" for i in range(1, len(terms))]
     for i in range(1, len(terms)):
@@ -914,6 +922,10 @@ _STEP_SIMPS = ("insertp_def dunion_def disjoint_parts_def enables_def exact_upda
 
 def _state_type(voc: _Vocabulary) -> str:
     return f"infrastructure {TIMES} bool" if voc.rounds else "infrastructure"
+
+
+def _steps(n: int) -> str:
+    return f"{n} step" if n == 1 else f"{n} steps"
 
 
 def _attack_tree_term(names: list[str], goal: str) -> str:
@@ -1156,7 +1168,8 @@ def _property_from_scenario(p: object) -> PropertySpec:
         formula = A.EF(parse_formula(ftext))
     eps = getattr(p, "eps", None)
     value = f"epsilon {eps.text()}" if eps is not None and hasattr(eps, "text") else None
-    return PropertySpec(name, kind, text, formula, None, value)
+    expect = getattr(p, "expect", None)
+    return PropertySpec(name, kind, text, formula, None, value, str(expect) if expect else None)
 
 
 #: Property kinds whose verdicts the export takes from ``flcheck check`` (checker.app.check); the CTL and
@@ -1189,7 +1202,7 @@ def _with_result(spec: PropertySpec, decided: tuple[str, str] | None) -> Propert
         return spec
     verdict, figure = decided
     value = "; ".join(x for x in (spec.value, figure) if x) or None
-    return PropertySpec(spec.name, spec.kind, spec.text, spec.formula, verdict, value)
+    return PropertySpec(spec.name, spec.kind, spec.text, spec.formula, verdict, value, spec.expect)
 
 
 def scenario_export(path: str | Path, limits: Limits | None = None) -> ScenarioExport:
