@@ -369,3 +369,36 @@ def test_proof_summary_counts_open_statements() -> None:
     assert stated == text.count("\nlemma ")
     assert left_open == text.count("\n  oops\n") >= 1
     assert proof_summary("lemma a: \"True\"\n  by simp\n") == (1, 0)
+
+
+SMALL_SCENARIO = """scenario "small"
+locations srv, o1
+links srv -- o1
+server s at srv
+clients c1 at o1
+policies default
+data d0 = (1) -> 2
+dataset d0
+partition c1: {d0}
+model squared rate 1/2 initial (0, 0)
+protocol fedavg_rounds traces full
+bounds rounds 1
+property reports: attack_tree exists ready_c1;
+property nothing_lost: attack_tree absent dataset == {};
+property wrong_claim: attack_tree absent ready_c1;
+"""
+
+
+def test_scenario_file_attack_tree_expectations(tmp_path: Path) -> None:
+    pytest.importorskip("flmodel.scenario_build")
+    path = tmp_path / "small.fl"
+    path.write_text(SMALL_SCENARIO)
+    files = export_texts([load_export(str(path))])
+    assert check_export_texts(files) == []
+    text = files["Scenario_small.thy"]
+    assert text.count("the scenario meets its expectation") == 2
+    assert text.count("the scenario does NOT meet its expectation") == 1
+    # the attack that exists comes with its tree and the EF lemma
+    assert "small_reports_tree_valid" in text and "check_EF_reach [OF small_reports_reach" in text
+    # full traces, fedavg_rounds: the relation is the round-based variant with the policy gate
+    assert "state_transition_rounds small_learner (exact_update small_learner) True" in text
