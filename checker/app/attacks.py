@@ -33,7 +33,16 @@ from flmodel.training import (
     train,
 )
 
-__all__ = ["ATTACKS", "epsilon_of_mu", "mu_for_epsilon", "run_attack", "run_leakage", "run_mia", "run_sratta"]
+__all__ = [
+    "ATTACKS",
+    "epsilon_of_mu",
+    "headline",
+    "mu_for_epsilon",
+    "run_attack",
+    "run_leakage",
+    "run_mia",
+    "run_sratta",
+]
 
 
 def epsilon_of_mu(mu: float, delta: float) -> float:
@@ -246,3 +255,26 @@ def run_attack(kind: str, **options: Any) -> dict[str, Any]:
         return ATTACKS[kind](**options)
     except TypeError as exc:
         raise InputError(f"bad option for attack {kind!r}: {exc}") from exc
+
+
+def headline(result: dict[str, Any]) -> dict[str, Any]:
+    """The few numbers to show next to a formal verdict: SRATTA's four metrics and ε; for MIA, per target
+    ε, the formal ε and the strongest attack's AUC and TPR at 1 % FPR (and whether the DP audit passed);
+    for leakage, the MI estimates along the trend."""
+    kind = result.get("attack")
+    if kind == "sratta":
+        keys = ("rho_recovered", "rho_matched", "rho_component", "v_measure", "kmeans_v_measure", "epsilon")
+        return {k: result[k] for k in keys}
+    if kind == "mia":
+        rows = []
+        for row in result["rows"]:
+            best = max(row["attacks"], key=lambda n: row["attacks"][n]["auc"])
+            rows.append({
+                "epsilon_target": row["epsilon_target"], "epsilon": row["epsilon"], "best_attack": best,
+                "auc": row["attacks"][best]["auc"], "tpr_at_1pct_fpr": row["attacks"][best]["tpr_at_1pct_fpr"],
+                "dp_audit_consistent": all(a["consistent"] for a in row["dp_audit"].values()),
+            })
+        return {"rows": rows}
+    if kind == "leakage":
+        return {"trend": result["trend"], "values": result["values"], "mi": result["mi"]}
+    raise ValueError(f"not an attack result: {kind!r}")

@@ -61,3 +61,15 @@ def test_cli_leakage_json_and_table(capsys) -> None:  # type: ignore[no-untyped-
 def test_cli_bad_input_exits_2(argv: list[str], capsys) -> None:  # type: ignore[no-untyped-def]
     assert main(argv) == 2
     assert "error" in capsys.readouterr().err
+
+
+def test_headline_of_each_kind() -> None:
+    from checker.app.attacks import headline
+
+    s = run_attack("sratta", n_clients=2, per_client=20, hidden=50, rounds=3)
+    assert set(headline(s)) == {"rho_recovered", "rho_matched", "rho_component", "v_measure",
+                                "kmeans_v_measure", "epsilon"}
+    leak = run_attack("leakage", values=[1], n_samples=400, steps=20, gaussian_batches=())
+    assert headline(leak)["mi"]["hmine"] == leak["mi"]["hmine"]
+    with pytest.raises(ValueError):
+        headline({"attack": "other"})
