@@ -271,7 +271,8 @@ def headline(result: dict[str, Any]) -> dict[str, Any]:
             best = max(row["attacks"], key=lambda n: row["attacks"][n]["auc"])
             rows.append({
                 "epsilon_target": row["epsilon_target"], "epsilon": row["epsilon"], "best_attack": best,
-                "auc": row["attacks"][best]["auc"], "tpr_at_1pct_fpr": row["attacks"][best]["tpr_at_1pct_fpr"],
+                "auc": row["attacks"][best]["auc"],
+                "tpr_at_1pct_fpr": row["attacks"][best]["tpr_at_1pct_fpr"],
                 "dp_audit_consistent": all(a["consistent"] for a in row["dp_audit"].values()),
             })
         return {"rows": rows}
