@@ -27,6 +27,7 @@ Validation: for ``X_B = (x_1..x_B)`` IID ``N(0, I_dx)`` and ``G = A Î£_m x_m + Ï
 
 from __future__ import annotations
 
+import contextlib
 import itertools
 import math
 from dataclasses import dataclass, field
@@ -194,9 +195,13 @@ def estimate_mi(
     then reports the DV bound on the held-out samples (averaged over 5 random marginal pairings),
     floored at 0 (MI is non-negative). Inputs are standardised with training statistics.
     """
-    from threadpoolctl import threadpool_limits
+    try:  # threadpoolctl ships with scikit-learn; tiny matrices gain nothing from BLAS threads
+        from threadpoolctl import threadpool_limits
 
-    with threadpool_limits(1):  # tiny matrices: BLAS threads only contend on a shared machine
+        limit: contextlib.AbstractContextManager[object] = threadpool_limits(1)
+    except ImportError:  # pragma: no cover
+        limit = contextlib.nullcontext()
+    with limit:
         return _estimate_mi(xb, g, kind, steps, batch, lr, seed, holdout, ema)
 
 
