@@ -220,6 +220,12 @@ def register(sub: argparse._SubParsersAction) -> None:  # type: ignore[type-arg]
                        description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
     kinds = p.add_subparsers(dest="attack_kind", metavar="KIND")
 
+    def usage(_args: argparse.Namespace) -> int:
+        p.print_help()
+        return 2
+
+    p.set_defaults(func=usage)
+
     def common(q: argparse.ArgumentParser, fn: Callable[[argparse.Namespace], int]) -> None:
         q.add_argument("--seed", type=int, default=0)
         q.add_argument("--json", action="store_true", help="print the result as JSON")
