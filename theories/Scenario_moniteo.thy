@@ -139,25 +139,25 @@ subsection \<open>Property ni_fl_dp\<close>
 
 text \<open>As written: property ni_fl_dp: privacy epsilon <= ln(9) between hot\<close>
 
-text \<open>Kind privacy (epsilon ln(9); runs without a final value (missing mass -2.220446049250313e-16, 3.3306690738754696e-16)); verdict: unknown. Properties of this kind are quantitative (path probabilities, NI-FL-DP, advantage): flcheck computes them on its explored Markov models, for NI-FL-DP on the two Kripke structures of neighbouring initial datasets. No proof script is generated from a numerical result.\<close>
+text \<open>Kind privacy (epsilon ln(9)); verdict: unknown. Properties of this kind are quantitative (path probabilities, NI-FL-DP, advantage): flcheck computes them on its explored Markov models, for NI-FL-DP on the two Kripke structures of neighbouring initial datasets. No proof script is generated from a numerical result.\<close>
 
 subsection \<open>Property adv_theorem1\<close>
 
 text \<open>As written: property adv_theorem1: advantage <= theorem1(ln(9)) between hot\<close>
 
-text \<open>Kind advantage (epsilon ln(9); runs without a final value (missing mass -2.220446049250313e-16, 3.3306690738754696e-16)); verdict: unknown. Properties of this kind are quantitative (path probabilities, NI-FL-DP, advantage): flcheck computes them on its explored Markov models, for NI-FL-DP on the two Kripke structures of neighbouring initial datasets. No proof script is generated from a numerical result.\<close>
+text \<open>Kind advantage (epsilon ln(9)); verdict: unknown. Properties of this kind are quantitative (path probabilities, NI-FL-DP, advantage): flcheck computes them on its explored Markov models, for NI-FL-DP on the two Kripke structures of neighbouring initial datasets. No proof script is generated from a numerical result.\<close>
 
 subsection \<open>Property adv_tight\<close>
 
 text \<open>As written: property adv_tight: advantage <= tight(ln(9)) between hot\<close>
 
-text \<open>Kind advantage (epsilon ln(9); runs without a final value (missing mass -2.220446049250313e-16, 3.3306690738754696e-16)); verdict: unknown. Properties of this kind are quantitative (path probabilities, NI-FL-DP, advantage): flcheck computes them on its explored Markov models, for NI-FL-DP on the two Kripke structures of neighbouring initial datasets. No proof script is generated from a numerical result.\<close>
+text \<open>Kind advantage (epsilon ln(9)); verdict: unknown. Properties of this kind are quantitative (path probabilities, NI-FL-DP, advantage): flcheck computes them on its explored Markov models, for NI-FL-DP on the two Kripke structures of neighbouring initial datasets. No proof script is generated from a numerical result.\<close>
 
 subsection \<open>Property round_almost_surely\<close>
 
 text \<open>As written: property round_almost_surely: probability min >= 1 reach round = 1;\<close>
 
-text \<open>Kind probability (1; Pmin[<> target] = 1 (first passage); required >= 1); verdict: holds. Properties of this kind are quantitative (path probabilities, NI-FL-DP, advantage): flcheck computes them on its explored Markov models, for NI-FL-DP on the two Kripke structures of neighbouring initial datasets. No proof script is generated from a numerical result.\<close>
+text \<open>Kind probability (1); verdict: holds. Properties of this kind are quantitative (path probabilities, NI-FL-DP, advantage): flcheck computes them on its explored Markov models, for NI-FL-DP on the two Kripke structures of neighbouring initial datasets. No proof script is generated from a numerical result.\<close>
 
 end
 

@@ -1192,9 +1192,19 @@ def _quantitative_results(sc: object, limits: Limits | None) -> dict[str, tuple[
         return {}
     out = {}
     for r in report.results:
-        figure = "; ".join(x for x in (r.value_text, r.evidence) if x)
-        out[r.name] = (str(r.verdict), figure)
+        # the figure only (not the free-text evidence), floats cut to 4 significant digits: float
+        # summation order may differ between processes, and the export must be byte-stable
+        out[r.name] = (str(r.verdict), _round_floats(r.value_text))
     return out
+
+
+def _round_floats(text: str) -> str:
+    """Numbers with more than 4 significant digits (floats) rounded to 4, e.g. ``2.1972245773`` ->
+    ``2.197``; exact numbers such as ``1/2`` or ``9`` are unchanged."""
+    def fix(m: re.Match[str]) -> str:
+        return f"{float(m.group()):.4g}"
+
+    return re.sub(r"-?\d+\.\d{4,}(?:e-?\d+)?|-?\d\.\d+e-?\d+", fix, text)
 
 
 def _with_result(spec: PropertySpec, decided: tuple[str, str] | None) -> PropertySpec:

@@ -401,3 +401,10 @@ def test_scenario_file_attack_tree_expectations(tmp_path: Path) -> None:
     assert "small_reports_tree_valid" in text and "check_EF_reach [OF small_reports_reach" in text
     # full traces, fedavg_rounds: the relation is the round-based variant with the policy gate
     assert "state_transition_rounds small_learner (exact_update small_learner) True" in text
+
+
+def test_float_figures_are_rounded_for_stable_bytes() -> None:
+    from checker.app.isabelle import _round_floats
+
+    assert _round_floats("eps 2.1972245773362196, 1/2, 0.25") == "eps 2.197, 1/2, 0.25"
+    assert _round_floats("mass -2.220446049250313e-16") == "mass -2.22e-16"
