@@ -850,7 +850,7 @@ def mdp_reach(mdp: Mdp, target: np.ndarray | Iterable[int], objective: Literal["
     # initial policy: for min, a choice staying inside R (every choice does, by construction of Prob0A);
     # for max, any choice.  States in target / zero_set keep their fixed values.
     policy = np.where(nchoice > 0, 0, -1).astype(np.int64)
-    tol = 0.0 if use_exact else 1e-12
+    tol: Fraction | float = Fraction(0) if use_exact else 1e-12  # a float 0.0 would round Fractions
     iterations = 0
     while True:
         iterations += 1

@@ -381,3 +381,14 @@ def test_mdp_reach_many_agrees_with_policy_iteration(k: Kripke, data: st.DataObj
         for j in range(targets.shape[1]):
             ref = mdp_reach(mdp, targets[:, j], obj, exact=True).values
             assert np.max(np.abs(many[:, j] - np.array([float(v) for v in ref]))) < 1e-6
+
+
+def test_policy_iteration_does_not_switch_on_ties() -> None:
+    """Regression: with a float tolerance 0.0, Fraction(1/3) > 1/3 + 0.0 made policy iteration switch
+    to an equally valued self-loop (value 0 under that policy) and cycle forever."""
+    acts = tuple(Action(f"a{i}") for i in range(3))
+    k = Kripke.from_edges(4, [0], [0, 0, 0, 0, 0, 0, 1, 1], [1, 2, 3, 0, 0, 2, 0, 1],
+                          action=[0, 0, 0, 1, 2, 2, 0, 0], actions=acts,
+                          prob_exact=[F(2, 5), F(2, 5), F(1, 5), F(1), F(1, 3), F(2, 3), F(2, 3), F(1, 3)])
+    res = mdp_reach(mdp_from_kripke(k), [3], "max", exact=True)
+    assert res.initial_value == F(1, 3) and res.iterations == 1 and res.policy[0] == 0
