@@ -76,11 +76,15 @@ def gather_ranges(ptr: np.ndarray, idx: np.ndarray, rows: np.ndarray) -> np.ndar
     """Concatenation of ``idx[ptr[r]:ptr[r+1]]`` for every ``r`` in ``rows`` (vectorised)."""
     starts = ptr[rows]
     lens = ptr[rows + 1] - starts
-    total = int(lens.sum())
+    if len(idx) < 2**31 - 1:  # 32-bit positions halve the memory traffic of the gather
+        starts = starts.astype(np.int32)
+        lens = lens.astype(np.int32)
+    total = int(lens.sum(dtype=np.int64))
     if total == 0:
         return idx[:0]
     offsets = np.cumsum(lens) - lens
-    pos = np.repeat(starts - offsets, lens) + np.arange(total, dtype=starts.dtype)
+    pos = np.repeat(starts - offsets, lens)
+    pos += np.arange(total, dtype=pos.dtype)
     return idx[pos]
 
 
@@ -172,13 +176,13 @@ class Graph:
 
     @cached_property
     def _stamp(self) -> np.ndarray:
-        return np.zeros(self.n, dtype=np.int64)
+        return np.zeros(self.n, dtype=self.itype)
 
     def _dedup(self, ids: np.ndarray) -> np.ndarray:
         """The distinct values of ``ids`` in O(len(ids)) (first occurrences; no sorting)."""
         if len(ids) < 2:
             return ids
-        pos = np.arange(len(ids), dtype=np.int64)
+        pos = np.arange(len(ids), dtype=self.itype)
         stamp = self._stamp
         stamp[ids] = pos
         return ids[stamp[ids] == pos]
