@@ -99,7 +99,7 @@ class FrozenMap(Mapping[K, V], Generic[K, V]):
             d[key] = value
             return FrozenMap(d)
         old = self._items[i][1]
-        if old is value or old == value:
+        if old is value:
             return self
         pairs = (*self._items[:i], (key, value), *self._items[i + 1 :])
         new = object.__new__(FrozenMap)
