@@ -312,7 +312,11 @@ curmodpar G; the disjoint union is written as dunion plus disjoint_parts.
 get_grad: partition c is read partition G c; the implication arrows after the definition of Gradc and of
 P' are missing in the seed and are read as premises; gradient G(c := Gradc) is written fun_upd.
 eval_server: l \<in> evs G is read l \<in> evs P (evs is a projection of the protocol); the arrows after
-n = card (dataset G) and after the definition of Newmodel are missing and read as premises.\<close>
+n = card (dataset G) and after the definition of Newmodel are missing and read as premises.
+As published, Part is constrained only on clients G (the disjoint union over the clients); flmodel
+enumerates the partitions that are empty outside the clients, one representative for each choice on the
+clients, so every flmodel step is a step here, and the rule here has further successors that differ
+from it only in Part outside the clients.\<close>
 
 inductive state_transition_FL :: "[learner, infrastructure, infrastructure] \<Rightarrow> bool"
   for Lr :: learner
