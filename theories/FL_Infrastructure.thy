@@ -162,9 +162,9 @@ where
 
 section \<open>Locations, actors, data and model parameters (seed 004, III-A and III-B)\<close>
 
-text \<open>READING (parameter type): the seed leaves the type of gradients and model parameters as a type
-variable; flmodel uses vectors of exact rationals, so here param = rat list, with the vector operations
-defined componentwise. Data points carry a name, a feature vector and a target, as in flmodel.data.\<close>
+text \<open>READING (parameter type, SPEC.md R15): the seed leaves the type of gradients and model parameters
+as a type variable; flmodel uses vectors of exact rationals, so here param = rat list, with the vector
+operations defined componentwise. Data points carry a name, a feature vector and a target, as in flmodel.data.\<close>
 
 datatype location = Location nat
 
@@ -209,10 +209,11 @@ definition mean_grad :: "(param \<Rightarrow> data \<Rightarrow> param) \<Righta
 section \<open>The igraph, the protocol and the infrastructure (seed 004, III-B)\<close>
 
 text \<open>The nine components of the seed's datatype igraph, in the seed's order and with the seed's
-types. gra is the location set, as published (the seed calls it the topology; flmodel.Gra keeps the
+types. gra is the location set, as published (SPEC.md R21: the seed calls it the topology; flmodel.Gra
+keeps the
 optional edges beside it, and the scenario theories state the edges as a separate constant since no
 rule reads them). The total functions aloc, gradient and partition are stored by flmodel on the actors
-(clients) only; the exported terms give them the value undefined (aloc, gradient) or the empty set
+(clients) only (SPEC.md R20, R22); the exported terms give them the value undefined (aloc, gradient) or the empty set
 (partition, as flmodel's Igraph.part) elsewhere.\<close>
 
 datatype igraph = Lgraph
@@ -258,7 +259,7 @@ definition enables :: "infrastructure \<Rightarrow> location \<Rightarrow> actor
 section \<open>The FL state transition relation (seed 004, III-B)\<close>
 
 text \<open>The learning step of get_grad is curmodpar - eta * grad L(curmodpar, partition c). READING
-(learning parameters): the seed's rules use the learning rate eta and the gradient of the loss L as free
+(learning parameters, SPEC.md R18): the seed's rules use the learning rate eta and the gradient of the loss L as free
 constants; here they are the fixed parameter Lr of the relation (a learner: eta and the gradient
 function of the scenario's loss), so one definition serves every scenario.\<close>
 
@@ -267,8 +268,11 @@ datatype learner = Learner (eta: rat) (gradL: "param \<Rightarrow> data set \<Ri
 definition dunion :: "(actor \<Rightarrow> data set) \<Rightarrow> actor set \<Rightarrow> data set" where
   "dunion Part C \<equiv> \<Union>c\<in>C. Part c"
 
-definition disjoint_parts :: "(actor \<Rightarrow> data set) \<Rightarrow> actor set \<Rightarrow> bool" where
-  "disjoint_parts Part C \<equiv> \<forall>c\<in>C. \<forall>d\<in>C. c \<noteq> d \<longrightarrow> Part c \<inter> Part d = {}"
+text \<open>The parts of put_part: pairwise disjoint on the clients (the disjoint union, SPEC.md R4) and empty
+outside them (SPEC.md R3: the published Part is unbound and unconstrained on non-clients).\<close>
+
+definition partition_of :: "(actor \<Rightarrow> data set) \<Rightarrow> actor set \<Rightarrow> bool" where
+  "partition_of Part C \<equiv> (\<forall>c\<in>C. \<forall>d\<in>C. c \<noteq> d \<longrightarrow> Part c \<inter> Part d = {}) \<and> (\<forall>a. a \<notin> C \<longrightarrow> Part a = {})"
 
 text \<open>The aggregate of eval_server: sum over the clients c of card (partition G c) / n * gradient G c,
 componentwise over the dimension of the current model parameter.\<close>
@@ -277,23 +281,26 @@ definition weighted_sum :: "igraph \<Rightarrow> nat \<Rightarrow> param" where
   "weighted_sum G n \<equiv> map (\<lambda>j. \<Sum>c\<in>clients G. (of_nat (card (partition G c)) / of_nat n) * (gradient G c ! j))
      [0..<length (curmodpar G)]"
 
-text \<open>The three rules with their premises as published. READINGS, rule by rule:
-put_part: the published G' has eight arguments (ready G is missing) and writes curmodpar for
-curmodpar G; the disjoint union is written as dunion plus disjoint_parts.
-get_grad: partition c is read partition G c; the implication arrows after the definition of Gradc and of
-P' are missing in the seed and are read as premises; gradient G(c := Gradc) is written fun_upd.
-eval_server: l \<in> evs G is read l \<in> evs P (evs is a projection of the protocol); the arrows after
-n = card (dataset G) and after the definition of Newmodel are missing and read as premises.
-As published, Part is constrained only on clients G (the disjoint union over the clients); flmodel
-enumerates the partitions that are empty outside the clients, one representative for each choice on the
-clients, so every flmodel step is a step here, and the rule here has further successors that differ
-from it only in Part outside the clients.\<close>
+text \<open>The three rules with their premises as published. READINGS, rule by rule, numbered as in
+spec/SPEC.md section 2:
+put_part: the published G' has eight arguments; the missing one is ready G, unchanged (R1); curmodpar
+is read curmodpar G (R2); the unbound Part is a premise variable (every partition gives a step) and is
+empty outside the clients (R3); the disjoint union is dunion plus partition_of (R4); the event is
+Put [Part], a one-element list, in a fresh trace (R5).
+get_grad: the missing arrows after Gradc and P' are premise separators (R7); partition c is read
+partition G c (R8); grad L is the gradient of the mean loss of the part, zero for an empty part (R9, R10);
+gradient G(c := Gradc) is written fun_upd (gradient G) c Gradc; the component gradient holds local models
+(R16).
+eval_server: l \<in> evs G is read l \<in> evs P (R11); the missing arrows are premise separators (R12);
+x / 0 = 0 is HOL's own convention (R13); the sum is componentwise (R14).
+The rules name no acting actor and consult no policy (R17, R19): the policy gate is flcheck's variant
+state_transition_FLx below.\<close>
 
 inductive state_transition_FL :: "[learner, infrastructure, infrastructure] \<Rightarrow> bool"
   for Lr :: learner
 where
   put_part: "G = igra I \<Longrightarrow> P = prot I \<Longrightarrow> [] \<in> evs P \<Longrightarrow>
-      dataset G = dunion Part (clients G) \<Longrightarrow> disjoint_parts Part (clients G) \<Longrightarrow>
+      dataset G = dunion Part (clients G) \<Longrightarrow> partition_of Part (clients G) \<Longrightarrow>
       P' = insertp [Put [Part]] (evs P) \<Longrightarrow>
       G' = Lgraph (gra G) (aloc G) (server G) (clients G) (ready G) (gradient G) (curmodpar G) Part
              (dataset G) \<Longrightarrow>
@@ -324,7 +331,7 @@ mention poli I, which does not unify with a concrete policy constant).\<close>
 lemma put_part_eq:
   fixes Lr :: learner
   assumes "[] \<in> evs (prot I)" and "dataset (igra I) = dunion Part (clients (igra I))"
-    and "disjoint_parts Part (clients (igra I))"
+    and "partition_of Part (clients (igra I))"
     and "I' = Infrastructure (Lgraph (gra (igra I)) (aloc (igra I)) (server (igra I)) (clients (igra I))
             (ready (igra I)) (gradient (igra I)) (curmodpar (igra I)) Part (dataset (igra I)))
             (insertp [Put [Part]] (evs (prot I))) (poli I)"
@@ -354,9 +361,9 @@ lemma eval_server_eq:
 section \<open>flcheck's extensions of the relation (not in the seed)\<close>
 
 text \<open>Two extensions that flmodel offers beside the published relation, each under its own name.
-state_transition_FLx adds (a) the IIIf policy gate: with gate = True a step is taken by an actor at its
+state_transition_FLx adds (a) the IIIf policy gate (SPEC.md R17, R19): with gate = True a step is taken by an actor at its
 location (put_part and eval_server by the server, get_grad by client c) only if the local policy there
-enables it; (b) noise: the reported update of client c is any element of the support Sup c w g of the
+enables it; (b) noise (SPEC.md R24 and section 4): the reported update of client c is any element of the support Sup c w g of the
 scenario's noise mechanism, given the current model w and the gradient g of the loss on the client's
 part (flmodel.rules, get_grad_noisy; the Kripke structure keeps the support, the probabilities are
 those of the mechanism). With gate = False and Sup = exact_update Lr it is the published relation
@@ -370,7 +377,7 @@ inductive state_transition_FLx ::
   for Lr :: learner and Sup :: "actor \<Rightarrow> param \<Rightarrow> param \<Rightarrow> param set" and gate :: bool
 where
   put_part_x: "G = igra I \<Longrightarrow> P = prot I \<Longrightarrow> [] \<in> evs P \<Longrightarrow>
-      dataset G = dunion Part (clients G) \<Longrightarrow> disjoint_parts Part (clients G) \<Longrightarrow>
+      dataset G = dunion Part (clients G) \<Longrightarrow> partition_of Part (clients G) \<Longrightarrow>
       (gate \<longrightarrow> enables I (aloc G (server G)) (server G) act_put_part) \<Longrightarrow>
       P' = insertp [Put [Part]] (evs P) \<Longrightarrow>
       G' = Lgraph (gra G) (aloc G) (server G) (clients G) (ready G) (gradient G) (curmodpar G) Part
@@ -414,7 +421,7 @@ inductive state_transition_rounds ::
   for Lr :: learner and Sup :: "actor \<Rightarrow> param \<Rightarrow> param \<Rightarrow> param set" and gate :: bool
 where
   put_part_once: "G = igra I \<Longrightarrow> P = prot I \<Longrightarrow> [] \<in> evs P \<Longrightarrow>
-      dataset G = dunion Part (clients G) \<Longrightarrow> disjoint_parts Part (clients G) \<Longrightarrow>
+      dataset G = dunion Part (clients G) \<Longrightarrow> partition_of Part (clients G) \<Longrightarrow>
       (gate \<longrightarrow> enables I (aloc G (server G)) (server G) act_put_part) \<Longrightarrow>
       P' = insertp [Put [Part]] (evs P) \<Longrightarrow>
       G' = Lgraph (gra G) (aloc G) (server G) (clients G) (ready G) (gradient G) (curmodpar G) Part
@@ -440,7 +447,7 @@ text \<open>The extended rules in the equational form used by the witness chains
 lemma put_part_x_eq:
   fixes Lr :: learner and Sup :: "actor \<Rightarrow> param \<Rightarrow> param \<Rightarrow> param set"
   assumes "[] \<in> evs (prot I)" and "dataset (igra I) = dunion Part (clients (igra I))"
-    and "disjoint_parts Part (clients (igra I))"
+    and "partition_of Part (clients (igra I))"
     and "gate \<longrightarrow> enables I (aloc (igra I) (server (igra I))) (server (igra I)) act_put_part"
     and "I' = Infrastructure (Lgraph (gra (igra I)) (aloc (igra I)) (server (igra I)) (clients (igra I))
             (ready (igra I)) (gradient (igra I)) (curmodpar (igra I)) Part (dataset (igra I)))
@@ -473,7 +480,7 @@ lemma eval_server_x_eq:
 lemma put_part_once_eq:
   fixes Lr :: learner and Sup :: "actor \<Rightarrow> param \<Rightarrow> param \<Rightarrow> param set"
   assumes "[] \<in> evs (prot I)" and "dataset (igra I) = dunion Part (clients (igra I))"
-    and "disjoint_parts Part (clients (igra I))"
+    and "partition_of Part (clients (igra I))"
     and "gate \<longrightarrow> enables I (aloc (igra I) (server (igra I))) (server (igra I)) act_put_part"
     and "I' = Infrastructure (Lgraph (gra (igra I)) (aloc (igra I)) (server (igra I)) (clients (igra I))
             (ready (igra I)) (gradient (igra I)) (curmodpar (igra I)) Part (dataset (igra I)))
@@ -547,7 +554,7 @@ qed
 
 section \<open>Paths and their probabilities (seed 004, III-B, after IIIf Prob)\<close>
 
-text \<open>READING (F): F s selects the finite paths of the relation whose last state is in s (IIIf's
+text \<open>READING (F, SPEC.md R27): F s selects the finite paths of the relation whose last state is in s (IIIf's
 F); a path is a non-empty list of states each related to the next. path_set R M s is the seed's
 M \<turnstile>F s: the paths in F s that start in an initial state of M and stay in M.
 CAUTION: a run that visits s twice contributes a path and its extension to path_set, so summing over
@@ -577,7 +584,7 @@ definition path_prob :: "('a \<Rightarrow> 'a \<Rightarrow> real) \<Rightarrow> 
 
 section \<open>Neighbouring datasets and NI-FL-DP (seed 004, III-C)\<close>
 
-text \<open>READING (the diamond-1 relation): the seed does not say which reading of "differ by one element"
+text \<open>READING (the diamond-1 relation, SPEC.md R25, R26): the seed does not say which reading of "differ by one element"
 it means; both are defined (as in flmodel.data) and NI_FL_DP takes the neighbour relation as a
 parameter. differ_in x is the diamond-x relation of Theorem 1: the sets differ exactly in x.\<close>
 
@@ -590,7 +597,8 @@ definition neighbour_add_remove_one :: "data set \<Rightarrow> data set \<Righta
 definition differ_in :: "data \<Rightarrow> data set \<Rightarrow> data set \<Rightarrow> bool" where
   "differ_in x A B \<equiv> (A - B) \<union> (B - A) = {x}"
 
-text \<open>READING (NI_FL_DP): the seed writes the definition as a chain of meta-implications with the
+text \<open>READING (NI_FL_DP, SPEC.md R29): the seed writes M = {Kripke ...} with set braces (a typo
+for the Kripke structure itself) and the definition as a chain of meta-implications with the
 auxiliary names M, G0, G1 bound by equations and P(...) for the probability of a path set. As a HOL
 definition the chain becomes object-level implications, the auxiliary names are let-bound, and P is
 pmap ops for a probability assignment ops to paths (a parameter, as in IIIf Prob), and the neighbour

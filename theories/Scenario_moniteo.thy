@@ -114,7 +114,7 @@ definition moniteo_eavesdrop_secret_report_s1 :: "infrastructure \<times> bool" 
 lemma moniteo_eavesdrop_secret_report_step1: "moniteo_step moniteo_init moniteo_eavesdrop_secret_report_s1"
   (* get_grad_round_noisy(sat3@orbit3) [l=[]] *)
   unfolding moniteo_step_def moniteo_init_def moniteo_eavesdrop_secret_report_s1_def
-  by (rule get_grad_round_eq [where l = "[]" and c = "Actor ''sat3''" and Gradc = "[0, 0]"]) (simp_all add: loc_ground_station_def loc_orbit1_def loc_orbit2_def loc_orbit3_def pt_loc_a_def pt_loc_b_def pt_loc_c_def moniteo_gra_def moniteo_aloc_def moniteo_server_def moniteo_clients_def moniteo_dataset_def moniteo_poli_def moniteo_learner_def moniteo_support_0 insertp_def dunion_def disjoint_parts_def enables_def exact_update_def vsub_def vscale_def mean_grad_def squared_grad_def hinge_grad_def design_def dot_def weighted_sum_def fun_eq_iff)
+  by (rule get_grad_round_eq [where l = "[]" and c = "Actor ''sat3''" and Gradc = "[0, 0]"]) (simp_all add: loc_ground_station_def loc_orbit1_def loc_orbit2_def loc_orbit3_def pt_loc_a_def pt_loc_b_def pt_loc_c_def moniteo_gra_def moniteo_aloc_def moniteo_server_def moniteo_clients_def moniteo_dataset_def moniteo_poli_def moniteo_learner_def moniteo_support_0 insertp_def dunion_def partition_of_def enables_def exact_update_def vsub_def vscale_def mean_grad_def squared_grad_def hinge_grad_def design_def dot_def weighted_sum_def fun_eq_iff)
 
 lemma moniteo_eavesdrop_secret_report_reach: "moniteo_step\<^sup>*\<^sup>* moniteo_init moniteo_eavesdrop_secret_report_s1"
   using moniteo_eavesdrop_secret_report_step1

@@ -806,10 +806,6 @@ def _ctl_property(
             reason = "the exploration was incomplete"
         elif voc.system.ctx.trace_mode != "full":
             reason = "the checker explored abstracted trace sets (trace mode 'drop'), not the Isabelle states"
-        elif any(str(getattr(a, "rule", "")).startswith("put_part") for a in kripke.actions):
-            reason = ("put_part fires in the explored structure: the published rule leaves Part free outside "
-                      "the clients, so the Isabelle relation has more successors than flmodel's (which keeps "
-                      "Part on the clients) and the explored states are not an invariant of it")
         elif kripke.num_states > MAX_INVARIANT_STATES or states is None:
             reason = (f"the invariant would list {kripke.num_states} states (the export writes explicit "
                       f"invariants up to {MAX_INVARIANT_STATES})")
@@ -920,7 +916,7 @@ def _witness_chain(
                  f"  by (rule check_AG_counterexample [OF {reach} {pname}_bad])", "")
 
 
-_STEP_SIMPS = ("insertp_def dunion_def disjoint_parts_def enables_def exact_update_def vsub_def vscale_def "
+_STEP_SIMPS = ("insertp_def dunion_def partition_of_def enables_def exact_update_def vsub_def vscale_def "
                "mean_grad_def squared_grad_def hinge_grad_def design_def dot_def weighted_sum_def fun_eq_iff")
 
 
