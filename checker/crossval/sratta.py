@@ -20,7 +20,8 @@ The round updates ``ΔW̄^h_t = W̄^h_t − W̄^h_{t−1}`` decompose on the rou
 Metrics (our reading of seed 002, Sec. 4, whose formulas are not in the seed text):
 ``rho_recovered`` = share of all client samples recovered; ``rho_matched`` = share of recovered samples
 that lie in a component of size ≥ 2; ``rho_component`` = mean over clients of (largest component made of
-that client's samples) / (that client's recovered samples); ``v_measure`` = V-measure (Rosenberg &
+that client's samples) / (that client's recovered samples), 0 for a client with nothing recovered;
+``v_measure`` = V-measure (Rosenberg &
 Hirschberg 2007, ``sklearn.metrics.v_measure_score``) of the components against the true clients on
 the recovered samples. Baseline: K-means with K = number of clients on ``R`` (seed 002, Sec. 4.2).
 ``singleton_v_measure`` is the V-measure of the partition that leaves every recovered sample alone: it
@@ -327,6 +328,7 @@ def evaluate(
     for k in range(len(client_samples)):
         mine = comps[owners == k]
         if len(mine) == 0:
+            per_client.append(0.0)
             continue
         pure = [c for c in np.unique(mine) if np.all(truth[result.components == c] == k)]
         largest = max((int(np.sum(mine == c)) for c in pure), default=0)
