@@ -299,12 +299,23 @@ class AtomEvaluator:
         fast = self._numeric_fast(left.name, op, const)
         if fast is not None:
             return fast
+        if isinstance(const, _Symbol):
+            self._check_symbol(left.name, const)
         if op in ("==", "!="):
             eq = self._per_value(left.name, lambda v: matches(v, const))
             return eq if op == "==" else ~eq
         if isinstance(const, _Symbol):
             raise TypeError(f"unknown observable {str(const)!r} (symbols cannot be ordered)")
         return self._per_value(left.name, lambda v: _order(v, const, op))
+
+    def _check_symbol(self, name: str, symbol: str) -> None:
+        """A bare identifier that is not an observable is a symbol (``last == get_grad``); comparing
+        one with an observable that never holds names (numbers, sets, vectors) is almost surely a
+        misspelt observable, reported as such."""
+        uniq, _ = self.factorise(name)
+        if uniq and all(v is None or _is_number(v) or isinstance(v, bool | np.bool_ | tuple | frozenset)
+                        for v in uniq):
+            raise TypeError(f"unknown observable {symbol!r} (observable {name!r} holds no names)")
 
     def _membership(self, atom: A.Member) -> np.ndarray:
         el, coll = atom.element, atom.collection

@@ -206,6 +206,8 @@ def test_atom_evaluation(atom: str, expected: list[bool]) -> None:
         ("1 == 2", "neither side"),
         ("ready >= 2", "cannot order"),
         ("x in y", "unknown observable"),
+        ("ready == clientz", "unknown observable 'clientz'"),
+        ("round == rnd", "unknown observable 'rnd'"),
     ],
 )
 def test_atom_errors_are_input_errors_with_position(atom: str, message: str) -> None:
