@@ -223,7 +223,14 @@ class Vacuity:
 
 @dataclass
 class CheckResult:
-    """The answer for ``M ⊢ formula`` (all initial states)."""
+    """The answer for ``M ⊢ formula`` (all initial states).
+
+    ``sat``/``sat_upper``: lower/upper bound of the satisfaction set (the same array on a complete
+    structure). ``witness``: a path from the FIRST initial state when the property holds and its
+    deciding operator is existential; ``counterexample``: a path from the first violating initial
+    state when it is violated and the deciding operator is universal (see :mod:`checker.evidence`).
+    ``verdict`` is "holds vacuously" when :mod:`checker.vacuity` finds a sub-formula that can be
+    replaced by ``false`` (or when there is no initial state)."""
 
     formula: A.Formula
     verdict: Verdict
