@@ -119,6 +119,7 @@ class Transition(NamedTuple):
 # --- helpers ------------------------------------------------------------------------------------
 
 _MEMO_LIMIT = 1 << 17
+_tnew = tuple.__new__
 
 
 def abstract_evs(evs: frozenset[Trace]) -> frozenset[Trace]:
@@ -288,18 +289,17 @@ def get_grad(
         if loc is None:
             continue
         ready2 = ready if c in ready else ready | {c}
+        gra, aloc, server, clients, _, grads, w, part, data = g
+        drop = ctx.trace_mode == "drop"
         for v, p in update_distribution(ctx, g, c):
-            g2 = Igraph(
-                g.gra,
-                g.aloc,
-                g.server,
-                g.clients,
-                ready2,
-                g.gradient.set(c, v),
-                g.curmodpar,
-                g.partition,
-                g.dataset,
-            )
+            # tuple.__new__ is the named tuples' constructor without the Python-level argument binding
+            g2 = _tnew(Igraph, (gra, aloc, server, clients, ready2, grads.set(c, v), w, part, data))
+            if drop:
+                yield _tnew(
+                    Transition,
+                    (name, c, loc, "", _tnew(Infrastructure, (g2, _dropped_after_step(evs), poli)), p),
+                )
+                continue
             ev = Get(c, v)
             for l, detail in choices:
                 yield Transition(name, c, loc, detail, Infrastructure(g2, _extend(ctx, ev, l, evs), poli), p)

@@ -270,11 +270,12 @@ class FLSystem:
         rnd = state.round
         part0 = state.partitioned
         out: list[Successor] = []
+        new = tuple.__new__  # FLState's constructor without Python-level argument binding
         for act, target, p, aggregates, deploys in self._steps(state.infra, part0):
             if aggregates:
-                out.append((act, FLState(target, rnd + 1, ev, act.rule, part0), p))
+                out.append((act, new(FLState, (target, rnd + 1, ev, act.rule, part0)), p))
             else:
-                out.append((act, FLState(target, rnd, ev, act.rule, part0 or (deploys and track)), p))
+                out.append((act, new(FLState, (target, rnd, ev, act.rule, part0 or (deploys and track))), p))
         return out
 
     def observable_names(self) -> Sequence[str]:
