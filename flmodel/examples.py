@@ -14,7 +14,7 @@ dataset (Moniteo has an ``owner`` function, so the partition follows the data).
 
 from __future__ import annotations
 
-from collections.abc import Iterable, Sequence
+from collections.abc import Callable, Iterable, Sequence
 from fractions import Fraction
 
 from flmodel.data import DataPoint, Dataset, partition_by, point
@@ -114,7 +114,7 @@ def moniteo_points(n: int) -> list[DataPoint]:
     return [point(f"loc{i}", i, 20 - 2 * i + wobble[i % len(wobble)]) for i in range(1, n + 1)]
 
 
-def moniteo_owner(k_clients: int):  # type: ignore[no-untyped-def]
+def moniteo_owner(k_clients: int) -> Callable[[DataPoint], str]:
     """The owner function of :func:`moniteo_like`: ``loc<i>`` is observed by satellite
     ``sat<((i−1) mod k)+1>``; any other point by ``sat1``."""
 

@@ -284,3 +284,21 @@ def test_trace_modes_give_the_same_igraph_successors(mode: str) -> None:
     full = {(t.rule, t.actor, t.target.igra) for t in fl_step(ctx(), i)}
     other = {(t.rule, t.actor, t.target.igra) for t in fl_step(ctx(trace_mode=mode), i)}  # type: ignore[arg-type]
     assert other == full
+
+
+def test_noise_on_the_gradient() -> None:
+    """noise_target="gradient": the reported value is w − η·v for each outcome v of M(∇L)."""
+    from flmodel.learning import mean_gradient
+
+    part = FrozenMap({"c1": frozenset({A, B}), "c2": frozenset({C})})
+    i = infra(partition=part, curmodpar=vector(1, 0))
+    literal = {(t.actor, t.target) for t in get_grad(ctx(), i)}
+    assert {
+        (t.actor, t.target) for t in get_grad(ctx(mechanism=NoNoise(), noise_target="gradient"), i)
+    } == literal
+    mech = geometric(Fraction(1, 2), -3, 3)
+    steps = [t for t in get_grad(ctx(mechanism=mech, noise_target="gradient"), i) if t.actor == "c1"]
+    grad = mean_gradient(SquaredLoss(), vector(1, 0), part["c1"])
+    want = {tuple(Fraction(1, 1) * (k == 0) - ETA * v[k] for k in range(2)): p for v, p in mech(grad)}
+    assert {t.target.igra.gradient["c1"]: t.probability for t in steps} == want
+    assert sum(want.values()) == 1
