@@ -1,0 +1,554 @@
+"""``flcheck check``: explore a scenario once and decide every property it names.
+
+Application layer (imports flmodel and the engines). Each property kind is dispatched to its engine:
+
+* ``ctl`` — :func:`checker.ctl_parse.parse_formula` (with the formula's position in the scenario file)
+  and :class:`checker.ctl.ModelChecker` (IIIf deadlock semantics) on the explored Kripke structure;
+* ``attack_tree`` — the goal's satisfaction set, then :func:`checker.attack_trees.generate_attack_tree`
+  (IIIf AT: a valid tree iff ``EF goal``); ``exists`` holds iff a tree is found, ``absent`` iff the
+  engine proves that no tree exists (an invariant avoiding the goal);
+* ``privacy`` — NI-FL-DP (seed 004, III-C) between the scenario's dataset ``D0`` and a declared
+  neighbour ``D1``: both systems are explored, their nondeterminism resolved by the uniform memoryless
+  scheduler (:func:`checker.markov.dtmc_from_kripke`), and the distributions of what the attacker
+  observes at the end of the runs (:func:`checker.markov.observable_distribution`, the released model
+  after the bounded rounds) are compared by :func:`checker.privacy.pure_epsilon` and
+  :func:`checker.privacy.ni_fl_dp` (exact: ``e^ε`` decided exactly);
+* ``advantage`` — on the same pair of distributions, the best distinguishing advantage (total
+  variation, :func:`checker.advantage.best_advantage`, seed II-D / Theorem 1) against a number, the
+  seed's Theorem-1 bound read as ``Adv ≤ 1 − e^{−ε}``, or the tight pure-DP bound ``tanh(ε/2)``
+  (:func:`checker.advantage.bounds`);
+* ``probability`` — the first-passage probability of reaching the target set (IIIf ``Prob``, the
+  well-defined reading of ``P(M ⊢F s)``): ``min``/``max`` over schedulers by
+  :func:`checker.markov.mdp_reach`, ``uniform`` by :func:`checker.markov.reach_probability`;
+* ``crossval`` — helper F's :func:`checker.crossval.crossval_scenario.cross_validate` on the pair of
+  distributions, with the formal ε computed here;
+* ``attack`` — helper G's :func:`checker.app.attacks.run_attack` experiment; it measures, it does not
+  decide, so its verdict is ``unknown`` unless a ``max_<metric>`` option states what must hold.
+
+A kind whose engine fails or is missing gets the verdict ``unknown`` with the reason, never a guess.
+"""
+
+from __future__ import annotations
+
+import math
+import time
+from collections.abc import Hashable, Sequence
+from dataclasses import dataclass, field
+from fractions import Fraction
+from pathlib import Path
+from typing import Any
+
+import numpy as np
+
+from checker.errors import InputError, Position
+from checker.explore import Limits, explore
+from checker.kripke import Kripke
+from checker.verdict import Verdict
+from flmodel.errors import Diagnostic, ModelError
+from flmodel.scenario import load_scenario
+from flmodel.scenario_ast import PropertyDecl, Scenario
+from flmodel.scenario_build import ScenarioSystem, build_system
+from flmodel.scenario_check import check_observables
+
+__all__ = ["CheckReport", "PropertyResult", "check_file", "check_scenario", "default_scenario"]
+
+#: Default exploration limits of ``flcheck check`` (a scenario that hits them gets "unknown" verdicts).
+DEFAULT_LIMITS = Limits(max_states=2_000_000, max_seconds=600)
+
+
+@dataclass
+class PropertyResult:
+    """The outcome of one property: ``verdict``; ``value`` (the figure: ε, a probability, an advantage,
+    a tree size — a number or ``None``) and ``value_text`` (its exact text, e.g. ``ln(9) ≈ 2.197``);
+    ``evidence`` (one line: witness, counterexample, attack tree size, worst outcome); ``details``
+    (JSON-able data for reports: traces, distributions, bounds); ``seconds``."""
+
+    name: str
+    kind: str
+    verdict: Verdict
+    value: float | None = None
+    value_text: str = ""
+    evidence: str = ""
+    details: dict[str, Any] = field(default_factory=dict)
+    seconds: float = 0.0
+    formula: str = ""
+
+    def to_json(self) -> dict[str, Any]:
+        v = self.value
+        if v is not None and (math.isinf(v) or math.isnan(v)):
+            v = str(v)  # type: ignore[assignment]
+        return {"name": self.name, "kind": self.kind, "verdict": str(self.verdict), "value": v,
+                "value_text": self.value_text, "evidence": self.evidence, "formula": self.formula,
+                "seconds": round(self.seconds, 4), "details": self.details}
+
+
+@dataclass
+class CheckReport:
+    """Everything ``flcheck check`` found: the scenario, its explored structure and the results."""
+
+    scenario_path: str
+    scenario: Scenario
+    kripke: Kripke
+    results: list[PropertyResult]
+    explore_seconds: float
+    total_seconds: float = 0.0
+    neighbour_structures: dict[str, tuple[int, int]] = field(default_factory=dict)
+    artefacts: dict[str, Any] = field(default_factory=dict, repr=False)
+
+    @property
+    def exit_code(self) -> int:
+        """0 when every property holds (also vacuously), else 1 (violated or unknown)."""
+        return 0 if all(r.verdict.exit_code() == 0 for r in self.results) else 1
+
+    def to_json(self) -> dict[str, Any]:
+        k = self.kripke
+        return {
+            "scenario": self.scenario_path,
+            "name": self.scenario.name,
+            "states": int(k.num_states),
+            "transitions": int(k.num_transitions),
+            "complete": bool(k.complete),
+            "limit_reason": k.limit_reason,
+            "explore_seconds": round(self.explore_seconds, 4),
+            "seconds": round(self.total_seconds, 4),
+            "system": _jsonable(build_system(self.scenario).describe()),
+            "neighbours": {n: {"states": s, "transitions": t} for n, (s, t) in self.neighbour_structures.items()},
+            "properties": [r.to_json() for r in self.results],
+            "exit_code": self.exit_code,
+        }
+
+
+def _jsonable(x: Any) -> Any:
+    if isinstance(x, dict):
+        return {str(k): _jsonable(v) for k, v in x.items()}
+    if isinstance(x, list | tuple):
+        return [_jsonable(v) for v in x]
+    if isinstance(x, Fraction):
+        return str(x)
+    return x
+
+
+def default_scenario() -> Path:
+    """The bundled Moniteo scenario (``spec/scenarios/moniteo.fl``)."""
+    import flcheck_spec
+
+    return flcheck_spec.resource("scenarios", "moniteo.fl")
+
+
+# ------------------------------------------------------------------------------------------ helpers
+def _parse(p: PropertyDecl, what: str = "formula") -> Any:
+    from checker.ctl_parse import parse_formula
+
+    f = p.formula
+    assert f is not None
+    return parse_formula(f.text, source=f.pos.source, line=f.pos.line or 1, column=f.pos.column or 1)
+
+
+def _compare(a: Fraction | float, op: str, b: Fraction | float) -> bool:
+    if isinstance(a, float) or isinstance(b, float):
+        a, b = float(a), float(b)
+    return {"<=": a <= b, ">=": a >= b, "<": a < b, ">": a > b, "==": a == b}[op]  # type: ignore[operator]
+
+
+def _num(x: Fraction | float) -> float:
+    return float(x)
+
+
+def _frac_text(x: Fraction | float) -> str:
+    if isinstance(x, Fraction):
+        return str(x) if x.denominator == 1 else f"{x} ≈ {float(x):.4g}"
+    return f"{x:.6g}"
+
+
+def _trace_text(trace: Any, limit: int = 8) -> str:
+    if trace is None:
+        return ""
+    acts = [s.action for s in trace.steps if s.action]
+    more = f" … ({len(acts)} steps)" if len(acts) > limit else ""
+    body = " ; ".join(acts[:limit]) if acts else "initial state"
+    loop = " (then loops)" if getattr(trace, "loop_start", None) is not None else ""
+    return f"{trace.kind}: {body}{more}{loop}"
+
+
+class _Context:
+    """Caches shared between properties: the model checker, neighbour structures, distributions."""
+
+    def __init__(self, scenario: Scenario, system: ScenarioSystem, kripke: Kripke, limits: Limits):
+        from checker.ctl import ModelChecker
+
+        self.scenario = scenario
+        self.system = system
+        self.kripke = kripke
+        self.limits = limits
+        self.mc = ModelChecker(kripke)
+        self.structures: dict[str, Kripke] = {"": kripke}
+        self.dists: dict[tuple[str, tuple[str, ...]], Any] = {}
+        self.mdp: Any = None
+        self.artefacts: dict[str, Any] = {"attack_trees": {}, "privacy": {}}
+
+    def structure(self, neighbour: str) -> Kripke:
+        if neighbour not in self.structures:
+            ts = self.system.with_dataset(self.scenario.neighbour_dataset(neighbour))
+            self.structures[neighbour] = explore(ts, limits=self.limits, source=f"{self.scenario.source} "
+                                                 f"(neighbour {neighbour})")
+        return self.structures[neighbour]
+
+    def observing(self, p: PropertyDecl) -> tuple[str, ...]:
+        if p.observing:
+            return tuple(n.name for n in p.observing)
+        if self.scenario.attacker is not None and self.scenario.attacker.observes:
+            return tuple(n.name for n in self.scenario.attacker.observes)
+        return ("curmodpar",)
+
+    def distribution(self, neighbour: str, names: tuple[str, ...]) -> tuple[dict[Hashable, Any], Any, bool]:
+        """(distribution of the observation at the end of runs, missing mass, complete) on D0 or D1."""
+        from checker.markov import dtmc_from_kripke, observable_distribution
+
+        key = (neighbour, names)
+        if key not in self.dists:
+            k = self.structure(neighbour)
+            cols = [list(k.observables[n]) for n in names]
+            values = [tuple(_freeze(c[i]) for c in cols) if len(cols) > 1 else _freeze(cols[0][i])
+                      for i in range(k.num_states)]
+            od = observable_distribution(dtmc_from_kripke(k, "uniform"), values, exact=True)
+            self.dists[key] = (od.dist, od.missing, k.complete)
+        return self.dists[key]  # type: ignore[no-any-return]
+
+
+def _freeze(v: object) -> Hashable:
+    if isinstance(v, list | tuple):
+        return tuple(_freeze(x) for x in v)
+    if isinstance(v, set | frozenset):
+        return frozenset(_freeze(x) for x in v)
+    return v  # type: ignore[return-value]
+
+
+def _outcome_text(o: object) -> str:
+    if isinstance(o, tuple):
+        return "(" + ", ".join(_outcome_text(x) for x in o) + ")"
+    return str(o)
+
+
+# ------------------------------------------------------------------------------------------ kinds
+def _ctl(ctx: _Context, p: PropertyDecl) -> PropertyResult:
+    f = _parse(p)
+    res = ctx.mc.check(f)
+    ev = res.evidence
+    details: dict[str, Any] = {"semantics": str(res.semantics)}
+    if ev is not None:
+        details["trace"] = ev.to_json()
+    if res.vacuity is not None:
+        details["vacuity"] = res.vacuity.to_json()
+    text = _trace_text(ev)
+    if res.vacuity is not None:
+        text = f"vacuous: {res.vacuity.reason}" + (f"; {text}" if text else "")
+    if not ctx.kripke.complete and res.verdict is Verdict.UNKNOWN:
+        text = f"exploration incomplete ({ctx.kripke.limit_reason})"
+    return PropertyResult(p.name, p.kind, res.verdict, None, "", text, details, formula=str(f))
+
+
+def _attack_tree(ctx: _Context, p: PropertyDecl) -> PropertyResult:
+    from checker.attack_trees import generate_attack_tree
+
+    f = _parse(p)
+    goal = ctx.mc.sat(f)
+    result = generate_attack_tree(ctx.kripke, goal, max_attacks=3)
+    details: dict[str, Any] = {"expect": p.expect, "goal_states": int(np.count_nonzero(goal))}
+    if result.exists:
+        tree = result.tree  # type: ignore[union-attr]
+        size = tree.size()
+        shortest = min((len(ps[0].edges) for ps in result.paths.values() if ps), default=0)  # type: ignore[union-attr]
+        ways = sum(len(ps) for ps in result.paths.values())  # type: ignore[union-attr]
+        evidence = f"attack tree: {size} nodes, {ways} way(s), shortest {shortest} step(s)"
+        if result.truncated:  # type: ignore[union-attr]
+            evidence += " (search of alternatives truncated)"
+        details.update({"tree_size": size, "ways": ways, "shortest": shortest})
+        ctx.artefacts["attack_trees"][p.name] = (tree, str(f))
+        verdict = Verdict.HOLDS if p.expect == "exists" else Verdict.VIOLATED
+        if not ctx.kripke.complete and p.expect == "absent":
+            verdict = Verdict.VIOLATED  # a found attack is an attack even in a partial structure
+        return PropertyResult(p.name, p.kind, verdict, float(size), f"{size} nodes", evidence, details,
+                              formula=str(f))
+    conclusive = result.conclusive  # type: ignore[union-attr]
+    inv = result.invariant_size  # type: ignore[union-attr]
+    details.update({"invariant_states": inv, "facts": list(result.facts)})  # type: ignore[union-attr]
+    evidence = f"no attack: invariant of {inv} states avoids the goal (AG ¬goal)"
+    if result.facts:  # type: ignore[union-attr]
+        evidence += "; " + "; ".join(result.facts[:2])  # type: ignore[union-attr]
+    if not conclusive:
+        return PropertyResult(p.name, p.kind, Verdict.UNKNOWN, None, "", "exploration incomplete: "
+                              "no attack found in the explored part", details, formula=str(f))
+    verdict = Verdict.HOLDS if p.expect == "absent" else Verdict.VIOLATED
+    return PropertyResult(p.name, p.kind, verdict, 0.0, "no tree", evidence, details, formula=str(f))
+
+
+def _pair(ctx: _Context, p: PropertyDecl) -> tuple[dict[Hashable, Any], dict[Hashable, Any], str | None]:
+    names = ctx.observing(p)
+    d0, m0, c0 = ctx.distribution("", names)
+    d1, m1, c1 = ctx.distribution(p.neighbour or "", names)
+    problem = None
+    if not (c0 and c1):
+        problem = "exploration incomplete: the distributions are partial"
+    elif abs(m0) > 1e-12 or abs(m1) > 1e-12:
+        problem = f"runs without a final value (missing mass {m0}, {m1})"
+    return d0, d1, problem
+
+
+def _eps_of(p: PropertyDecl) -> Any:
+    from checker.privacy import Eps
+
+    assert p.eps is not None
+    return Eps(ratio=p.eps.value) if p.eps.log else Eps(value=p.eps.value)
+
+
+def _privacy(ctx: _Context, p: PropertyDecl) -> PropertyResult:
+    from checker.privacy import ni_fl_dp, pure_epsilon
+
+    d0, d1, problem = _pair(ctx, p)
+    names = ctx.observing(p)
+    if problem:
+        return PropertyResult(p.name, p.kind, Verdict.UNKNOWN, None, "", problem)
+    eps = _eps_of(p)
+    res = pure_epsilon(d0, d1)
+    verdict = ni_fl_dp(d0, d1, eps)
+    value = math.inf if res.infinite else res.epsilon
+    worst = "" if res.outcome is None else (
+        f"worst outcome {_outcome_text(res.outcome)}: P0 = {res.p0}, P1 = {res.p1}")
+    evidence = (f"ε* = {res.text()} vs ε = {eps.text()}; " + worst +
+                f"; observing {', '.join(names)} at the end of runs, uniform scheduler, "
+                f"{len(d0)}/{len(d1)} outcomes")
+    details = {"epsilon_bound": eps.text(), "epsilon": res.json(),
+               "ratio": None if res.ratio is None else str(res.ratio), "observing": list(names),
+               "neighbour": p.neighbour, "outcomes": [len(d0), len(d1)], "scheduler": "uniform"}
+    ctx.artefacts["privacy"][p.name] = (d0, d1, names, eps, res)
+    return PropertyResult(p.name, p.kind, verdict, value, res.text(), evidence, details)
+
+
+def _advantage(ctx: _Context, p: PropertyDecl) -> PropertyResult:
+    from checker.advantage import best_advantage, bounds
+    from checker.privacy import pure_epsilon
+
+    d0, d1, problem = _pair(ctx, p)
+    if problem:
+        return PropertyResult(p.name, p.kind, Verdict.UNKNOWN, None, "", problem)
+    best = best_advantage(d0, d1)
+    adv = best.advantage
+    eps_model = pure_epsilon(d0, d1)
+    details: dict[str, Any] = {"advantage": str(adv), "correct": str(best.correct), "symmetric": best.symmetric,
+                               "model_epsilon": eps_model.json(), "neighbour": p.neighbour}
+    if p.bound_kind == "number":
+        assert p.bound is not None
+        bound_value: Fraction | float = p.bound
+        bound_text = str(p.bound)
+    else:
+        eps = _eps_of(p)
+        name = "seed_theorem1_proof_as_bound" if p.bound_kind == "theorem1" else "tight_pure"
+        (b,) = [b for b in bounds(adv, eps) if b.name == name]
+        bound_value = b.value
+        bound_text = f"{b.formula} at ε = {eps.text()} = {_frac_text(b.value)}"
+        details["bounds"] = {x.name: x.json() for x in bounds(adv, eps)}
+    holds = _compare(adv, "<=", bound_value)
+    evidence = (f"best attacker (likelihood ratio): Adv = {_frac_text(adv)} vs bound {bound_text}; "
+                f"P(correct) = {_frac_text(best.correct)}; model ε* = {eps_model.text()}")
+    ctx.artefacts["privacy"].setdefault(f"{p.name}", None)
+    return PropertyResult(p.name, p.kind, Verdict.HOLDS if holds else Verdict.VIOLATED, _num(adv),
+                          _frac_text(adv), evidence, details)
+
+
+def _probability(ctx: _Context, p: PropertyDecl) -> PropertyResult:
+    from checker.markov import dtmc_from_kripke, mdp_from_kripke, mdp_reach, reach_probability
+
+    f = _parse(p)
+    target = ctx.mc.sat(f)
+    k = ctx.kripke
+    if not k.complete:
+        return PropertyResult(p.name, p.kind, Verdict.UNKNOWN, None, "",
+                              f"exploration incomplete ({k.limit_reason})", formula=str(f))
+    sched = p.scheduler or "min"
+    if sched == "uniform":
+        value = reach_probability(dtmc_from_kripke(k, "uniform"), target)
+    else:
+        if ctx.mdp is None:
+            ctx.mdp = mdp_from_kripke(k)
+        value = mdp_reach(ctx.mdp, target, sched).initial_value  # type: ignore[arg-type]
+    assert p.bound is not None and p.compare is not None
+    holds = _compare(value, p.compare, p.bound)
+    sname = {"min": "Pmin", "max": "Pmax", "uniform": "P (uniform scheduler)"}[sched]
+    evidence = f"{sname}[◇ target] = {_frac_text(value)} (first passage); required {p.compare} {p.bound}"
+    return PropertyResult(p.name, p.kind, Verdict.HOLDS if holds else Verdict.VIOLATED, _num(value),
+                          _frac_text(value), evidence, {"scheduler": sched, "probability": str(value)},
+                          formula=str(f))
+
+
+def _crossval(ctx: _Context, p: PropertyDecl) -> PropertyResult:
+    from checker.crossval.crossval_scenario import cross_validate
+    from checker.privacy import pure_epsilon
+
+    d0, d1, problem = _pair(ctx, p)
+    if problem:
+        return PropertyResult(p.name, p.kind, Verdict.UNKNOWN, None, "", problem)
+    opts = {o.key: o.value for o in p.options}
+    trials = int(opts.get("trials", 20_000))
+    seed = int(opts.get("seed", 0))
+    formal = pure_epsilon(d0, d1)
+    cv = cross_validate(d0, d1, formal_eps=math.inf if formal.infinite else formal.epsilon, trials=trials,
+                        seed=seed, name=p.name)
+    evidence = (f"numerical ε = {cv.numerical_eps:.6g}, formal ε = {formal.text()}, audited ε ≥ "
+                f"{cv.audit.eps_lower:.4g} ({cv.audit.trials} trials); "
+                + "; ".join(f"{c.name}: {c.verdict}" for c in cv.checks))
+    return PropertyResult(p.name, p.kind, cv.verdict, cv.numerical_eps, f"{cv.numerical_eps:.6g}", evidence,
+                          {"crossval": cv.to_json()})
+
+
+def _attack(ctx: _Context, p: PropertyDecl) -> PropertyResult:
+    from checker.app.attacks import run_attack
+
+    opts: dict[str, Any] = {}
+    limits: dict[str, float] = {}
+    for o in p.options:
+        v: Any = o.value
+        if isinstance(v, Fraction):
+            v = int(v) if v.denominator == 1 else float(v)
+        if o.key.startswith("max_"):
+            limits[o.key[4:]] = float(v)
+        else:
+            opts[o.key] = v
+    out = run_attack(p.attack or "", **opts)
+    found = _find_metrics(out)
+    figures = ", ".join(f"{k} = {v:.4g}" for k, v in list(found.items())[:4])
+    if not limits:
+        return PropertyResult(p.name, p.kind, Verdict.UNKNOWN, None, "",
+                              f"experiment ran ({figures}); no max_<metric> option states what must hold",
+                              {"result": _jsonable_deep(out)})
+    bad = []
+    for metric, lim in limits.items():
+        vals = [v for k, v in found.items() if k.split(".")[-1] == metric]
+        if not vals:
+            return PropertyResult(p.name, p.kind, Verdict.UNKNOWN, None, "",
+                                  f"the attack reports no metric {metric!r} (has: {', '.join(found)})")
+        if max(vals) > lim:
+            bad.append(f"{metric} = {max(vals):.4g} > {lim}")
+    worst = max(v for k, v in found.items() if k.split(".")[-1] in limits)
+    verdict = Verdict.VIOLATED if bad else Verdict.HOLDS
+    return PropertyResult(p.name, p.kind, verdict, worst, f"{worst:.4g}",
+                          "; ".join(bad) if bad else f"all within bounds ({figures})",
+                          {"result": _jsonable_deep(out)})
+
+
+def _find_metrics(obj: Any, prefix: str = "") -> dict[str, float]:
+    out: dict[str, float] = {}
+    if isinstance(obj, dict):
+        for k, v in obj.items():
+            out.update(_find_metrics(v, f"{prefix}{k}."))
+    elif isinstance(obj, list):
+        for i, v in enumerate(obj):
+            out.update(_find_metrics(v, f"{prefix}{i}."))
+    elif isinstance(obj, int | float) and not isinstance(obj, bool) and math.isfinite(obj):
+        out[prefix.rstrip(".")] = float(obj)
+    return out
+
+
+def _jsonable_deep(obj: Any) -> Any:
+    if isinstance(obj, dict):
+        return {str(k): _jsonable_deep(v) for k, v in obj.items()}
+    if isinstance(obj, list | tuple):
+        return [_jsonable_deep(v) for v in obj]
+    if isinstance(obj, np.generic):
+        return obj.item()
+    if isinstance(obj, float) and not math.isfinite(obj):
+        return str(obj)
+    if isinstance(obj, int | float | str | bool) or obj is None:
+        return obj
+    return str(obj)
+
+
+KINDS = {"ctl": _ctl, "attack_tree": _attack_tree, "privacy": _privacy, "advantage": _advantage,
+         "probability": _probability, "crossval": _crossval, "attack": _attack}
+
+
+# ------------------------------------------------------------------------------------------ entry points
+def _validate_formulas(scenario: Scenario, kripke: Kripke) -> list[Diagnostic]:
+    """Parse every formula first and evaluate its atoms, so that all formula errors are reported at once
+    (with their positions in the scenario file) before any property is decided."""
+    from checker.atoms import AtomEvaluator
+    from checker.ctl_ast import Atom
+
+    diags: list[Diagnostic] = []
+    evaluator = AtomEvaluator(kripke)
+    for p in scenario.properties:
+        if p.formula is None:
+            continue
+        try:
+            f = _parse(p)
+            for sub in _subformulas(f):
+                if isinstance(sub, Atom):
+                    evaluator.evaluate(sub)
+        except InputError as exc:
+            pos = exc.position or Position(scenario.source)
+            exp = f"; expected {exc.expected}" if getattr(exc, "expected", None) else ""
+            diags.append(Diagnostic(pos.source, pos.line, pos.column,
+                                    f"property {p.name!r}: {exc.message}{exp}"))
+    return diags
+
+
+def _subformulas(f: Any) -> list[Any]:
+    from checker.ctl_ast import Atom
+
+    out = [f]
+    if isinstance(f, Atom):
+        return out
+    for name in ("arg", "left", "right"):
+        sub = getattr(f, name, None)
+        if sub is not None and not isinstance(sub, str | int):
+            out.extend(_subformulas(sub))
+    for sub in getattr(f, "args", ()) or ():
+        out.extend(_subformulas(sub))
+    return out
+
+
+def check_scenario(scenario: Scenario, *, limits: Limits | None = None, path: str | None = None,
+                   only: Sequence[str] | None = None) -> CheckReport:
+    """Explore ``scenario`` once and decide each property (``only``: a subset by name)."""
+    t0 = time.perf_counter()
+    lim = limits or DEFAULT_LIMITS
+    system = build_system(scenario)
+    problems = check_observables(scenario, set(system.observable_names()))
+    if problems:
+        raise ModelError(problems)
+    kripke = explore(system, limits=lim, source=scenario.source)
+    t1 = time.perf_counter()
+    diags = _validate_formulas(scenario, kripke)
+    if diags:
+        raise ModelError(diags)
+    ctx = _Context(scenario, system, kripke, lim)
+    results: list[PropertyResult] = []
+    for p in scenario.properties:
+        if only is not None and p.name not in only:
+            continue
+        s0 = time.perf_counter()
+        fn = KINDS.get(p.kind)
+        try:
+            if fn is None:
+                res = PropertyResult(p.name, p.kind, Verdict.UNKNOWN, evidence=f"no engine for kind {p.kind!r}")
+            else:
+                res = fn(ctx, p)
+        except (InputError, ModelError):
+            raise
+        except (ImportError, NotImplementedError) as exc:
+            res = PropertyResult(p.name, p.kind, Verdict.UNKNOWN, evidence=f"engine not available: {exc}")
+        res.seconds = time.perf_counter() - s0
+        results.append(res)
+    report = CheckReport(path or scenario.source, scenario, kripke, results, t1 - t0)
+    report.neighbour_structures = {n: (int(k.num_states), int(k.num_transitions))
+                                   for n, k in ctx.structures.items() if n}
+    report.artefacts = ctx.artefacts
+    report.total_seconds = time.perf_counter() - t0
+    return report
+
+
+def check_file(path: str | Path | None = None, *, limits: Limits | None = None,
+               only: Sequence[str] | None = None) -> CheckReport:
+    """Load the scenario file ``path`` (default: the bundled Moniteo) and :func:`check_scenario` it."""
+    p = Path(path) if path is not None else default_scenario()
+    scenario = load_scenario(p)
+    return check_scenario(scenario, limits=limits, path=str(p), only=only)
