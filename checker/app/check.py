@@ -112,7 +112,8 @@ class CheckReport:
             "explore_seconds": round(self.explore_seconds, 4),
             "seconds": round(self.total_seconds, 4),
             "system": _jsonable(build_system(self.scenario).describe()),
-            "neighbours": {n: {"states": s, "transitions": t} for n, (s, t) in self.neighbour_structures.items()},
+            "neighbours": {n: {"states": s, "transitions": t}
+                           for n, (s, t) in self.neighbour_structures.items()},
             "properties": [r.to_json() for r in self.results],
             "exit_code": self.exit_code,
         }
@@ -242,6 +243,8 @@ def _ctl(ctx: _Context, p: PropertyDecl) -> PropertyResult:
     text = _trace_text(ev)
     if res.vacuity is not None:
         text = f"vacuous: {res.vacuity.reason}" + (f"; {text}" if text else "")
+    if not text and res.verdict is Verdict.HOLDS:
+        text = f"no counterexample: checked on all {ctx.kripke.num_states} reachable states"
     if not ctx.kripke.complete and res.verdict is Verdict.UNKNOWN:
         text = f"exploration incomplete ({ctx.kripke.limit_reason})"
     return PropertyResult(p.name, p.kind, res.verdict, None, "", text, details, formula=str(f))
@@ -334,7 +337,8 @@ def _advantage(ctx: _Context, p: PropertyDecl) -> PropertyResult:
     best = best_advantage(d0, d1)
     adv = best.advantage
     eps_model = pure_epsilon(d0, d1)
-    details: dict[str, Any] = {"advantage": str(adv), "correct": str(best.correct), "symmetric": best.symmetric,
+    details: dict[str, Any] = {"advantage": str(adv), "correct": str(best.correct),
+                               "symmetric": best.symmetric,
                                "model_epsilon": eps_model.json(), "neighbour": p.neighbour}
     if p.bound_kind == "number":
         assert p.bound is not None
@@ -529,7 +533,8 @@ def check_scenario(scenario: Scenario, *, limits: Limits | None = None, path: st
         fn = KINDS.get(p.kind)
         try:
             if fn is None:
-                res = PropertyResult(p.name, p.kind, Verdict.UNKNOWN, evidence=f"no engine for kind {p.kind!r}")
+                res = PropertyResult(p.name, p.kind, Verdict.UNKNOWN,
+                                     evidence=f"no engine for kind {p.kind!r}")
             else:
                 res = fn(ctx, p)
         except (InputError, ModelError):

@@ -1,9 +1,54 @@
-"""Placeholder until the sub-command is implemented (see the issue that owns it)."""
+"""``flcheck check [SCENARIO] [--json] [--report FILE.md|FILE.html]``: check every property of a scenario
+(default: the bundled Moniteo satellite swarm). Exit 0 all hold, 1 some violated or unknown, 2 bad input.
+"""
 
 from __future__ import annotations
 
 import argparse
+import sys
+
+from checker.explore import Limits
+from checker.verdict import EXIT_BAD_INPUT
 
 
 def register(sub: argparse._SubParsersAction) -> None:  # type: ignore[type-arg]
-    """Nothing registered yet."""
+    """Add the ``check`` sub-command."""
+    p = sub.add_parser(
+        "check",
+        help="check every property of a scenario (default: the bundled Moniteo satellite swarm)",
+        description="Explore the scenario once and decide each named property (CTL, attack trees, "
+                    "NI-FL-DP, probability and advantage bounds, cross-validation, attacks). Prints a "
+                    "table; exit 0 when all hold, 1 when some is violated or unknown, 2 on bad input.",
+    )
+    p.add_argument("scenario", nargs="?", help="scenario file (.fl); default: the bundled moniteo.fl")
+    p.add_argument("--json", action="store_true", help="print JSON instead of the table")
+    p.add_argument("--report", metavar="FILE", help="also write a Markdown (.md) or HTML (.html) report")
+    p.add_argument("--property", action="append", metavar="NAME",
+                   help="check only this property (repeatable)")
+    p.add_argument("--max-states", type=int, default=2_000_000, help="exploration limit (default 2e6)")
+    p.add_argument("--max-seconds", type=float, default=600.0, help="exploration time limit (default 600)")
+    p.set_defaults(func=run)
+
+
+def run(args: argparse.Namespace) -> int:
+    from checker.app.check import check_file
+    from checker.report import render_json, render_table, write_report
+
+    if args.report and not args.report.lower().endswith((".md", ".html", ".htm")):
+        print(f"flcheck: error: --report {args.report}: expected a file name ending in .md or .html",
+              file=sys.stderr)
+        return EXIT_BAD_INPUT
+    limits = Limits(max_states=args.max_states, max_seconds=args.max_seconds)
+    report = check_file(args.scenario, limits=limits, only=args.property)
+    if args.property:
+        missing = sorted(set(args.property) - {r.name for r in report.results})
+        if missing:
+            print(f"flcheck: error: no property named {', '.join(missing)}; the scenario has: "
+                  f"{', '.join(p.name for p in report.scenario.properties)}", file=sys.stderr)
+            return EXIT_BAD_INPUT
+    print(render_json(report) if args.json else render_table(report))
+    if args.report:
+        files = write_report(report, args.report)
+        if not args.json:
+            print("report written: " + ", ".join(str(f) for f in files))
+    return report.exit_code

@@ -1,0 +1,298 @@
+"""Reports of ``flcheck check``: terminal table, JSON, and a Markdown or HTML report with pictures.
+
+Generic renderer: it reads a ``CheckReport`` of :mod:`checker.app.check` duck-typed (``results`` with
+``name, kind, verdict, value_text, evidence``; ``kripke``; ``to_json()``; ``artefacts`` with attack
+trees and privacy distributions; ``scenario`` with locations, links and placements) and never imports
+flmodel. Pictures (matplotlib, Agg backend): the location graph (networkx spring layout, seeded) with
+the actors at their locations, each attack tree (a top-down layered drawing), and for each privacy
+property the two output distributions with the per-outcome log-ratio against ±ε. HTML embeds the
+images as base64; Markdown writes them beside the ``.md`` file. Files are written atomically.
+"""
+
+from __future__ import annotations
+
+import base64
+import html
+import io
+import json
+import math
+import os
+import tempfile
+from collections.abc import Callable
+from pathlib import Path
+from typing import Any
+
+__all__ = ["render_json", "render_table", "write_report"]
+
+
+def _cell(text: str, width: int) -> str:
+    text = text.replace("\n", " ")
+    return text if len(text) <= width else text[: width - 1] + "…"
+
+
+def render_table(report: Any, *, evidence_width: int = 90) -> str:
+    """The terminal table: property, kind, verdict, figure, evidence; with a header line (scenario,
+    structure size, time) and a summary line."""
+    k = report.kripke
+    head = (f"{report.scenario.name}\n{report.scenario_path}: {k.num_states} states, {k.num_transitions} "
+            f"transitions" + ("" if k.complete else f" (INCOMPLETE: {k.limit_reason})")
+            + f"; explored in {report.explore_seconds:.2f} s, checked in {report.total_seconds:.2f} s")
+    rows = [("property", "kind", "verdict", "figure", "evidence")]
+    for r in report.results:
+        rows.append((r.name, r.kind, str(r.verdict), _cell(r.value_text, 28),
+                     _cell(r.evidence, evidence_width)))
+    widths = [max(len(row[i]) for row in rows) for i in range(5)]
+    lines = [head, ""]
+    for i, row in enumerate(rows):
+        lines.append("  ".join(c.ljust(widths[j]) for j, c in enumerate(row)).rstrip())
+        if i == 0:
+            lines.append("  ".join("-" * w for w in widths))
+    counts: dict[str, int] = {}
+    for r in report.results:
+        counts[str(r.verdict)] = counts.get(str(r.verdict), 0) + 1
+    lines.append("")
+    lines.append(", ".join(f"{n} {v}" for v, n in counts.items()) or "no properties")
+    return "\n".join(lines)
+
+
+def render_json(report: Any) -> str:
+    """``report.to_json()`` as text (keys ``scenario``, ``states``, ``transitions``, ``properties``…)."""
+    return json.dumps(report.to_json(), indent=2, ensure_ascii=False, default=str)
+
+
+def _atomic_write(path: Path, data: bytes) -> None:
+    path.parent.mkdir(parents=True, exist_ok=True)
+    fd, tmp = tempfile.mkstemp(prefix=f".{path.name}.", dir=str(path.parent))
+    try:
+        with os.fdopen(fd, "wb") as fh:
+            fh.write(data)
+        os.replace(tmp, path)
+    except BaseException:
+        if os.path.exists(tmp):
+            os.unlink(tmp)
+        raise
+
+
+# ------------------------------------------------------------------------------------------ pictures
+def _figure_png(draw: Callable[[Any], None], size: tuple[float, float]) -> bytes:
+    import matplotlib
+
+    matplotlib.use("Agg", force=False)
+    import matplotlib.pyplot as plt
+
+    fig = plt.figure(figsize=size)
+    try:
+        draw(fig)
+        buf = io.BytesIO()
+        fig.savefig(buf, format="png", dpi=110, bbox_inches="tight")
+        return buf.getvalue()
+    finally:
+        plt.close(fig)
+
+
+def location_graph_png(scenario: Any) -> bytes:
+    """The location graph ``gra`` with the actors placed at their locations (``aloc``)."""
+    import networkx as nx
+
+    g = nx.DiGraph()
+    for n in scenario.locations:
+        g.add_node(n.name)
+    for lk in scenario.links:
+        g.add_edge(lk.a, lk.b)
+        if not lk.directed:
+            g.add_edge(lk.b, lk.a)
+    at: dict[str, list[str]] = {}
+    placed = ([scenario.server] if scenario.server else []) + list(scenario.clients) + list(scenario.actors)
+    for p in placed:
+        at.setdefault(p.location, []).append(p.actor)
+    att = scenario.attacker
+    if att is not None and att.location is not None and all(p.actor != att.name for p in placed):
+        at.setdefault(att.location, []).append(att.name)
+    pos = nx.spring_layout(g, seed=7) if len(g) > 1 else {n: (0.0, 0.0) for n in g}
+    server_loc = scenario.server.location if scenario.server else None
+
+    def draw(fig: Any) -> None:
+        ax = fig.add_subplot(111)
+        colours = ["#f4a261" if n == server_loc else "#8ecae6" for n in g.nodes]
+        nx.draw_networkx_edges(g, pos, ax=ax, arrows=any(lk.directed for lk in scenario.links),
+                               edge_color="#555")
+        nx.draw_networkx_nodes(g, pos, ax=ax, node_color=colours, node_size=1400)
+        labels = {n: n + ("\n" + ", ".join(at[n]) if n in at else "") for n in g.nodes}
+        nx.draw_networkx_labels(g, pos, labels=labels, ax=ax, font_size=8)
+        ax.set_title("locations (gra) and actors (aloc)")
+        ax.axis("off")
+
+    return _figure_png(draw, (6.5, 4.5))
+
+
+def attack_tree_png(tree: Any, kripke: Any, goal_text: str) -> bytes:
+    """A layered top-down drawing of an IIIf attack tree (shared sub-attacks drawn once per use;
+    at most 60 nodes are drawn)."""
+    from checker.attack_tree_export import display_children, node_label
+
+    nodes: list[tuple[int, int, str, str]] = []  # (id, depth, kind, label)
+    edges: list[tuple[int, int]] = []
+
+    def walk(node: Any, depth: int, is_root: bool) -> int:
+        nid = len(nodes)
+        kids = display_children(node, True)
+        label = node_label(node, kripke, goal_text=goal_text, n_children=len(kids), is_root=is_root)
+        nodes.append((nid, depth, node.kind, label))
+        for c in kids:
+            if len(nodes) >= 60:
+                break
+            cid = walk(c, depth + 1, False)
+            edges.append((nid, cid))
+        return nid
+
+    walk(tree, 0, True)
+    by_depth: dict[int, list[int]] = {}
+    for nid, depth, _, _ in nodes:
+        by_depth.setdefault(depth, []).append(nid)
+    xy: dict[int, tuple[float, float]] = {}
+    for depth, ids in by_depth.items():
+        for i, nid in enumerate(ids):
+            xy[nid] = ((i + 1) / (len(ids) + 1), -depth)
+    width = max(6.0, 3.2 * max(len(v) for v in by_depth.values()))
+    height = max(2.5, 1.3 * len(by_depth))
+
+    def draw(fig: Any) -> None:
+        ax = fig.add_subplot(111)
+        for a, b in edges:
+            ax.plot([xy[a][0], xy[b][0]], [xy[a][1], xy[b][1]], color="#777", zorder=1)
+        colour = {"and": "#ffd166", "or": "#90be6d", "base": "#e0e0e0"}
+        for nid, _, kind, label in nodes:
+            text = "\n".join(_wrap(label, 28)[:4])
+            ax.text(xy[nid][0], xy[nid][1], f"[{kind}]\n{text}", ha="center", va="center", fontsize=7,
+                    bbox={"boxstyle": "round", "fc": colour.get(kind, "#e0e0e0"), "ec": "#444"}, zorder=2)
+        ax.set_xlim(0, 1)
+        ax.set_ylim(-max(by_depth) - 0.6, 0.6)
+        ax.set_title(f"attack tree for goal: {goal_text}", fontsize=9)
+        ax.axis("off")
+
+    return _figure_png(draw, (width, height))
+
+
+def _wrap(text: str, width: int) -> list[str]:
+    words = text.split()
+    lines: list[str] = []
+    cur = ""
+    for w in words:
+        if cur and len(cur) + 1 + len(w) > width:
+            lines.append(cur)
+            cur = w
+        else:
+            cur = f"{cur} {w}".strip()
+    if cur:
+        lines.append(cur)
+    return lines or [""]
+
+
+def privacy_png(d0: dict[Any, Any], d1: dict[Any, Any], eps: Any, title: str) -> bytes:
+    """The two output distributions (D0, D1) and the log-ratio ``ln P0(o)/P1(o)`` per outcome against
+    the stated ``±ε``."""
+    outcomes = sorted(set(d0) | set(d1), key=lambda o: (float(d0.get(o, 0)) - float(d1.get(o, 0)), str(o)))
+    if len(outcomes) > 80:  # keep the outcomes with the largest difference
+        outcomes = outcomes[:40] + outcomes[-40:]
+    p0 = [float(d0.get(o, 0)) for o in outcomes]
+    p1 = [float(d1.get(o, 0)) for o in outcomes]
+    lr = [math.log(a / b) if a > 0 and b > 0 else (math.inf if a > 0 else -math.inf)
+          for a, b in zip(p0, p1, strict=True)]
+    e = float(eps)
+
+    def draw(fig: Any) -> None:
+        ax1 = fig.add_subplot(211)
+        xs = range(len(outcomes))
+        ax1.bar([x - 0.2 for x in xs], p0, width=0.4, label="D0 (dataset)")
+        ax1.bar([x + 0.2 for x in xs], p1, width=0.4, label="D1 (neighbour)")
+        ax1.set_ylabel("probability")
+        ax1.set_title(title, fontsize=9)
+        ax1.legend(fontsize=7)
+        ax1.set_xticks([])
+        ax2 = fig.add_subplot(212)
+        finite = [v if math.isfinite(v) else (e * 1.5 if v > 0 else -e * 1.5) for v in lr]
+        ax2.bar(list(xs), finite, color=["#d62828" if abs(v) > e + 1e-12 else "#457b9d" for v in lr])
+        ax2.axhline(e, color="k", ls="--", lw=0.8)
+        ax2.axhline(-e, color="k", ls="--", lw=0.8)
+        ax2.set_ylabel("ln P0/P1")
+        ax2.set_xlabel(f"outcomes ({len(outcomes)} shown), sorted by P0 − P1; dashed: ±ε = ±{e:.4g}")
+        ax2.set_xticks([])
+
+    return _figure_png(draw, (7.5, 5.0))
+
+
+def _pictures(report: Any) -> list[tuple[str, str, bytes]]:
+    """(file stem, caption, PNG) for every picture of the report."""
+    out: list[tuple[str, str, bytes]] = [
+        ("locations", "Location graph and actors", location_graph_png(report.scenario))]
+    for name, (tree, goal) in report.artefacts.get("attack_trees", {}).items():
+        out.append((f"attack_tree_{name}", f"Attack tree of property {name}",
+                    attack_tree_png(tree, report.kripke, goal)))
+    for name, item in report.artefacts.get("privacy", {}).items():
+        if not item:
+            continue
+        d0, d1, names, eps, _res = item
+        caption = f"Output distributions of property {name} (observing {', '.join(names)})"
+        out.append((f"privacy_{name}", caption,
+                    privacy_png(d0, d1, eps, f"{name}: NI-FL-DP at ε = {eps.text()}")))
+    return out
+
+
+def write_report(report: Any, path: str | Path) -> list[Path]:
+    """Write the Markdown (``.md``) or HTML (``.html``/``.htm``) report; returns the files written.
+    Markdown pictures go beside the report as ``<stem>_<picture>.png``."""
+    p = Path(path)
+    suffix = p.suffix.lower()
+    if suffix not in (".md", ".html", ".htm"):
+        raise ValueError(f"report file must end in .md or .html, got {p.name!r}")
+    pics = _pictures(report)
+    written: list[Path] = []
+    k = report.kripke
+    summary = (f"{k.num_states} states, {k.num_transitions} transitions"
+               + ("" if k.complete else f" (incomplete: {k.limit_reason})")
+               + f"; explored in {report.explore_seconds:.2f} s, total {report.total_seconds:.2f} s")
+    sysdesc = report.to_json().get("system", {})
+    if suffix == ".md":
+        lines = [f"# flcheck report: {report.scenario.name}", "",
+                 f"Scenario file: `{report.scenario_path}`",
+                 "", summary, "", "## System", ""]
+        lines += [f"- {k_}: {v}" for k_, v in sysdesc.items()]
+        lines += ["", "## Properties", "", "| property | kind | verdict | figure | evidence |",
+                  "|---|---|---|---|---|"]
+        for r in report.results:
+            ev = r.evidence.replace("|", "\\|")
+            lines.append(f"| {r.name} | {r.kind} | **{r.verdict}** | {r.value_text} | {ev} |")
+        lines += ["", "## Pictures", ""]
+        for stem, caption, png in pics:
+            fname = f"{p.stem}_{stem}.png"
+            _atomic_write(p.with_name(fname), png)
+            written.append(p.with_name(fname))
+            lines += [f"### {caption}", "", f"![{caption}]({fname})", ""]
+        lines += ["## Scenario", "", "```", report.scenario.to_text().rstrip(), "```", ""]
+        _atomic_write(p, "\n".join(lines).encode("utf-8"))
+    else:
+        esc = html.escape
+        rows = "".join(
+            f"<tr class='{esc(str(r.verdict)).replace(' ', '-')}'><td>{esc(r.name)}</td>"
+            f"<td>{esc(r.kind)}</td>"
+            f"<td><b>{esc(str(r.verdict))}</b></td><td>{esc(r.value_text)}</td><td>{esc(r.evidence)}</td></tr>"
+            for r in report.results)
+        imgs = "".join(
+            f"<h3>{esc(c)}</h3><img alt='{esc(c)}' src='data:image/png;base64,"
+            f"{base64.b64encode(png).decode('ascii')}'/>" for _, c, png in pics)
+        sysrows = "".join(f"<li>{esc(str(k_))}: {esc(str(v))}</li>" for k_, v in sysdesc.items())
+        doc = (
+            "<!DOCTYPE html><html><head><meta charset='utf-8'>"
+            f"<title>flcheck report: {esc(report.scenario.name)}</title><style>"
+            "body{font-family:sans-serif;max-width:1100px;margin:auto}table{border-collapse:collapse}"
+            "td,th{border:1px solid #ccc;padding:4px;vertical-align:top;font-size:13px}"
+            ".holds td:nth-child(3){color:#2a7}.violated td:nth-child(3){color:#c22}"
+            ".unknown td:nth-child(3){color:#b80}img{max-width:100%}</style></head><body>"
+            f"<h1>flcheck report: {esc(report.scenario.name)}</h1><p>Scenario file: <code>"
+            f"{esc(report.scenario_path)}</code></p><p>{esc(summary)}</p><h2>System</h2><ul>{sysrows}</ul>"
+            "<h2>Properties</h2><table><tr><th>property</th><th>kind</th><th>verdict</th><th>figure</th>"
+            f"<th>evidence</th></tr>{rows}</table><h2>Pictures</h2>{imgs}"
+            f"<h2>Scenario</h2><pre>{esc(report.scenario.to_text())}</pre></body></html>")
+        _atomic_write(p, doc.encode("utf-8"))
+    written.insert(0, p)
+    return written
