@@ -69,7 +69,7 @@ def run_leakage(
     trend: str = "batch",
     values: Sequence[float] | None = None,
     n_samples: int = 4000,
-    steps: int = 600,
+    steps: int = 500,
     noise: float = 0.1,
     d: int = 4,
     batch: int = 4,

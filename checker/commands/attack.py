@@ -262,7 +262,7 @@ def register(sub: argparse._SubParsersAction) -> None:  # type: ignore[type-arg]
     q.add_argument("--trend", choices=("batch", "noise", "step", "imbalance"), default="batch")
     q.add_argument("--values", help="comma-separated values of the trend parameter")
     q.add_argument("--samples", type=int, default=4000, help="joint samples (X_B, G)")
-    q.add_argument("--steps", type=int, default=600, help="Adam steps per estimate")
+    q.add_argument("--steps", type=int, default=500, help="Adam steps per estimate")
     q.add_argument("--noise", type=float, default=0.1, help="std of the Gaussian noise on the gradient")
     q.add_argument("--batch", type=int, default=4, help="batch size when the trend is not 'batch'")
     common(q, _leakage)
