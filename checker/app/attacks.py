@@ -255,6 +255,10 @@ def run_attack(kind: str, **options: Any) -> dict[str, Any]:
         return ATTACKS[kind](**options)
     except TypeError as exc:
         raise InputError(f"bad option for attack {kind!r}: {exc}") from exc
+    except InputError:
+        raise
+    except ValueError as exc:  # a parameter out of range (e.g. alpha <= 0, too many samples)
+        raise InputError(f"attack {kind}: {exc}") from exc
 
 
 def headline(result: dict[str, Any]) -> dict[str, Any]:
