@@ -101,9 +101,17 @@ class FrozenMap(Mapping[K, V], Generic[K, V]):
         old = self._items[i][1]
         if old is value:
             return self
+        # (an incremental, order-independent hash — the sum of the pairs' hashes — was tried and
+        # collided massively: tuple hashes of similar pairs are nearly additive)
         pairs = (*self._items[:i], (key, value), *self._items[i + 1 :])
         new = object.__new__(FrozenMap)
-        object.__setattr__(new, "_items", pairs)
-        object.__setattr__(new, "_index", self._index)
-        object.__setattr__(new, "_hash", hash(pairs))
+        _set_items(new, pairs)
+        _set_index(new, self._index)
+        _set_hash(new, hash(pairs))
         return new
+
+
+# slot setters that bypass the immutability guard (used only while building a new map)
+_set_items = FrozenMap._items.__set__  # type: ignore[attr-defined]
+_set_index = FrozenMap._index.__set__  # type: ignore[attr-defined]
+_set_hash = FrozenMap._hash.__set__  # type: ignore[attr-defined]

@@ -225,3 +225,11 @@ def test_state_counts_are_deterministic() -> None:
     assert counts[0] == counts[1]
     # 3 clients x 16 outcomes each, any subset reported: (1 + 16)^3 states before eval
     assert counts[0] == 17**3 + 16**3
+
+
+def test_state_hashes_are_well_spread() -> None:
+    """Hash collisions would make interning quadratic (an additive FrozenMap hash once did)."""
+    seen, _ = explore(moniteo_like(3, 1, "rr"))
+    assert len({hash(s) for s in seen}) >= 0.999 * len(seen)
+    maps = {s.infra.igra.gradient for s in seen}
+    assert len({hash(m) for m in maps}) >= 0.999 * len(maps)
