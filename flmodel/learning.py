@@ -235,14 +235,13 @@ def aggregate(weighted: Iterable[tuple[Fraction, Vector]], dim: int) -> Vector:
     return Vec(total)
 
 
-@lru_cache(maxsize=1 << 16)
 def fedavg(items: tuple[tuple[int, Vector], ...], n: int, dim: int) -> Vector:
     """FedAvg aggregation (seed 004, III-A line 6 and III-B ``eval_server``):
     ``Newmodel = Σ_c (n_c / n) · w_c`` for ``items = ((n_c, w_c), ...)``, with ``x/0 = 0``.
 
-    Computed as ``(Σ_c n_c · w_c) / n`` (integer weights, one division per coordinate: the same
-    rational, fewer gcds). When ``Σ n_c = n > 0`` the weights sum to 1, so aggregating identical local
-    models returns that model.
+    Computed as ``(Σ_c n_c · w_c) / n`` over a common denominator (the same rational, fewer gcds).
+    Not memoized: in an exploration each aggregation state is expanded once. When
+    ``Σ n_c = n > 0`` the weights sum to 1, so aggregating identical local models returns that model.
 
     >>> fedavg(((1, vector(2)), (3, vector(6))), 4, 1)
     (Fraction(5, 1),)

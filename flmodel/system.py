@@ -175,6 +175,7 @@ class FLSystem:
         self._kind = {n: r.kind for n, r in zip(self._rule_names, rules.rules, strict=True)}
         self._clients = tuple(sorted(initial.igra.clients))
         self._cache: dict[tuple[FLState, str], frozenset[str]] = {}
+        self._actions: dict[tuple[str, str, str, str], Action] = {}
         self._cache_size = cache_size
         names = [
             "clients",
@@ -248,12 +249,14 @@ class FLSystem:
 
     def _steps(self, infra: Infrastructure, partitioned: bool) -> _CacheEntry:
         out = []
-        actions: dict[tuple[str, str, str, str], Action] = {}
+        actions = self._actions
         for rule in self.rules.rules:
             for t in rule.fire(self.ctx, infra, partitioned):
-                akey = (t.rule, t.actor, t.location, t.detail)
+                akey = t[:4]  # (rule, actor, location, detail): Action objects are shared
                 act = actions.get(akey)
                 if act is None:
+                    if len(actions) > 1 << 16:
+                        actions.clear()
                     act = actions[akey] = Action(t.rule, t.actor, t.location, t.detail)
                 out.append((act, t.target, t.probability, rule.aggregates, rule.deploys))
         return tuple(out)
