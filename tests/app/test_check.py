@@ -1,0 +1,218 @@
+"""``flcheck check``: expected verdicts of every bundled scenario, figures cross-checked against
+independent computations, CLI table / JSON / reports, and errors pointing into the scenario file."""
+
+from __future__ import annotations
+
+import itertools
+import json
+import math
+from collections import defaultdict
+from fractions import Fraction
+from pathlib import Path
+
+import flcheck_spec
+import pytest
+
+from checker.app.check import check_file
+from checker.cli import main
+from checker.verdict import Verdict
+
+BUNDLED = flcheck_spec.bundled_scenarios()
+H, V, HV = Verdict.HOLDS, Verdict.VIOLATED, Verdict.HOLDS_VACUOUSLY
+
+
+@pytest.fixture(scope="module")
+def moniteo():  # type: ignore[no-untyped-def]
+    return check_file(BUNDLED["moniteo"])
+
+
+def _verdicts(report) -> dict[str, Verdict]:  # type: ignore[no-untyped-def]
+    return {r.name: r.verdict for r in report.results}
+
+
+def test_moniteo_expected_verdicts(moniteo) -> None:  # type: ignore[no-untyped-def]
+    assert _verdicts(moniteo) == {
+        "round_can_complete": H, "no_stuck_round": H, "eval_needs_all": H, "dataset_fixed": H,
+        "secret_stays": H, "eavesdrop_secret_report": H, "ni_fl_dp": H, "adv_theorem1": H,
+        "adv_tight": H, "round_almost_surely": H,
+    }
+    assert moniteo.exit_code == 0
+    assert moniteo.kripke.complete
+
+
+def _rr(u: Fraction, grid: list[Fraction], r: Fraction) -> dict[Fraction, Fraction]:
+    """k-ary randomized response, written independently of flmodel.noise: snap to the nearest grid
+    point (ties to the smaller point, as ``RandomizedResponse.snap`` documents), keep it with probability
+    1/(1+(m-1)r), any other point with r/(1+(m-1)r)."""
+    snapped = min(grid, key=lambda g: (abs(g - u), g))
+    z = 1 + (len(grid) - 1) * r
+    return {g: (1 / z if g == snapped else r / z) for g in grid}
+
+
+def _moniteo_release(points: list[tuple[Fraction, Fraction]]) -> dict[tuple[Fraction, ...], Fraction]:
+    """Brute force: each satellite's update (w0 = 0, eta = 1/2, squared loss with intercept, one point)
+    is (y/2)(1, x); each coordinate goes through RR on {0,1,2,3} with r = 1/3 independently; the
+    released model is the average of the three noisy updates (equal weights 1/3)."""
+    grid = [Fraction(g) for g in range(4)]
+    per_client = []
+    for x, y in points:
+        upd = (y / 2, y * x / 2)
+        d0, d1 = _rr(upd[0], grid, Fraction(1, 3)), _rr(upd[1], grid, Fraction(1, 3))
+        per_client.append({(a, b): pa * pb for a, pa in d0.items() for b, pb in d1.items()})
+    out: dict[tuple[Fraction, ...], Fraction] = defaultdict(Fraction)
+    for combo in itertools.product(*(c.items() for c in per_client)):
+        v = tuple(sum(val[i] for val, _ in combo) / 3 for i in range(2))
+        p = math.prod((q for _, q in combo), start=Fraction(1))
+        out[v] += p
+    return dict(out)
+
+
+def test_moniteo_privacy_figures_match_brute_force(moniteo) -> None:  # type: ignore[no-untyped-def]
+    f = Fraction
+    d0 = _moniteo_release([(f(0), f(3)), (f(1), f(2)), (f(2), f(1))])
+    d1 = _moniteo_release([(f(0), f(3)), (f(1), f(2)), (f(2), f(3))])
+    assert sum(d0.values()) == 1 and sum(d1.values()) == 1
+    ratio = max(max(d0[o] / d1[o], d1[o] / d0[o]) for o in d0)
+    assert set(d0) == set(d1)
+    res = {r.name: r for r in moniteo.results}
+    assert res["ni_fl_dp"].details["ratio"] == str(ratio)
+    assert res["ni_fl_dp"].value == pytest.approx(math.log(ratio))
+    tv = sum(max(d1[o] - d0[o], 0) for o in d0)
+    assert res["adv_theorem1"].details["advantage"] == str(tv)
+    assert tv <= 1 - Fraction(1, 9)  # Theorem 1 read as a bound at eps = ln 9
+    # the engine's distributions are exactly the brute-force ones
+    e0, e1, names, _eps, _ = moniteo.artefacts["privacy"]["ni_fl_dp"]
+    assert names == ("curmodpar",)
+    assert {tuple(k): v for k, v in e0.items()} == d0 and {tuple(k): v for k, v in e1.items()} == d1
+
+
+def test_moniteo_distribution_agrees_with_helper_d(moniteo) -> None:  # type: ignore[no-untyped-def]
+    privacy_fl = pytest.importorskip("checker.app.privacy_fl")
+    from flmodel.scenario import load_scenario
+
+    s = load_scenario(BUNDLED["moniteo"])
+    fl = s.transition_system().fl
+    obs0 = privacy_fl.observe_dataset(fl)
+    obs1 = privacy_fl.observe_dataset(fl, s.neighbour_dataset("hot"))
+    e0, e1, *_ = moniteo.artefacts["privacy"]["ni_fl_dp"]
+    for ours, theirs in ((e0, obs0.releases), (e1, obs1.releases)):
+        assert {(tuple(k),): v for k, v in ours.items()} == {tuple(map(tuple, k)): v for k, v in theirs.items()}
+    assert obs0.scheduler_independent in (True, None)
+
+
+def test_seed_model_expected_verdicts() -> None:
+    rep = check_file(BUNDLED["seed_model"])
+    assert _verdicts(rep) == {
+        "repartition_twice": H, "client_reports_twice": H, "one_report_per_round": V,
+        "eval_when_ready": H, "eval_only_when_ready": H, "dataset_never_changes": H,
+        "eval_before_put_part": H, "ready_reset": H, "ni_fl_dp_no_noise": V,
+    }
+    res = {r.name: r for r in rep.results}
+    assert res["one_report_per_round"].evidence.startswith("counterexample: get_grad(c1")
+    assert res["ni_fl_dp_no_noise"].value == math.inf
+    assert rep.exit_code == 1
+
+
+def test_link_loss_expected_verdicts() -> None:
+    rep = check_file(BUNDLED["moniteo_link_loss"])
+    assert _verdicts(rep) == {
+        "round_can_complete": V, "stuck_mid_round": H, "sat3_never_reports": H,
+        "no_partial_aggregate": H, "completes_with_prob_half": V, "ni_fl_dp_zero": H,
+    }
+    res = {r.name: r for r in rep.results}
+    assert res["completes_with_prob_half"].value == 0
+    assert res["ni_fl_dp_zero"].value == 0
+    trace = res["stuck_mid_round"].details["trace"]
+    assert [s["action"] for s in trace["steps"][1:]] == [
+        "get_grad_round_noisy(sat1@orbit1)", "get_grad_round_noisy(sat2@orbit2)"]
+
+
+@pytest.mark.slow
+def test_swarm8_expected_verdicts() -> None:
+    rep = check_file(BUNDLED["moniteo_swarm8"])
+    assert _verdicts(rep) == {
+        "round_can_complete": H, "no_stuck_round": H, "eval_needs_all": H, "round_almost_surely": H,
+        "ni_fl_dp": H, "adv_theorem1": H, "ni_fl_dp_strict": V,
+    }
+    res = {r.name: r for r in rep.results}
+    assert res["ni_fl_dp"].details["ratio"] == "2"  # sat8's single report is the worst case
+    assert rep.kripke.num_states > 50_000
+
+
+# ------------------------------------------------------------------------------------------ CLI
+def test_cli_default_is_moniteo_table(capsys: pytest.CaptureFixture[str]) -> None:
+    assert main(["check"]) == 0
+    out = capsys.readouterr().out
+    assert "Moniteo" in out and "moniteo.fl" in out
+    header = next(line for line in out.splitlines() if line.startswith("property"))
+    assert header.split() == ["property", "kind", "verdict", "figure", "evidence"]
+    assert "ni_fl_dp" in out and "ln(6)" in out and "10 holds" in out
+
+
+def test_cli_json_keys(capsys: pytest.CaptureFixture[str]) -> None:
+    assert main(["check", str(BUNDLED["moniteo_link_loss"]), "--json"]) == 1
+    data = json.loads(capsys.readouterr().out)
+    assert {"scenario", "states", "transitions", "properties"} <= set(data)
+    assert data["states"] == 289
+    for p in data["properties"]:
+        assert {"name", "kind", "verdict", "value", "evidence"} <= set(p)
+        assert p["verdict"] in {v.value for v in Verdict}
+    assert {p["name"]: p["verdict"] for p in data["properties"]}["round_can_complete"] == "violated"
+
+
+def test_cli_reports(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
+    md = tmp_path / "out" / "r.md"
+    assert main(["check", str(BUNDLED["moniteo_link_loss"]), "--report", str(md)]) == 1
+    text = md.read_text()
+    assert "| round_can_complete | ctl | **violated** |" in text
+    assert (tmp_path / "out" / "r_locations.png").read_bytes()[:4] == b"\x89PNG"
+    assert "![Location graph and actors](r_locations.png)" in text
+    html = tmp_path / "r.html"
+    assert main(["check", "--report", str(html), "--property", "eavesdrop_secret_report",
+                 "--property", "ni_fl_dp"]) == 0
+    page = html.read_text()
+    assert page.count("data:image/png;base64,") == 3  # locations, attack tree, privacy figure
+    assert not list(tmp_path.glob(".r.html.*"))  # atomic write leaves no temporary file
+    assert main(["check", "--report", str(tmp_path / "r.txt")]) == 2
+
+
+def test_cli_bad_scenario_exit_2(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
+    text = BUNDLED["moniteo"].read_text()
+    bad = tmp_path / "bad.fl"
+    bad.write_text(text.replace("clients sat1 at orbit1", "clients sat1 at orbit9"))
+    assert main(["check", str(bad)]) == 2
+    err = capsys.readouterr().err
+    line = 1 + next(i for i, ln in enumerate(text.splitlines()) if ln.startswith("clients sat1"))
+    assert f"{bad}:{line}:9:" in err and "unknown location 'orbit9'" in err
+
+
+def test_formula_errors_point_into_the_scenario(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
+    text = BUNDLED["moniteo_link_loss"].read_text()
+    lines = text.splitlines()
+    idx = next(i for i, ln in enumerate(lines) if ln.startswith("property sat3_never_reports"))
+    lines[idx] = "property sat3_never_reports: ctl AG (!ready_sat3 &);"
+    jdx = next(i for i, ln in enumerate(lines) if ln.startswith("property stuck_mid_round"))
+    lines[jdx] = "property stuck_mid_round: ctl EF no_such_thing;"
+    bad = tmp_path / "f.fl"
+    bad.write_text("\n".join(lines) + "\n")
+    assert main(["check", str(bad)]) == 2
+    err = capsys.readouterr().err
+    col = lines[idx].index("&") + 2
+    assert f"{bad}:{idx + 1}:{col}:" in err
+    assert f"{bad}:{jdx + 1}:" in err and "no_such_thing" in err
+
+
+def test_unknown_property_name(capsys: pytest.CaptureFixture[str]) -> None:
+    assert main(["check", str(BUNDLED["moniteo_link_loss"]), "--property", "nope"]) == 2
+
+
+def test_attack_without_criterion_is_unknown_not_a_guess(tmp_path: Path) -> None:
+    from checker.app.check import check_scenario
+    from flmodel.scenario import parse_scenario
+
+    text = BUNDLED["moniteo_link_loss"].read_text() + "property atk: attack nosuch\n"
+    s = parse_scenario(text, "atk.fl")
+    from checker.errors import InputError
+
+    with pytest.raises(InputError):
+        check_scenario(s, only=["atk"])
