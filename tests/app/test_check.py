@@ -96,7 +96,8 @@ def test_moniteo_distribution_agrees_with_helper_d(moniteo) -> None:  # type: ig
     obs1 = privacy_fl.observe_dataset(fl, s.neighbour_dataset("hot"))
     e0, e1, *_ = moniteo.artefacts["privacy"]["ni_fl_dp"]
     for ours, theirs in ((e0, obs0.releases), (e1, obs1.releases)):
-        assert {(tuple(k),): v for k, v in ours.items()} == {tuple(map(tuple, k)): v for k, v in theirs.items()}
+        expected = {tuple(map(tuple, k)): v for k, v in theirs.items()}
+        assert {(tuple(k),): v for k, v in ours.items()} == expected
     assert obs0.scheduler_independent in (True, None)
 
 
