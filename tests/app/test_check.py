@@ -34,7 +34,7 @@ def test_moniteo_expected_verdicts(moniteo) -> None:  # type: ignore[no-untyped-
     assert _verdicts(moniteo) == {
         "round_can_complete": H, "no_stuck_round": H, "eval_needs_all": H, "dataset_fixed": H,
         "secret_stays": H, "eavesdrop_secret_report": H, "ni_fl_dp": H, "adv_theorem1": H,
-        "adv_tight": H, "round_almost_surely": H,
+        "adv_tight": H, "round_almost_surely": H, "crossval_ni_fl_dp": H,
     }
     assert moniteo.exit_code == 0
     assert moniteo.kripke.complete
@@ -80,6 +80,8 @@ def test_moniteo_privacy_figures_match_brute_force(moniteo) -> None:  # type: ig
     tv = sum(max(d1[o] - d0[o], 0) for o in d0)
     assert res["adv_theorem1"].details["advantage"] == str(tv)
     assert tv <= 1 - Fraction(1, 9)  # Theorem 1 read as a bound at eps = ln 9
+    # helper F's numerical privacy-loss distribution agrees with the exact ratio
+    assert res["crossval_ni_fl_dp"].value == pytest.approx(math.log(ratio), rel=1e-9)
     # the engine's distributions are exactly the brute-force ones
     e0, e1, names, _eps, _ = moniteo.artefacts["privacy"]["ni_fl_dp"]
     assert names == ("curmodpar",)
@@ -147,7 +149,7 @@ def test_cli_default_is_moniteo_table(capsys: pytest.CaptureFixture[str]) -> Non
     assert "Moniteo" in out and "moniteo.fl" in out
     header = next(line for line in out.splitlines() if line.startswith("property"))
     assert header.split() == ["property", "kind", "verdict", "figure", "evidence"]
-    assert "ni_fl_dp" in out and "ln(6)" in out and "10 holds" in out
+    assert "ni_fl_dp" in out and "ln(6)" in out and "11 holds" in out
 
 
 def test_cli_json_keys(capsys: pytest.CaptureFixture[str]) -> None:
