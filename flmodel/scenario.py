@@ -521,10 +521,25 @@ def parse_scenario(text: str, source: str = "<scenario>", *, check: bool = True)
     scenario, extras = _assemble(parts, source, diags)
     if check:
         diags.extend(check_scenario(scenario, extras))
+        if not diags:
+            diags.extend(_check_built(scenario))
     if diags:
         diags.sort(key=lambda d: (d.line or 0, d.column or 0))
         raise ModelError(diags)
     return scenario
+
+
+def _check_built(scenario: Scenario) -> list[Diagnostic]:
+    """Problems only the built system reveals: observed names (attacker, ``observing``) that are not
+    observables of the system."""
+    from flmodel.scenario_build import build_system
+    from flmodel.scenario_check import check_observables
+
+    try:
+        system = build_system(scenario)
+    except ModelError as exc:
+        return list(exc.diagnostics)
+    return check_observables(scenario, set(system.observable_names()))
 
 
 def load_scenario(path: str | Path) -> Scenario:

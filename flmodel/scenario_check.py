@@ -246,7 +246,7 @@ def check_scenario(s: Scenario, extras: dict[str, Any] | None = None) -> list[Di
                 if s.partition is not None and ch.kind == "add" and points[ch.new].owner is None:
                     d.add(ch.pos, f"neighbour {nb.name!r} adds {ch.new!r}, which has no owner; the data are "
                           f"partitioned, so write 'observed by CLIENT' in its data statement")
-        if current == set(dataset) and not any(n.name not in points for n in []):
+        if current == set(dataset):
             d.add(nb.pos, f"neighbour {nb.name!r} equals the dataset (D ◇1 D' needs D ≠ D')")
 
     # --- attacker ------------------------------------------------------------------------------------
