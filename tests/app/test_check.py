@@ -219,3 +219,23 @@ def test_attack_without_criterion_is_unknown_not_a_guess(tmp_path: Path) -> None
 
     with pytest.raises(InputError):
         check_scenario(s, only=["atk"])
+
+
+def test_attack_property_decides_only_with_a_stated_criterion() -> None:
+    """Helper G's SRATTA experiment: ``max_rho_recovered`` states what must hold; the verdict follows
+    the measured figure (reported in the details), and without a criterion it is "unknown"."""
+    from checker.app.check import check_scenario
+    from flmodel.scenario import parse_scenario
+
+    opts = "n_clients = 2 per_client = 10 hidden = 100 rounds = 5"
+    text = (BUNDLED["moniteo_link_loss"].read_text()
+            + f"property loose: attack sratta {opts} max_rho_recovered = 0.95\n"
+            + f"property strict: attack sratta {opts} max_rho_recovered = 0.05\n"
+            + f"property measure: attack sratta {opts}\n")
+    rep = check_scenario(parse_scenario(text, "atk.fl"), only=["loose", "strict", "measure"])
+    res = {r.name: r for r in rep.results}
+    rho = res["loose"].details["result"]["rho_recovered"]
+    assert res["strict"].details["result"]["rho_recovered"] == rho  # seeded: same experiment
+    assert res["loose"].verdict is (H if rho <= 0.95 else V)
+    assert res["strict"].verdict is (H if rho <= 0.05 else V)
+    assert res["measure"].verdict is Verdict.UNKNOWN and "no max_<metric>" in res["measure"].evidence
