@@ -41,7 +41,7 @@ MAIN_CONSTANTS: frozenset[str] = frozenset(
     {
         "True", "False", "Suc", "map", "map2", "set", "hd", "last", "length", "insert", "card",
         "of_nat", "lfp", "gfp", "mono", "fst", "snd", "exp", "fun_upd", "Pair", "finite", "distinct",
-        "sorted", "sum", "prod", "id", "sum_list", "undefined",
+        "sorted", "sum", "prod", "id", "sum_list", "undefined", "UNIV",
     }
 )
 
@@ -55,7 +55,7 @@ MAIN_FACTS: frozenset[str] = frozenset(
         "rtranclp.rtrancl_into_rtrancl", "converse_rtranclp_into_rtranclp", "rtranclp_trans",
         "r_into_rtranclp", "insert_iff", "singleton_iff", "fun_upd_apply", "fun_upd_def", "Let_def",
         "empty_iff", "refl", "conjI", "ext", "assms", "gfp_unfold", "rtranclp_induct", "lfp_lowerbound",
-        "fun_eq_iff",
+        "fun_eq_iff", "subset_refl",
     }
 )
 
