@@ -25,7 +25,8 @@ plus ``secret_in_dataset`` (some secret point is in the dataset) and per secret 
 
 from __future__ import annotations
 
-from collections.abc import Iterable, Sequence
+import dataclasses
+from collections.abc import Iterable, Iterator, Sequence
 from dataclasses import dataclass
 from fractions import Fraction
 from typing import Any
@@ -42,6 +43,7 @@ from flmodel.noise import (
     geometric,
     randomized_response,
 )
+from flmodel.rules import RULE_SETS, Rule, RuleContext, RuleSet, Transition
 from flmodel.scenario_ast import MechanismDecl, Scenario
 from flmodel.system import Bounds, FLState, FLSystem
 
@@ -177,22 +179,72 @@ def build_fl_system(s: Scenario) -> FLSystem:
     variant = s.protocol.variant if s.protocol is not None else "published"
     traces = (s.protocol.traces if s.protocol is not None else None) or (
         "full" if variant == "published" else "drop")
-    mech = None
-    target = "update"
-    for nd in s.noise:
-        mech = mechanism_of(nd.mechanism)
-        if nd.target is not None:
-            target = nd.target
+    mechs, targets = client_noise(s)
+    distinct = set(mechs.values())
+    rules: RuleSet | str = variant
+    if len(distinct) <= 1 and len(set(targets.values())) <= 1:
+        mech = next(iter(distinct)) if distinct else None
+        target = next(iter(targets.values())) if targets else "update"
+    else:  # clients with different mechanisms: the get_grad rule is specialised per client
+        mech = next(m for m in mechs.values() if m is not None)
+        target = "update"
+        rules = per_client_noise(RULE_SETS[variant], mechs, targets)
     own = owners(s)
 
     def owner(p: DataPoint) -> str:
         return own.get(p.name, "")
 
-    return FLSystem(infra, rules=variant, loss=loss_of(s.model.loss), eta=s.model.rate, mechanism=mech,
+    return FLSystem(infra, rules=rules, loss=loss_of(s.model.loss), eta=s.model.rate, mechanism=mech,
                     noise_target=target,  # type: ignore[arg-type]
                     bounds=Bounds(s.bound("rounds"), s.bound("events")), trace_mode=traces,  # type: ignore[arg-type]
                     enforce_policies=enforce, owner=owner if s.partition is not None else None,
                     partitioned=s.partition is not None)
+
+
+def client_noise(s: Scenario) -> tuple[dict[str, Mechanism | None], dict[str, str]]:
+    """Per client: its mechanism (``None``: the published noise-free ``get_grad``) and what it
+    perturbs (``update`` or ``gradient``). ``noise MECH`` applies to every client, ``noise for c: MECH``
+    to the clients named (later statements refine earlier ones); clients never named get none."""
+    clients = [c.actor for c in s.clients]
+    mechs: dict[str, Mechanism | None] = {c: None for c in clients}
+    targets: dict[str, str] = {c: "update" for c in clients}
+    for nd in s.noise:
+        m = mechanism_of(nd.mechanism)
+        for c in nd.clients if nd.clients is not None else clients:
+            mechs[c] = m
+            targets[c] = nd.target or "update"
+    return mechs, targets
+
+
+def per_client_noise(base: RuleSet, mechs: dict[str, Mechanism | None], targets: dict[str, str]) -> RuleSet:
+    """``base`` with its ``get_grad`` rule taken by each client ``c`` with its own mechanism and noise
+    target (flcheck's probabilistic ``get_grad_noisy`` of :mod:`flmodel.rules` with a per-client
+    :class:`RuleContext`); the action keeps the rule name ``<get_grad rule>_noisy`` for every client,
+    also for a client without noise (a point mass)."""
+    rules: list[Rule] = []
+    for r in base.rules:
+        if r.kind != "get_grad":
+            rules.append(r)
+            continue
+        name = r.name + "_noisy"
+
+        contexts: dict[tuple[int, str], RuleContext] = {}
+
+        def fire(ctx: RuleContext, infra: Infrastructure, partitioned: bool, _r: Rule = r,
+                 _name: str = name, _ctxs: dict[tuple[int, str], RuleContext] = contexts,
+                 ) -> Iterator[Transition]:
+            for c in sorted(infra.igra.clients):
+                ctx_c = _ctxs.get((id(ctx), c))
+                if ctx_c is None:  # own memo: the rules' memo keys do not name the mechanism
+                    ctx_c = _ctxs[(id(ctx), c)] = dataclasses.replace(
+                        ctx, mechanism=mechs.get(c), noise_target=targets.get(c, "update"),  # type: ignore[arg-type]
+                        memo={})
+                for t in _r.fire(ctx_c, infra, partitioned):
+                    if t.actor == c:
+                        yield t._replace(rule=_name)
+
+        rules.append(Rule(r.name, r.kind, fire, r.aggregates, r.deploys))
+    return RuleSet(base.name, tuple(rules), base.tracks_partitioned)
 
 
 class ScenarioSystem:

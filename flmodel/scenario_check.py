@@ -7,8 +7,9 @@ and at least one client; policies name known actors and the IIIf FL actions ``pu
 known points once each; an initial partition gives every client a part, only to clients, with parts
 pairwise disjoint whose union is the dataset (``dataset G = ⋃•_{c} Part c``); the model's loss is
 known, its rate positive and its initial parameter has the dimension the loss needs; noise mechanisms
-are well-formed (randomized response and geometric bases in (0, 1], non-empty ranges, positive steps),
-name known clients and agree for all clients (the model has one mechanism); the protocol variant is
+are well-formed (randomized response and geometric bases in (0, 1], non-empty ranges, positive steps,
+additive noise probabilities positive and summing to 1), name known clients and give no client two
+different mechanisms in client-specific statements; the protocol variant is
 known; bounds are given once each and at least one bound keeps the state space finite; neighbouring
 datasets (III-C) change the dataset by points that exist, are in (or out of) it as the change needs, and
 whose new points have an owner when the data are partitioned; properties have unique names, refer to
@@ -192,24 +193,17 @@ def check_scenario(s: Scenario, extras: dict[str, Any] | None = None) -> list[Di
         _check_mechanism(nd.mechanism, nd.pos, d)
         named = noise_names.get(id(nd)) or (tuple(Named(c, nd.pos) for c in nd.clients)
                                             if nd.clients is not None else None)
-        targets = [n.name for n in named] if named is not None else sorted(clients)
-        if named is not None:
-            for n in named:
-                if n.name not in clients:
-                    d.add(n.pos, f"noise for {n.name!r}, which is not a client; {_close(n.name, clients)}")
-        for c in targets:
+        if named is None:  # "noise MECH": every client (later "noise for" statements refine it)
+            continue
+        for n in named:
+            if n.name not in clients:
+                d.add(n.pos, f"noise for {n.name!r}, which is not a client; {_close(n.name, clients)}")
             key = (nd.mechanism.kind, nd.mechanism.base, nd.mechanism.grid, nd.mechanism.lo,
                    nd.mechanism.hi, nd.mechanism.step, nd.mechanism.table, nd.target)
-            if c in mechs and mechs[c][0] != key:
-                d.add(nd.pos, f"client {c!r} gets two different noise mechanisms")
-            mechs[c] = (key, nd.pos)
-    if mechs:
-        kinds = {v[0] for v in mechs.values()}
-        uncovered = sorted(clients - set(mechs))
-        if len(kinds) > 1 or (uncovered and any(k[0] != "none" for k in kinds)):
-            d.add(s.noise[0].pos, "clients get different noise mechanisms"
-                  + (f" ({', '.join(uncovered)} none)" if uncovered else "")
-                  + "; the FL model (flmodel.rules.RuleContext) has one mechanism for all clients")
+            if n.name in mechs and mechs[n.name][0] != key:
+                d.add(n.pos, f"client {n.name!r} gets two different noise mechanisms "
+                      f"(the other at line {mechs[n.name][1].line})")
+            mechs[n.name] = (key, nd.pos)
 
     # --- protocol and bounds ------------------------------------------------------------------------
     if s.protocol is not None and s.protocol.variant not in PROTOCOLS:

@@ -239,3 +239,34 @@ def test_attack_property_decides_only_with_a_stated_criterion() -> None:
     assert res["loose"].verdict is (H if rho <= 0.95 else V)
     assert res["strict"].verdict is (H if rho <= 0.05 else V)
     assert res["measure"].verdict is Verdict.UNKNOWN and "no max_<metric>" in res["measure"].evidence
+
+
+def test_per_client_noise() -> None:
+    """Only sat3 (holding the secret point) adds noise: its report is released almost unmixed, so the
+    released model is exactly as private as sat3's report: e^ε* = 3·3 = 9 (two coordinates, RR ratio 3
+    each), worse than ln 6 when every satellite adds noise."""
+    from checker.app.check import check_scenario
+    from flmodel.scenario import parse_scenario
+
+    text = BUNDLED["moniteo"].read_text().replace(
+        "noise rr grid {0, 1, 2, 3} r 1/3 on update",
+        "noise rr grid {0, 1, 2, 3} r 1/3 on update\nnoise for sat1, sat2: none")
+    s = parse_scenario(text, "per_client.fl")
+    ts = s.transition_system()
+    (s0,) = ts.initial_states()
+    outcomes: dict[str, int] = defaultdict(int)
+    for action, _, _ in ts.successors(s0):
+        outcomes[action.actor] += 1
+    assert outcomes == {"sat1": 1, "sat2": 1, "sat3": 16}
+    rep = check_scenario(s, only=["ni_fl_dp", "adv_tight"])
+    res = {r.name: r for r in rep.results}
+    assert res["ni_fl_dp"].details["ratio"] == "9" and res["ni_fl_dp"].verdict is H
+    # sat3's report alone: TV of two products of RR(1/2 keep, 1/6 other) differing in both coordinates
+    keep, other = Fraction(1, 2), Fraction(1, 6)
+    # update (y/2)(1, x): D0 (x=2, y=1) -> (1/2, 1) snapped to (0, 1) (ties down); D1 (y=3) -> (1, 3)
+    p = {(a, b): (keep if a == 0 else other) * (keep if b == 1 else other)
+         for a in range(4) for b in range(4)}
+    q = {(a, b): (keep if a == 1 else other) * (keep if b == 3 else other)
+         for a in range(4) for b in range(4)}
+    tv = sum(max(q[o] - p[o], 0) for o in p)
+    assert res["adv_tight"].details["advantage"] == str(tv)
