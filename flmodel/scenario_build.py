@@ -13,8 +13,9 @@ The construction (seed 004, III-B):
   it the gated relation equals the published one) or the default table with enforcement switched off
   (``policies ignored``);
 * rules ``published`` (the literal relation) or ``fedavg_rounds``, the loss, rate ``η``, the noise
-  mechanism and what it perturbs, bounds and the trace mode (default ``full`` for ``published`` — the
-  literal trace sets — and ``drop`` for ``fedavg_rounds``).
+  mechanism and what it perturbs (when clients have different mechanisms, the ``get_grad`` rule is
+  specialised per client, :func:`per_client_noise`), bounds and the trace mode (default ``full``
+  for ``published`` — the literal trace sets — and ``drop`` for ``fedavg_rounds``).
 
 :class:`ScenarioSystem` wraps helper A's :class:`~flmodel.system.FLSystem`: same states, successors and
 probabilities; its observables are the FLSystem's with ``:`` replaced by ``_`` (``gradient_sat1``,

@@ -270,3 +270,20 @@ def test_per_client_noise() -> None:
          for a in range(4) for b in range(4)}
     tv = sum(max(q[o] - p[o], 0) for o in p)
     assert res["adv_tight"].details["advantage"] == str(tv)
+
+
+def test_probability_schedulers_on_moniteo() -> None:
+    """First-passage probabilities: the round completes under every scheduler; whether sat1 reports
+    first depends on the scheduler (Pmin = 0, Pmax = 1, uniform = 1/3 by symmetry of the 3 satellites)."""
+    from checker.app.check import check_scenario
+    from flmodel.scenario import parse_scenario
+
+    text = BUNDLED["moniteo"].read_text() + (
+        'property u: probability uniform == 1 reach round = 1;\n'
+        'property first_min: probability min <= 0 reach ready == {"sat1"};\n'
+        'property first_max: probability max >= 1 reach ready == {"sat1"};\n'
+        'property first_uni: probability uniform == 1/3 reach ready == {"sat1"};\n'
+        'property first_uni_wrong: probability uniform > 1/3 reach ready == {"sat1"};\n')
+    rep = check_scenario(parse_scenario(text, "p.fl"), only=["u", "first_min", "first_max", "first_uni",
+                                                             "first_uni_wrong"])
+    assert _verdicts(rep) == {"u": H, "first_min": H, "first_max": H, "first_uni": H, "first_uni_wrong": V}
