@@ -172,6 +172,12 @@ text \<open>As written: property round_almost_surely: probability min >= 1 reach
 
 text \<open>Kind probability (1); verdict: holds. Properties of this kind are quantitative (path probabilities, NI-FL-DP, advantage): flcheck computes them on its explored Markov models, for NI-FL-DP on the two Kripke structures of neighbouring initial datasets. No proof script is generated from a numerical result.\<close>
 
+subsection \<open>Property crossval_ni_fl_dp\<close>
+
+text \<open>As written: property crossval_ni_fl_dp: crossval between hot trials = 5000 seed = 0\<close>
+
+text \<open>Kind crossval; verdict: decided by flcheck check, not by this export. Properties of this kind are quantitative (path probabilities, NI-FL-DP, advantage): flcheck computes them on its explored Markov models, for NI-FL-DP on the two Kripke structures of neighbouring initial datasets. No proof script is generated from a numerical result.\<close>
+
 end
 
 end
