@@ -185,6 +185,7 @@ class _Context:
         self.structures: dict[str, Kripke] = {"": kripke}
         self.dists: dict[tuple[str, tuple[str, ...]], Any] = {}
         self.mdp: Any = None
+        self.independent: dict[tuple[str, tuple[str, ...]], bool | None] = {}
         self.artefacts: dict[str, Any] = {"attack_trees": {}, "privacy": {}}
 
     def structure(self, neighbour: str) -> Kripke:
@@ -213,7 +214,27 @@ class _Context:
                       for i in range(k.num_states)]
             od = observable_distribution(dtmc_from_kripke(k, "uniform"), values, exact=True)
             self.dists[key] = (od.dist, od.missing, k.complete)
+            self.independent[key] = _scheduler_independent(k, values) if k.complete else None
         return self.dists[key]  # type: ignore[no-any-return]
+
+    def scheduler_note(self, neighbour: str, names: tuple[str, ...]) -> str:
+        """Whether the two distributions depend on how nondeterminism is resolved (Pmin = Pmax of each
+        final observation over all schedulers; helper D's check)."""
+        flags = [self.independent.get(("", names)), self.independent.get((neighbour, names))]
+        if all(f is True for f in flags):
+            return "uniform scheduler (the distributions are the same under every scheduler)"
+        if any(f is False for f in flags):
+            return "uniform scheduler (WARNING: the distributions depend on the scheduler)"
+        return "uniform scheduler (scheduler dependence not checked)"
+
+
+def _scheduler_independent(k: Kripke, values: list[Hashable]) -> bool | None:
+    """Helper D's check (``checker.app.privacy_fl``), ``None`` when it is not available."""
+    try:
+        from checker.app.privacy_fl import _scheduler_independent as check
+    except ImportError:  # pragma: no cover - depends on helper D's module
+        return None
+    return check(k, values)
 
 
 def _freeze(v: object) -> Hashable:
@@ -317,12 +338,15 @@ def _privacy(ctx: _Context, p: PropertyDecl) -> PropertyResult:
     value = math.inf if res.infinite else res.epsilon
     worst = "" if res.outcome is None else (
         f"worst outcome {_outcome_text(res.outcome)}: P0 = {res.p0}, P1 = {res.p1}")
+    note = ctx.scheduler_note(p.neighbour or "", names)
     evidence = (f"ε* = {res.text()} vs ε = {eps.text()}; " + worst +
-                f"; observing {', '.join(names)} at the end of runs, uniform scheduler, "
+                f"; observing {', '.join(names)} at the end of runs, {note}, "
                 f"{len(d0)}/{len(d1)} outcomes")
     details = {"epsilon_bound": eps.text(), "epsilon": res.json(),
                "ratio": None if res.ratio is None else str(res.ratio), "observing": list(names),
-               "neighbour": p.neighbour, "outcomes": [len(d0), len(d1)], "scheduler": "uniform"}
+               "neighbour": p.neighbour, "outcomes": [len(d0), len(d1)], "scheduler": "uniform",
+               "scheduler_independent": [ctx.independent.get(("", names)),
+                                         ctx.independent.get((p.neighbour or "", names))]}
     ctx.artefacts["privacy"][p.name] = (d0, d1, names, eps, res)
     return PropertyResult(p.name, p.kind, verdict, value, res.text(), evidence, details)
 

@@ -76,6 +76,7 @@ def test_moniteo_privacy_figures_match_brute_force(moniteo) -> None:  # type: ig
     assert set(d0) == set(d1)
     res = {r.name: r for r in moniteo.results}
     assert res["ni_fl_dp"].details["ratio"] == str(ratio)
+    assert res["ni_fl_dp"].details["scheduler_independent"] == [True, True]
     assert res["ni_fl_dp"].value == pytest.approx(math.log(ratio))
     tv = sum(max(d1[o] - d0[o], 0) for o in d0)
     assert res["adv_theorem1"].details["advantage"] == str(tv)
@@ -113,6 +114,9 @@ def test_seed_model_expected_verdicts() -> None:
     res = {r.name: r for r in rep.results}
     assert res["one_report_per_round"].evidence.startswith("counterexample: get_grad(c1")
     assert res["ni_fl_dp_no_noise"].value == math.inf
+    # put_part's choice of partition is nondeterministic: the release depends on the scheduler
+    assert res["ni_fl_dp_no_noise"].details["scheduler_independent"] == [False, False]
+    assert "WARNING" in res["ni_fl_dp_no_noise"].evidence
     assert rep.exit_code == 1
 
 
