@@ -191,8 +191,12 @@ def _wrap(text: str, width: int) -> list[str]:
 def privacy_png(d0: dict[Any, Any], d1: dict[Any, Any], eps: Any, title: str) -> bytes:
     """The two output distributions (D0, D1) and the log-ratio ``ln P0(o)/P1(o)`` per outcome against
     the stated ``±ε``."""
-    outcomes = sorted(set(d0) | set(d1), key=lambda o: (float(d0.get(o, 0)) - float(d1.get(o, 0)), str(o)))
-    if len(outcomes) > 80:  # keep the outcomes with the largest difference
+    def log_ratio(o: Any) -> float:
+        a, b = float(d0.get(o, 0)), float(d1.get(o, 0))
+        return math.log(a / b) if a > 0 and b > 0 else (math.inf if a > 0 else -math.inf)
+
+    outcomes = sorted(set(d0) | set(d1), key=lambda o: (log_ratio(o), str(o)))
+    if len(outcomes) > 80:  # keep the outcomes with the most extreme ratios
         outcomes = outcomes[:40] + outcomes[-40:]
     p0 = [float(d0.get(o, 0)) for o in outcomes]
     p1 = [float(d1.get(o, 0)) for o in outcomes]
@@ -215,7 +219,7 @@ def privacy_png(d0: dict[Any, Any], d1: dict[Any, Any], eps: Any, title: str) ->
         ax2.axhline(e, color="k", ls="--", lw=0.8)
         ax2.axhline(-e, color="k", ls="--", lw=0.8)
         ax2.set_ylabel("ln P0/P1")
-        ax2.set_xlabel(f"outcomes ({len(outcomes)} shown), sorted by P0 − P1; dashed: ±ε = ±{e:.4g}")
+        ax2.set_xlabel(f"outcomes ({len(outcomes)} shown), sorted by ln P0/P1; dashed: ±ε = ±{e:.4g}")
         ax2.set_xticks([])
 
     return _figure_png(draw, (7.5, 5.0))
