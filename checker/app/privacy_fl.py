@@ -86,6 +86,8 @@ __all__ = [
 ]
 
 Number = Fraction | float
+#: Default exploration limits per dataset: 200 000 states or 3 GB resident memory (shared machines).
+DEFAULT_LIMITS = Limits(max_states=200_000, max_memory_mb=3072)
 Vector = tuple[Fraction, ...]
 #: An observable event of the protocol trace: (kind, actor, value).
 Event = tuple[str, str | None, Hashable]
@@ -125,12 +127,13 @@ class ObservedSystem:
     ``updates[c]``; with ``record_trace`` every event is appended to ``trace``.  Probabilities and
     actions are those of the FL system, so the product is a refinement that only adds memory."""
 
-    def __init__(self, system: FLSystem, *, record_trace: bool = False,
+    def __init__(self, system: FLSystem, *, record_trace: bool = False, record_updates: bool = True,
                  stop_after_rounds: bool = True) -> None:
         self.system = system
         self.clients = tuple(system.clients)
         self._index = {c: i for i, c in enumerate(self.clients)}
         self.record_trace = record_trace
+        self.record_updates = record_updates
         self.stop_after_rounds = stop_after_rounds
         self._names = ("releases", "trace", "dataset", "partition", "curmodpar",
                        *(f"updates:{c}" for c in self.clients))
@@ -153,9 +156,10 @@ class ObservedSystem:
                 releases = (*releases, g.curmodpar)
                 value = g.curmodpar
             elif kind == "get_grad" and act.actor in self._index:
-                i = self._index[act.actor]
                 v = g.gradient[act.actor]
-                updates = (*updates[:i], (*updates[i], v), *updates[i + 1:])
+                if self.record_updates:
+                    i = self._index[act.actor]
+                    updates = (*updates[:i], (*updates[i], v), *updates[i + 1:])
                 value = v
             elif kind == "put_part":
                 value = g.partition
@@ -210,7 +214,8 @@ class DatasetObservation:
 
 
 def observe_dataset(system: FLSystem, dataset: Iterable[DataPoint] | None = None, *,
-                    record_trace: bool = False, limits: Limits | None = None, check_scheduler: bool = True,
+                    record_trace: bool = False, record_updates: bool = True, limits: Limits | None = None,
+                    check_scheduler: bool = True,
                     stop_after_rounds: bool = True, exact: bool | None = None) -> DatasetObservation:
     """Explore ``system`` (rebuilt for ``dataset`` when given) observed by the attacker, resolve the
     nondeterminism with the uniform scheduler, and return the distributions of the observations at the
@@ -220,13 +225,15 @@ def observe_dataset(system: FLSystem, dataset: Iterable[DataPoint] | None = None
     comparing ``Pmin`` and ``Pmax`` over all schedulers of each release sequence (vectorised float
     value iteration, :func:`checker.markov.mdp_reach_many`, tolerance 1e-9)."""
     sys_d = system if dataset is None else system.with_dataset(dataset)
-    ts = ObservedSystem(sys_d, record_trace=record_trace, stop_after_rounds=stop_after_rounds)
+    ts = ObservedSystem(sys_d, record_trace=record_trace, record_updates=record_updates,
+                        stop_after_rounds=stop_after_rounds)
     names = ["releases", *(f"updates:{c}" for c in ts.clients)] + (["trace"] if record_trace else [])
-    k = explore(ts, limits=limits or Limits(max_states=200_000), observables=names,  # type: ignore[arg-type]
+    k = explore(ts, limits=limits or DEFAULT_LIMITS, observables=names,  # type: ignore[arg-type]
                 probabilities=True, keep_states=False)
     if not k.complete:
+        hint = "" if not record_updates else "; try without the decomposition (fewer recorded updates)"
         raise InputError(f"the observed FL system is too large or unbounded ({k.limit_reason}); "
-                         f"bound it with max_rounds / max_events", None, "a finite bounded model")
+                         f"bound it with max_rounds / max_events{hint}", None, "a finite bounded model")
     dtmc = dtmc_from_kripke(k)
     use_exact = dtmc.is_exact if exact is None else exact
     ab = bottom_absorption(dtmc, exact=use_exact)
@@ -571,7 +578,7 @@ def _decomposition(system: FLSystem, o0: DatasetObservation, o1: DatasetObservat
 def privacy_report(system: FLSystem, universe: Iterable[DataPoint] | None = None, *,
                    observe: str = "curmodpar", eps: Eps | float | str | None = None,
                    readings: Sequence[NeighbourReading] = NEIGHBOUR_READINGS, limits: Limits | None = None,
-                   literal: bool = True, check_scheduler: bool = True,
+                   literal: bool = True, check_scheduler: bool = True, decomposition: bool = True,
                    exact: bool | None = None) -> PrivacyReport:
     """NI-FL-DP of ``system`` at its dataset ``D`` against every neighbouring dataset drawn from
     ``universe`` (default: ``D`` itself, which gives removals only) under each reading.
@@ -588,7 +595,8 @@ def privacy_report(system: FLSystem, universe: Iterable[DataPoint] | None = None
 
     def get(d: Dataset) -> DatasetObservation:
         if d not in cache:
-            cache[d] = observe_dataset(system, d, record_trace=record_trace, limits=limits,
+            cache[d] = observe_dataset(system, d, record_trace=record_trace,
+                                       record_updates=decomposition or mode == "client", limits=limits,
                                        check_scheduler=check_scheduler and d == base_data, exact=exact)
         return cache[d]
 
@@ -614,7 +622,7 @@ def privacy_report(system: FLSystem, universe: Iterable[DataPoint] | None = None
                 feats = {n: (lambda o, f=f: f(_releases_from_trace(o))) for n, f in feats.items()}
             atts = attackers_from_features(p0, p1, feats)
             bs = bounds(atts[0].advantage, checked, delta)
-            decomp = _decomposition(system, base, o1, reading)
+            decomp = _decomposition(system, base, o1, reading) if decomposition else None
             pairs.append(PairResult(reading, _pair_label(base_data, d1), base_data, d1, dict(p0), dict(p1),
                                     res, checked, delta, verdict, atts[0], atts, bs, decomp))
     worst = None
@@ -649,7 +657,8 @@ def literal_check(system: FLSystem, *, limits: Limits | None = None, max_path_su
     pairs of reachable partitions.  Also compares the seed's path sum ``P(M ⊢F {curmodpar = v})`` with
     the first-passage probability for the initial ``curmodpar`` and a few released values (on the
     observed structure, uniform scheduler)."""
-    k = explore(system, limits=limits or Limits(max_states=50_000), observables=["dataset", "curmodpar"],
+    k = explore(system, limits=limits or Limits(max_states=50_000, max_memory_mb=3072),
+                observables=["dataset", "curmodpar"],
                 keep_states=True)
     datasets = set(k.observables["dataset"])
     parts = {s.infra.igra.partition for s in k.states} if k.states is not None else set()  # type: ignore[attr-defined]
@@ -667,8 +676,8 @@ def literal_check(system: FLSystem, *, limits: Limits | None = None, max_path_su
         verdict = Verdict.UNKNOWN
     # path sums vs first passage on the observed (release-stopped) structure
     ps: list[dict[str, object]] = []
-    obs = ObservedSystem(system)
-    ko = explore(obs, limits=limits or Limits(max_states=200_000), observables=["curmodpar"],  # type: ignore[arg-type]
+    obs = ObservedSystem(system, record_updates=False)
+    ko = explore(obs, limits=limits or DEFAULT_LIMITS, observables=["curmodpar"],  # type: ignore[arg-type]
                  keep_states=False)
     if ko.complete:
         d = dtmc_from_kripke(ko)

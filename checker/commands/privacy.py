@@ -52,6 +52,10 @@ def register(sub: argparse._SubParsersAction) -> None:  # type: ignore[type-arg]
     p.add_argument("--no-literal", action="store_true",
                    help="skip the literal single-Kripke check of the seed's definitions")
     p.add_argument("--max-states", type=int, default=200_000, help="exploration limit per dataset")
+    p.add_argument("--max-memory-mb", type=float, default=3072,
+                   help="stop exploring when the process's resident memory exceeds this (default 3072)")
+    p.add_argument("--no-decomposition", action="store_true",
+                   help="skip NI_Decomposition (does not record per-client updates: much smaller models)")
     p.add_argument("--float", dest="use_float", action="store_true",
                    help="floating point instead of exact rationals")
     p.add_argument("--theory", action="store_true",
@@ -169,8 +173,9 @@ def run(args: argparse.Namespace) -> int:
         raise InputError("--max-states must be positive", Position("--max-states"), "a positive integer")
     system, universe = load_fl_model(args.model)
     report = privacy_report(system, universe, observe=args.observe, eps=eps,
-                            readings=READINGS[args.reading], limits=Limits(max_states=args.max_states),
-                            literal=not args.no_literal,
+                            readings=READINGS[args.reading],
+                            limits=Limits(max_states=args.max_states, max_memory_mb=args.max_memory_mb),
+                            literal=not args.no_literal, decomposition=not args.no_decomposition,
                             exact=False if args.use_float else None)
     if args.json:
         out = report.json()
