@@ -11,6 +11,7 @@ Numbers are exact ``Fraction``s (``0.25`` is read as ``1/4``) and are printed as
 
 from __future__ import annotations
 
+import builtins
 from dataclasses import dataclass, field
 from fractions import Fraction
 from typing import TYPE_CHECKING, Literal
@@ -450,6 +451,21 @@ class Scenario:
         from flmodel.scenario_build import build_system
 
         return build_system(self)
+
+    def fl_system(self):  # type: ignore[no-untyped-def]
+        """Helper A's :class:`~flmodel.system.FLSystem` of this scenario (unwrapped: seed observable
+        names such as ``gradient:sat1``; ``with_dataset`` rebuilds it on another dataset)."""
+        from flmodel.scenario_build import build_system
+
+        return build_system(self).fl
+
+    @builtins.property  # (the method ``property`` above shadows the builtin in the class body)
+    def universe(self) -> list:  # type: ignore[type-arg]
+        """Every declared data point (the dataset's and those only neighbours use), for neighbour
+        generation (``flmodel.data.neighbours``)."""
+        from flmodel.scenario_build import data_points
+
+        return list(data_points(self).values())
 
     def neighbour_system(self, neighbour: str) -> ScenarioSystem:
         """The system of the neighbouring dataset ``neighbour`` (``D1``; ``D0`` is the scenario's)."""

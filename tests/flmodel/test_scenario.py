@@ -172,3 +172,18 @@ def test_unknown_observable_in_attacker() -> None:
 def test_load_missing_file(tmp_path: Path) -> None:
     with pytest.raises(FileNotFoundError):
         load_scenario(tmp_path / "nope.fl")
+
+
+def test_fl_system_and_universe_for_other_commands() -> None:
+    """The unwrapped FLSystem (helper D's privacy command, the Isabelle export) and the universe of
+    declared points (neighbour generation)."""
+    from flmodel.system import FLSystem
+
+    s = load_scenario(BUNDLED["moniteo"])
+    fl = s.fl_system()
+    assert isinstance(fl, FLSystem)
+    assert "gradient:sat1" in fl.observable_names()
+    assert {p.name for p in s.universe} == {"loc_a", "loc_b", "loc_c", "loc_c_hot"}
+    d1 = s.neighbour_dataset("hot")
+    (t0,) = fl.with_dataset(d1).initial_states()
+    assert {p.name for p in t0.infra.igra.part("sat3")} == {"loc_c_hot"}
