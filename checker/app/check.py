@@ -209,6 +209,10 @@ class _Context:
         key = (neighbour, names)
         if key not in self.dists:
             k = self.structure(neighbour)
+            if not k.complete:  # probabilities need the whole reachable state space
+                self.dists[key] = ({}, 0, False)
+                self.independent[key] = None
+                return self.dists[key]  # type: ignore[no-any-return]
             cols = [list(k.observables[n]) for n in names]
             values = [tuple(_freeze(c[i]) for c in cols) if len(cols) > 1 else _freeze(cols[0][i])
                       for i in range(k.num_states)]
@@ -312,7 +316,7 @@ def _pair(ctx: _Context, p: PropertyDecl) -> tuple[dict[Hashable, Any], dict[Has
     d1, m1, c1 = ctx.distribution(p.neighbour or "", names)
     problem = None
     if not (c0 and c1):
-        problem = "exploration incomplete: the distributions are partial"
+        problem = "exploration incomplete: the output distributions need the whole state space"
     elif abs(m0) > 1e-12 or abs(m1) > 1e-12:
         problem = f"runs without a final value (missing mass {m0}, {m1})"
     return d0, d1, problem

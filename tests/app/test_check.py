@@ -291,3 +291,13 @@ def test_probability_schedulers_on_moniteo() -> None:
     rep = check_scenario(parse_scenario(text, "p.fl"), only=["u", "first_min", "first_max", "first_uni",
                                                              "first_uni_wrong"])
     assert _verdicts(rep) == {"u": H, "first_min": H, "first_max": H, "first_uni": H, "first_uni_wrong": V}
+
+
+def test_incomplete_exploration_gives_unknown_not_guesses(capsys: pytest.CaptureFixture[str]) -> None:
+    assert main(["check", "--max-states", "500", "--json"]) == 1
+    data = json.loads(capsys.readouterr().out)
+    assert data["complete"] is False and data["states"] <= 500 + 64
+    verdicts = {p["name"]: p["verdict"] for p in data["properties"]}
+    # a found attack is an attack also in a partial structure; everything else is undecided
+    assert verdicts.pop("eavesdrop_secret_report") == "holds"
+    assert set(verdicts.values()) == {"unknown"}
