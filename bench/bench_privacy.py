@@ -48,16 +48,16 @@ def random_chain(n: int, seed: int) -> Kripke:
 
 
 def random_mdp(n: int, seed: int) -> Kripke:
-    """Two actions per state: ``a`` moves forward or jumps back; ``b`` moves forward faster but may
-    fall into a trap (state ``n``).  Target: state ``n - 1``; the optimal choice differs by state."""
+    """Two actions per state: ``a`` moves forward or jumps back (small trap risk 3/100); ``b`` moves
+    forward faster with a random trap risk (state ``n``).  Target: ``n - 1``; the best action varies."""
     rng = np.random.default_rng(seed)
     src, dst, act, pr = [], [], [], []
     for s in range(n - 1):
         back = max(0, s - int(rng.integers(1, 6)))
         fwd = min(n - 1, s + 2)
         trap = Fraction(int(rng.integers(1, 5)), 40)
-        for a, edges in enumerate(([(s + 1, Fraction(3, 4)), (back, Fraction(1, 4))],
-                                   [(fwd, 1 - trap), (n, trap)])):
+        option_a = [(s + 1, Fraction(72, 100)), (back, Fraction(1, 4)), (n, Fraction(3, 100))]
+        for a, edges in enumerate((option_a, [(fwd, 1 - trap), (n, trap)])):
             for t, p in edges:
                 src.append(s)
                 dst.append(t)

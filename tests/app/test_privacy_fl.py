@@ -163,3 +163,13 @@ def test_parse_observe() -> None:
         parse_observe("client:zz", ["a"])
     with pytest.raises(InputError, match="curmodpar, trace or client:NAME"):
         parse_observe("gradients", ["a"])
+
+
+def test_without_decomposition_same_epsilons(report, moniteo) -> None:
+    """Not recording per-client updates shrinks the product but must not change the releases' ε."""
+    rep = privacy_report(moniteo, moniteo_universe(2), eps="ln(3)", literal=False, decomposition=False,
+                         check_scheduler=False)
+    assert [p.decomposition for p in rep.pairs] == [None] * len(rep.pairs)
+    assert [(p.label, p.epsilon.ratio, p.delta) for p in rep.pairs] == \
+        [(p.label, p.epsilon.ratio, p.delta) for p in report.pairs]
+    assert rep.base.states <= report.base.states
