@@ -915,14 +915,17 @@ def mdp_value_iteration(mdp: Mdp, target: np.ndarray | Iterable[int],
     nchoice = np.diff(mdp.choice_ptr)
     has = (nchoice > 0) & ~tmask & ~zero_set
     fill = -np.inf if objective == "max" else np.inf
+    edge_choice = np.repeat(np.arange(mdp.num_choices), np.diff(mdp.edge_ptr))
+    a_mat = sp.csr_matrix((mdp.edge_prob, (edge_choice, mdp.edge_dst)), shape=(mdp.num_choices, n))
+    with_choice = np.flatnonzero(nchoice > 0)
+    starts = mdp.choice_ptr[:-1][with_choice]
+    reduce = np.maximum.reduceat if objective == "max" else np.minimum.reduceat
     it = 0
     for it in range(1, max_iterations + 1):  # noqa: B007
-        q = _choice_values(mdp, x, False)
+        q = a_mat @ x
         best = np.full(n, fill)
-        if objective == "max":
-            np.maximum.at(best, mdp.choice_src, q)
-        else:
-            np.minimum.at(best, mdp.choice_src, q)
+        if len(with_choice):
+            best[with_choice] = reduce(q, starts)
         new = np.where(has, best, x)
         new[zero_set] = 0.0
         if np.max(np.abs(new - x), initial=0.0) < tolerance:
