@@ -12,7 +12,9 @@ indicative only.
 
 from __future__ import annotations
 
+import resource
 import statistics
+import subprocess
 import sys
 import time
 from fractions import Fraction
@@ -101,26 +103,38 @@ def main() -> None:
         tv, rvi = timed(lambda mdp=mdp, target=target: mdp_value_iteration(mdp, target, "max"))
         diff = float(np.max(np.abs(rfl.values - rvi.values)))  # type: ignore[union-attr]
         print(f"{n:>8} {te:>11.3f} {tf:>11.3f} {tv:>8.3f} {rex.iterations:>9} {diff:>9.1e}", flush=True)  # type: ignore[union-attr]
-    print("\n3. privacy_report on Moniteo-like systems (observe curmodpar, both readings, exact)")
-    print(f"{'model':<40} {'states/D':>9} {'pairs':>6} {'seconds':>8} {'worst eps':>18} {'verdict':>9}")
-    cases = [(2, 1, "rr", True), (2, 1, "geometric", True), (3, 1, "rr", True), (2, 2, "rr", False)]
-    if quick:
-        cases = cases[:2]
-    for k, r, m, decomp in cases:
-        system = moniteo_like(k, r, m)
-        t0 = time.perf_counter()
-        try:
-            rep = privacy_report(system, moniteo_universe(k), literal=False, decomposition=decomp,
-                                 limits=Limits(max_states=150_000, max_memory_mb=3072))
-        except InputError as exc:
-            print(f"{f'moniteo k={k} rounds={r} {m}':<40} stopped: {exc}", flush=True)
-            continue
-        dt = time.perf_counter() - t0
-        worst = rep.worst.epsilon.text() if rep.worst else "-"
-        name = f"moniteo k={k} rounds={r} {m}" + ("" if decomp else " (no decomp.)")
-        print(f"{name:<40} {rep.base.states:>9} {len(rep.pairs):>6} {dt:>8.2f} "
-              f"{worst:>18} {rep.verdict!s:>9}", flush=True)
+    print("\n3. privacy_report on Moniteo-like systems (observe curmodpar, both readings, exact; one "
+          "process per case)")
+    print(f"{'model':<40} {'states/D':>9} {'pairs':>6} {'seconds':>8} {'peak MB':>8} {'worst eps':>18} "
+          f"{'verdict':>9}")
+    cases = ["2,1,rr,1", "2,1,geometric,1", "3,1,rr,1", "2,2,rr,0", "2,2,geometric,0"]
+    for case in cases[:2] if quick else cases:
+        res = subprocess.run([sys.executable, __file__, "--case", case], capture_output=True, text=True,
+                             timeout=900, check=False)
+        print(res.stdout.strip() or res.stderr.strip().splitlines()[-1], flush=True)
+
+
+def one_case(case: str) -> None:
+    k_s, r_s, m, decomp_s = case.split(",")
+    k, r, decomp = int(k_s), int(r_s), decomp_s == "1"
+    name = f"moniteo k={k} rounds={r} {m}" + ("" if decomp else " (no decomp.)")
+    system = moniteo_like(k, r, m)
+    t0 = time.perf_counter()
+    try:
+        rep = privacy_report(system, moniteo_universe(k), literal=False, decomposition=decomp,
+                             limits=Limits(max_states=150_000, max_memory_mb=3072))
+    except InputError as exc:
+        print(f"{name:<40} stopped: {exc}")
+        return
+    dt = time.perf_counter() - t0
+    peak = resource.getrusage(resource.RUSAGE_SELF).ru_maxrss / 1024
+    worst = rep.worst.epsilon.text() if rep.worst else "-"
+    print(f"{name:<40} {rep.base.states:>9} {len(rep.pairs):>6} {dt:>8.2f} {peak:>8.0f} {worst:>18} "
+          f"{rep.verdict!s:>9}")
 
 
 if __name__ == "__main__":
-    main()
+    if "--case" in sys.argv:
+        one_case(sys.argv[sys.argv.index("--case") + 1])
+    else:
+        main()

@@ -215,7 +215,7 @@ class DatasetObservation:
 
 def observe_dataset(system: FLSystem, dataset: Iterable[DataPoint] | None = None, *,
                     record_trace: bool = False, record_updates: bool = True, limits: Limits | None = None,
-                    check_scheduler: bool = True,
+                    check_scheduler: bool = True, keep_kripke: bool = False,
                     stop_after_rounds: bool = True, exact: bool | None = None) -> DatasetObservation:
     """Explore ``system`` (rebuilt for ``dataset`` when given) observed by the attacker, resolve the
     nondeterminism with the uniform scheduler, and return the distributions of the observations at the
@@ -223,7 +223,8 @@ def observe_dataset(system: FLSystem, dataset: Iterable[DataPoint] | None = None
 
     ``check_scheduler``: also decide whether the release distribution depends on the scheduler, by
     comparing ``Pmin`` and ``Pmax`` over all schedulers of each release sequence (vectorised float
-    value iteration, :func:`checker.markov.mdp_reach_many`, tolerance 1e-9)."""
+    value iteration, :func:`checker.markov.mdp_reach_many`, tolerance 1e-9).  ``keep_kripke``: keep the
+    explored product in the result (memory)."""
     sys_d = system if dataset is None else system.with_dataset(dataset)
     ts = ObservedSystem(sys_d, record_trace=record_trace, record_updates=record_updates,
                         stop_after_rounds=stop_after_rounds)
@@ -246,7 +247,8 @@ def observe_dataset(system: FLSystem, dataset: Iterable[DataPoint] | None = None
     joint = dist_of(list(zip(*(k.observables[f"updates:{c}"] for c in ts.clients), strict=True))).dist
     tr = dist_of(list(k.observables["trace"])).dist if record_trace else None
     obs = DatasetObservation(frozenset(sys_d.initial.igra.dataset), dict(rel.dist), upd, joint, tr,
-                             k.num_states, k.num_transitions, rel.exact, undetermined=rel.missing, kripke=k)
+                             k.num_states, k.num_transitions, rel.exact, undetermined=rel.missing,
+                             kripke=k if keep_kripke else None)
     if check_scheduler:
         obs.scheduler_independent = _scheduler_independent(k, list(k.observables["releases"]))
     return obs
