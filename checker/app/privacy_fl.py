@@ -86,8 +86,10 @@ __all__ = [
 ]
 
 Number = Fraction | float
-#: Default exploration limits per dataset: 200 000 states or 3 GB resident memory (shared machines).
-DEFAULT_LIMITS = Limits(max_states=200_000, max_memory_mb=3072)
+#: Default exploration limits per dataset: 200 000 states.  (No default memory limit: ``explore``
+#: measures the process's PEAK resident set size, which a long-lived process — or one exec'ed from a
+#: large parent — may already exceed; the CLI, a fresh process, passes ``--max-memory-mb``.)
+DEFAULT_LIMITS = Limits(max_states=200_000)
 Vector = tuple[Fraction, ...]
 #: An observable event of the protocol trace: (kind, actor, value).
 Event = tuple[str, str | None, Hashable]
@@ -659,7 +661,7 @@ def literal_check(system: FLSystem, *, limits: Limits | None = None, max_path_su
     pairs of reachable partitions.  Also compares the seed's path sum ``P(M ⊢F {curmodpar = v})`` with
     the first-passage probability for the initial ``curmodpar`` and a few released values (on the
     observed structure, uniform scheduler)."""
-    k = explore(system, limits=limits or Limits(max_states=50_000, max_memory_mb=3072),
+    k = explore(system, limits=limits or Limits(max_states=50_000),
                 observables=["dataset", "curmodpar"],
                 keep_states=True)
     datasets = set(k.observables["dataset"])
