@@ -583,12 +583,15 @@ def privacy_report(system: FLSystem, universe: Iterable[DataPoint] | None = None
                    observe: str = "curmodpar", eps: Eps | float | str | None = None,
                    readings: Sequence[NeighbourReading] = NEIGHBOUR_READINGS, limits: Limits | None = None,
                    literal: bool = True, check_scheduler: bool = True, decomposition: bool = True,
-                   exact: bool | None = None) -> PrivacyReport:
+                   exact: bool | None = None,
+                   declared: Sequence[tuple[str, Iterable[DataPoint]]] = ()) -> PrivacyReport:
     """NI-FL-DP of ``system`` at its dataset ``D`` against every neighbouring dataset drawn from
     ``universe`` (default: ``D`` itself, which gives removals only) under each reading.
 
     ``eps``: the ε to decide (``None``: decide whether the model is ε-DP for some finite ε, and
-    evaluate the bounds at the model's ε*).  The verdict is ``holds vacuously`` when no neighbouring
+    evaluate the bounds at the model's ε*).  ``declared``: further named neighbouring datasets (e.g. a
+    scenario's ``neighbour`` declarations), reported with reading ``"declared"``.  The verdict is
+    ``holds vacuously`` when no neighbouring
     dataset exists."""
     mode, client = parse_observe(observe, system.clients)
     e = None if eps is None else Eps.of(eps)
@@ -607,28 +610,36 @@ def privacy_report(system: FLSystem, universe: Iterable[DataPoint] | None = None
     base = get(base_data)
     pairs: list[PairResult] = []
     per_reading: dict[str, int] = {}
+    jobs: list[tuple[str, NeighbourReading, Dataset, str]] = []
     for reading in readings:
         nbs = list(neighbours(base_data, uni, reading))
         per_reading[reading] = len(nbs)
-        for d1 in nbs:
-            o1 = get(d1)
-            p0, p1 = _observed(base, mode, client), _observed(o1, mode, client)
-            res = pure_epsilon(p0, p1)
-            checked = e if e is not None else (res.as_eps() if not res.infinite else Eps(value=Fraction(0)))
-            delta = delta_for_epsilon(p0, p1, checked)
-            if e is not None:
-                verdict = ni_fl_dp(p0, p1, e)
-            else:
-                verdict = Verdict.VIOLATED if res.infinite else Verdict.HOLDS
-            sample = list(p0) + list(p1)
-            feats = _features(mode, [_releases_from_trace(o) for o in sample] if mode == "trace" else sample)
-            if mode == "trace":
-                feats = {n: (lambda o, f=f: f(_releases_from_trace(o))) for n, f in feats.items()}
-            atts = attackers_from_features(p0, p1, feats)
-            bs = bounds(atts[0].advantage, checked, delta)
-            decomp = _decomposition(system, base, o1, reading) if decomposition else None
-            pairs.append(PairResult(reading, _pair_label(base_data, d1), base_data, d1, dict(p0), dict(p1),
-                                    res, checked, delta, verdict, atts[0], atts, bs, decomp))
+        jobs += [(reading, reading, d1, _pair_label(base_data, d1)) for d1 in nbs]
+    for name, data in declared:
+        d1 = frozenset(data)
+        as_reading: NeighbourReading = "replace_one" if len(d1) == len(base_data) else "add_remove_one"
+        jobs.append(("declared", as_reading, d1, f"{name}: {_pair_label(base_data, d1)}"))
+    if declared:
+        per_reading["declared"] = len(declared)
+    for shown, reading, d1, label in jobs:
+        o1 = get(d1)
+        p0, p1 = _observed(base, mode, client), _observed(o1, mode, client)
+        res = pure_epsilon(p0, p1)
+        checked = e if e is not None else (res.as_eps() if not res.infinite else Eps(value=Fraction(0)))
+        delta = delta_for_epsilon(p0, p1, checked)
+        if e is not None:
+            verdict = ni_fl_dp(p0, p1, e)
+        else:
+            verdict = Verdict.VIOLATED if res.infinite else Verdict.HOLDS
+        sample = list(p0) + list(p1)
+        feats = _features(mode, [_releases_from_trace(o) for o in sample] if mode == "trace" else sample)
+        if mode == "trace":
+            feats = {n: (lambda o, f=f: f(_releases_from_trace(o))) for n, f in feats.items()}
+        atts = attackers_from_features(p0, p1, feats)
+        bs = bounds(atts[0].advantage, checked, delta)
+        decomp = _decomposition(system, base, o1, reading) if decomposition else None
+        pairs.append(PairResult(shown, label, base_data, d1, dict(p0), dict(p1),
+                                res, checked, delta, verdict, atts[0], atts, bs, decomp))
     worst = None
     for p in pairs:
         if worst is None or (worst.epsilon.ratio is not None and (

@@ -2,7 +2,8 @@
 seed's literal definitions (seed 004, III-C and III-D); ``--theory`` prints the sympy check of Lemma II.2
 and Theorem 1.
 
-MODEL is a scenario file (``.fl``) or a built-in example ``example:NAME[:key=value,...]``:
+MODEL is a scenario file (``.fl``; its ``neighbour`` declarations are checked too, as reading
+``declared``) or a built-in example ``example:NAME[:key=value,...]``:
 
 * ``example:moniteo`` — keys ``k`` (satellites, 2), ``rounds`` (1), ``mechanism`` (``rr``, ``geometric``,
   ``none``; default ``rr``), ``points`` (points per satellite, 1), ``extra`` (extra candidate points in the
@@ -29,8 +30,11 @@ from checker.errors import InputError, Position
 from checker.explore import Limits
 from checker.verdict import EXIT_HOLDS
 
-READINGS = {"both": ("replace_one", "add_remove_one"), "replace_one": ("replace_one",),
-            "add_remove_one": ("add_remove_one",)}
+#: --reading: which generated neighbours to check (a scenario's declared neighbours are always checked;
+#: ``declared`` checks only those).
+READINGS: dict[str, tuple[str, ...]] = {"both": ("replace_one", "add_remove_one"),
+                                        "replace_one": ("replace_one",),
+                                        "add_remove_one": ("add_remove_one",), "declared": ()}
 
 
 def register(sub: argparse._SubParsersAction) -> None:  # type: ignore[type-arg]
@@ -48,7 +52,8 @@ def register(sub: argparse._SubParsersAction) -> None:  # type: ignore[type-arg]
     p.add_argument("--eps", default=None, metavar="E",
                    help="ε to decide: a number (read exactly, e.g. 0.5 or 1/3), ln(RATIO), or inf")
     p.add_argument("--reading", choices=sorted(READINGS), default="both",
-                   help="neighbour reading(s) of ◇1 (default both)")
+                   help="neighbour reading(s) of ◇1 used to generate neighbours (default both; "
+                        "'declared': only the scenario's neighbour declarations)")
     p.add_argument("--no-literal", action="store_true",
                    help="skip the literal single-Kripke check of the seed's definitions")
     p.add_argument("--max-states", type=int, default=200_000, help="exploration limit per dataset")
@@ -118,10 +123,10 @@ def _no_more(opts: dict[str, str], spec: str) -> None:
                          Position(f"example:{spec}"), "the options listed in `flcheck privacy --help`")
 
 
-def load_fl_model(model: str) -> tuple[Any, list[Any]]:
-    """``(FLSystem, universe of candidate data points)`` for MODEL."""
+def load_fl_model(model: str) -> tuple[Any, list[Any], list[tuple[str, Any]]]:
+    """``(FLSystem, universe of candidate data points, declared neighbours [(name, D1)])`` for MODEL."""
     if model.startswith("example:"):
-        return _example(model[len("example:"):])
+        return (*_example(model[len("example:"):]), [])
     path = Path(model)
     if not path.exists():
         raise FileNotFoundError(f"model file not found: {path}")
@@ -147,8 +152,10 @@ def load_fl_model(model: str) -> tuple[Any, list[Any]]:
             break
     if system is None:
         raise InputError("the scenario does not define an FL system", Position(str(path)), "an FL scenario")
-    universe = list(getattr(scenario, "universe", None) or getattr(scenario, "candidates", None) or [])
-    return system, universe
+    uni = getattr(scenario, "universe", None)
+    universe = list(uni() if callable(uni) else uni or [])
+    declared = [(n.name, scenario.neighbour_dataset(n.name)) for n in getattr(scenario, "neighbours", ())]
+    return system, universe, declared
 
 
 def run(args: argparse.Namespace) -> int:
@@ -171,8 +178,8 @@ def run(args: argparse.Namespace) -> int:
         return EXIT_HOLDS
     if args.max_states <= 0:
         raise InputError("--max-states must be positive", Position("--max-states"), "a positive integer")
-    system, universe = load_fl_model(args.model)
-    report = privacy_report(system, universe, observe=args.observe, eps=eps,
+    system, universe, declared = load_fl_model(args.model)
+    report = privacy_report(system, universe, observe=args.observe, eps=eps, declared=declared,
                             readings=READINGS[args.reading],
                             limits=Limits(max_states=args.max_states, max_memory_mb=args.max_memory_mb),
                             literal=not args.no_literal, decomposition=not args.no_decomposition,

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import json
+from pathlib import Path
 
 import pytest
 
@@ -76,3 +77,16 @@ def test_theory_only(capsys: pytest.CaptureFixture[str]) -> None:
     assert code == 0
     steps = {s["id"]: s for s in json.loads(out)["theory"]}
     assert steps["T1-8"]["verdict"] == "violated" and steps["II.2-5"]["verdict"] == "holds"
+
+
+def test_scenario_declared_neighbour(capsys: pytest.CaptureFixture[str]) -> None:
+    """spec/scenarios/moniteo.fl declares `neighbour hot: replace loc_c with loc_c_hot`; loc_c and
+    loc_c_hot both belong to sat3, whose RR report is ln 9-DP: the released model is ln 6-DP."""
+    path = Path(__file__).resolve().parents[2] / "spec" / "scenarios" / "moniteo.fl"
+    code, out, _ = run(capsys, str(path), "--reading", "declared", "--eps", "ln(9)", "--json", "--no-literal")
+    data = json.loads(out)
+    assert code == 0 and data["verdict"] == "holds"
+    assert data["pairs_per_reading"] == {"declared": 1}
+    (pair,) = data["pairs"]
+    assert pair["reading"] == "declared" and pair["epsilon_exact"].startswith("ln(6)")
+    assert pair["decomposition"]["conclusion_holds"] is True
