@@ -258,7 +258,7 @@ def observe_dataset(system: FLSystem, dataset: Iterable[DataPoint] | None = None
 
 def _scheduler_independent(k: Kripke, values: list[Hashable]) -> bool | None:
     """Whether ``Pmin = Pmax`` (over all schedulers, within 1e-9) for every eventual value; ``None``
-    when runs may end in cycles (not checked)."""
+    (not checked) when runs may end in cycles or states × outcomes exceeds 4·10⁶."""
     mdp = mdp_from_kripke(k)
     if mdp.is_dtmc:
         return True
@@ -268,7 +268,7 @@ def _scheduler_independent(k: Kripke, values: list[Hashable]) -> bool | None:
     ends: dict[Hashable, list[int]] = {}
     for (t,) in comps:
         ends.setdefault(values[t], []).append(t)
-    if len(ends) > 4096:
+    if k.num_states * len(ends) > 4_000_000:  # dense states × outcomes matrices: not checked
         return None
     targets = np.zeros((k.num_states, len(ends)), dtype=bool)
     for j, ts in enumerate(ends.values()):
