@@ -290,8 +290,8 @@ def _scenario_distributions(
             where,
             "a mechanism string or a JSON distributions file",
         )
-    system, universe = load_fn(target)
-    report = report_fn(system, universe, observe=observe, literal=False)
+    system, universe, declared = load_fn(target)
+    report = report_fn(system, universe, observe=observe, literal=False, declared=declared)
     worst = getattr(report, "worst", None)
     if worst is None:
         raise InputError(

@@ -90,7 +90,7 @@ def test_moniteo_privacy_figures_match_brute_force(moniteo) -> None:  # type: ig
 
 
 def test_moniteo_distribution_agrees_with_helper_d(moniteo) -> None:  # type: ignore[no-untyped-def]
-    privacy_fl = pytest.importorskip("checker.app.privacy_fl")
+    from checker.app import privacy_fl
     from flmodel.scenario import load_scenario
 
     s = load_scenario(BUNDLED["moniteo"])

@@ -373,7 +373,6 @@ def scenario_texts(draw: st.DrawFn) -> str:
 def test_random_scenario_files_export_to_theories_that_pass_the_syntax_check(
     text: str, tmp_path_factory: pytest.TempPathFactory
 ) -> None:
-    pytest.importorskip("flmodel.scenario_build")
     path = tmp_path_factory.mktemp("scn") / "random.fl"
     path.write_text(text)
     exp = load_export(str(path))
@@ -412,7 +411,6 @@ property wrong_claim: attack_tree absent ready_c1;
 
 
 def test_scenario_file_attack_tree_expectations(tmp_path: Path) -> None:
-    pytest.importorskip("flmodel.scenario_build")
     path = tmp_path / "small.fl"
     path.write_text(SMALL_SCENARIO)
     files = export_texts([load_export(str(path))])

@@ -138,9 +138,8 @@ def test_bundled_fl_model_goal_reachable_in_several_ways() -> None:
     """The seed's FL model (flmodel.examples.seed_model, seed 004 III-B): client c2 becomes ready either
     by computing on the empty partition right away or after the server deployed one of several data
     partitions (put_part). The or-tree has several children, each valid, pairwise not trace-equivalent."""
-    import pytest
+    from flmodel import examples
 
-    examples = pytest.importorskip("flmodel.examples")
     k = explore(examples.seed_model())
     goal = _goal(k, '"c2" in ready')
     r = generate_attack_tree(k, goal, max_attacks=4)
@@ -183,16 +182,11 @@ def test_bundled_moniteo_scenario() -> None:
     loader: "some satellite among sat1, sat3 has reported" is reached in two genuinely different ways
     (an or-tree with two valid children); completing the round is one way, since the three satellites'
     reports commute (3! interleavings, and every noise outcome, are one trace class)."""
-    import pytest
-
-    pytest.importorskip("flmodel.scenario")
     import flcheck_spec
 
     from checker.app.load import load_model
 
-    path = flcheck_spec.bundled_scenarios().get("moniteo")
-    if path is None:
-        pytest.skip("moniteo scenario not bundled")
+    path = flcheck_spec.bundled_scenarios()["moniteo"]
     k = load_model(path)
     goal = _goal(k, '"sat1" in ready or "sat3" in ready')
     r = generate_attack_tree(k, goal, minimal_only=True, label_observables=["ready"])

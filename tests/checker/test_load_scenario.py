@@ -13,8 +13,6 @@ from checker.cli import main
 from checker.explore import Limits
 from checker.verdict import Verdict
 
-scenario_mod = pytest.importorskip("flmodel.scenario")
-
 
 def _scenarios() -> list[Path]:
     import flcheck_spec

@@ -11,11 +11,8 @@ import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
+from checker import privacy
 from checker.crossval.privacy_curves import DiscretePLD, exact_epsilon
-
-privacy = pytest.importorskip("checker.privacy")
-if not hasattr(privacy, "delta_for_epsilon") or not hasattr(privacy, "pure_epsilon"):
-    pytest.skip("checker.privacy has no delta_for_epsilon/pure_epsilon", allow_module_level=True)
 
 
 @st.composite
