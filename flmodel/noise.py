@@ -31,8 +31,9 @@ Mechanisms (each on the lattice ``lo, lo+step, …, hi``, or on a finite grid fo
   (``u`` and ``v`` in lattice units), renormalised over the range. The range does not depend on the
   input, so the support is the same for neighbouring inputs.
 
-Inputs off the lattice/grid are rounded to the nearest lattice point (ties upward) and clamped into
-the range first; this deterministic pre-processing is part of the mechanism.
+Inputs off the lattice are rounded to the nearest lattice point (ties upward) and clamped into the
+range first; inputs off a randomized-response grid are snapped to the nearest grid point (ties to the
+smaller point). This deterministic pre-processing is part of the mechanism.
 """
 
 from __future__ import annotations
