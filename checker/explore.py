@@ -46,8 +46,8 @@ from checker.ts import Action, TransitionSystem, as_action
 
 @dataclass(frozen=True)
 class Limits:
-    """Exploration limits (``None``: unlimited). ``max_memory_mb`` bounds the process's peak resident
-    set size (``getrusage``), checked every :attr:`check_every` states."""
+    """Exploration limits (``None``: unlimited). ``max_memory_mb`` bounds the process's current
+    resident set size (``/proc/self/statm``), checked every :attr:`check_every` states."""
 
     max_states: int | None = None
     max_transitions: int | None = None
@@ -153,7 +153,24 @@ _ONE = 1
 
 
 def _peak_rss_mb() -> float:
+    """Peak resident set size of this process so far (for the statistics)."""
     return resource.getrusage(resource.RUSAGE_SELF).ru_maxrss / 1024.0
+
+
+_PAGE_MB = resource.getpagesize() / (1024.0 * 1024.0)
+
+
+def _current_rss_mb() -> float:
+    """Current resident set size (Linux ``/proc/self/statm``; the peak where that is unavailable).
+
+    The memory limit compares against the *current* size: the peak (``ru_maxrss``) survives ``exec``
+    and never falls, so a process started by a large parent, or a long-lived one that explores many
+    models, would stop at once."""
+    try:
+        with open("/proc/self/statm", "rb") as fh:
+            return int(fh.read().split()[1]) * _PAGE_MB
+    except (OSError, IndexError, ValueError):
+        return _peak_rss_mb()
 
 
 def explore(
@@ -252,7 +269,7 @@ def explore(
                 if lim.max_seconds is not None and now - t0 > lim.max_seconds:
                     reason = f"time limit of {lim.max_seconds:g} s reached"
                     break
-                if lim.max_memory_mb is not None and _peak_rss_mb() > lim.max_memory_mb:
+                if lim.max_memory_mb is not None and _current_rss_mb() > lim.max_memory_mb:
                     reason = f"memory limit of {lim.max_memory_mb:g} MB reached"
                     break
                 if progress is not None and now >= next_progress:

@@ -188,6 +188,21 @@ def test_transition_time_and_memory_limits() -> None:
     assert not k.complete and "memory limit" in (k.limit_reason or "")
 
 
+def test_memory_limit_uses_current_not_peak_size() -> None:
+    """A process whose peak RSS was once large must still explore under a limit above its current
+    size: the limit compares the current resident size (the peak never falls)."""
+    ballast = bytearray(300 * 1024 * 1024)  # raise the peak by ~300 MB, then free it
+    ballast[:: 4096] = b"x" * len(ballast[:: 4096])
+    del ballast
+    from checker.explore import _current_rss_mb, _peak_rss_mb
+
+    current = _current_rss_mb()
+    assert current < _peak_rss_mb() - 100
+    big = {f"s{i}": [f"s{i + 1}"] for i in range(2000)}
+    k = explore(GraphTS(big, ["s0"]), limits=Limits(max_memory_mb=current + 80, check_every=1))
+    assert k.complete and k.num_states == 2001
+
+
 def test_progress_callback_and_observable_selection() -> None:
     seen: list[Progress] = []
     big = {f"s{i}": [f"s{i + 1}"] for i in range(3000)}
