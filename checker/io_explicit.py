@@ -485,9 +485,52 @@ def read_explicit(path_or_prefix: str | Path | Sequence[str | Path], *, probabil
     if order is not None:
         prob = None if prob is None else prob[order]
         exact = None if exact is None else [exact[i] for i in order.tolist()]
+    if prob is not None and n_edges:
+        _check_distributions(tra, src, act, prob, exact, len(actions), t["kind"])
     return Kripke(num_states=n, initial=initial.astype(np.int64), succ_ptr=ptr, succ_idx=dst,
                   edge_action=act, actions=actions, labels=labels, observables=observables,
                   edge_prob=prob, edge_prob_exact=exact, source=str(tra))
+
+
+#: Tolerance for float probability sums (files written with ``repr`` floats sum to 1 within ~1e-15).
+PROBABILITY_TOLERANCE = 1e-9
+
+
+def _check_distributions(tra: str | Path, src: np.ndarray, act: np.ndarray, prob: np.ndarray,
+                         exact: list[Fraction] | None, n_actions: int, kind: str) -> None:
+    """Raise ``InputError`` naming the first state (and MDP choice) whose outgoing probabilities are
+    negative or do not sum to 1 — exactly for rational files, within :data:`PROBABILITY_TOLERANCE`
+    otherwise. A malformed distribution would silently corrupt every probability computed later."""
+    if np.any(prob < 0):
+        e = int(np.flatnonzero(prob < 0)[0])
+        raise _err(tra, None, f"state {int(src[e])}: negative probability {float(prob[e])!r} on a transition",
+                   "probabilities in [0, 1]")
+    if kind != "mdp":
+        totals = np.bincount(src, weights=prob)
+        present = np.bincount(src) > 0
+        bad = np.flatnonzero(present & (np.abs(totals - 1.0) > PROBABILITY_TOLERANCE))
+        group_state = bad
+        what = "its transitions"
+    else:
+        key = src.astype(np.int64) * (n_actions + 1) + act
+        keys, inv = np.unique(key, return_inverse=True)
+        totals = np.bincount(inv.reshape(-1), weights=prob)
+        bad = np.flatnonzero(np.abs(totals - 1.0) > PROBABILITY_TOLERANCE)
+        group_state = keys[bad] // (n_actions + 1) if len(bad) else bad
+        what = "one of its choices"
+    if exact is not None and kind != "mdp":
+        sums: dict[int, Fraction] = {}
+        for s_id, p in zip(src.tolist(), exact, strict=True):
+            sums[s_id] = sums.get(s_id, Fraction(0)) + p
+        wrong = sorted(s_id for s_id, total in sums.items() if total != 1)
+        if wrong:
+            raise _err(tra, None, f"state {wrong[0]}: the probabilities of its transitions sum to "
+                       f"{sums[wrong[0]]}, not 1 ({len(wrong)} such state(s))", "a distribution per state")
+        return
+    if len(bad):
+        raise _err(tra, None, f"state {int(group_state[0])}: the probabilities of {what} sum to "
+                   f"{float(totals[bad[0]])!r}, not 1 ({len(bad)} such distribution(s))",
+                   "a distribution per state (per choice for an MDP)")
 
 
 def _write_rows(rows: Iterable[str], chunk: int = 1 << 16) -> Iterable[str]:
