@@ -32,7 +32,7 @@ from __future__ import annotations
 
 import math
 import time
-from collections.abc import Hashable, Sequence
+from collections.abc import Callable, Hashable, Sequence
 from dataclasses import dataclass, field
 from fractions import Fraction
 from pathlib import Path
@@ -41,7 +41,7 @@ from typing import Any
 import numpy as np
 
 from checker.errors import InputError, Position
-from checker.explore import Limits, explore
+from checker.explore import Limits, ProgressCallback, explore
 from checker.kripke import Kripke
 from checker.verdict import Verdict
 from flmodel.errors import Diagnostic, ModelError
@@ -539,24 +539,29 @@ def _subformulas(f: Any) -> list[Any]:
 
 
 def check_scenario(scenario: Scenario, *, limits: Limits | None = None, path: str | None = None,
-                   only: Sequence[str] | None = None) -> CheckReport:
-    """Explore ``scenario`` once and decide each property (``only``: a subset by name)."""
+                   only: Sequence[str] | None = None, progress: ProgressCallback | None = None,
+                   status: Callable[[str], None] | None = None) -> CheckReport:
+    """Explore ``scenario`` once and decide each property (``only``: a subset by name).
+
+    ``progress`` receives the exploration's progress; ``status`` a short message before each property
+    is checked (the CLI shows both on a terminal)."""
     t0 = time.perf_counter()
     lim = limits or DEFAULT_LIMITS
     system = build_system(scenario)
     problems = check_observables(scenario, set(system.observable_names()))
     if problems:
         raise ModelError(problems)
-    kripke = explore(system, limits=lim, source=scenario.source)
+    kripke = explore(system, limits=lim, source=scenario.source, progress=progress)
     t1 = time.perf_counter()
     diags = _validate_formulas(scenario, kripke)
     if diags:
         raise ModelError(diags)
     ctx = _Context(scenario, system, kripke, lim)
     results: list[PropertyResult] = []
-    for p in scenario.properties:
-        if only is not None and p.name not in only:
-            continue
+    selected = [p for p in scenario.properties if only is None or p.name in only]
+    for i, p in enumerate(selected, 1):
+        if status is not None:
+            status(f"checking {p.name} ({p.kind}, {i} of {len(selected)})")
         s0 = time.perf_counter()
         fn = KINDS.get(p.kind)
         try:
@@ -580,8 +585,10 @@ def check_scenario(scenario: Scenario, *, limits: Limits | None = None, path: st
 
 
 def check_file(path: str | Path | None = None, *, limits: Limits | None = None,
-               only: Sequence[str] | None = None) -> CheckReport:
+               only: Sequence[str] | None = None, progress: ProgressCallback | None = None,
+               status: Callable[[str], None] | None = None) -> CheckReport:
     """Load the scenario file ``path`` (default: the bundled Moniteo) and :func:`check_scenario` it."""
     p = Path(path) if path is not None else default_scenario()
     scenario = load_scenario(p)
-    return check_scenario(scenario, limits=limits, path=str(p), only=only)
+    return check_scenario(scenario, limits=limits, path=str(p), only=only, progress=progress,
+                          status=status)

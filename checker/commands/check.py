@@ -7,7 +7,7 @@ from __future__ import annotations
 import argparse
 import sys
 
-from checker.explore import Limits
+from checker.explore import Limits, stderr_progress
 from checker.verdict import EXIT_BAD_INPUT
 
 
@@ -39,7 +39,21 @@ def run(args: argparse.Namespace) -> int:
               file=sys.stderr)
         return EXIT_BAD_INPUT
     limits = Limits(max_states=args.max_states, max_seconds=args.max_seconds)
-    report = check_file(args.scenario, limits=limits, only=args.property)
+    progress = stderr_progress()
+    status = None
+    if progress is not None:  # a terminal: show exploration progress, then which property runs
+
+        def status(message: str) -> None:
+            sys.stderr.write("\r\x1b[K" + message)
+            sys.stderr.flush()
+
+    try:
+        report = check_file(args.scenario, limits=limits, only=args.property, progress=progress,
+                            status=status)
+    finally:
+        if progress is not None:
+            sys.stderr.write("\r\x1b[K")
+            sys.stderr.flush()
     if args.property:
         missing = sorted(set(args.property) - {r.name for r in report.results})
         if missing:
