@@ -16,11 +16,11 @@ Example::
 
 from __future__ import annotations
 
-import functools
 from fractions import Fraction
 from typing import Any
 
 import lark
+from flcheck_spec import describe_terminals, lalr_parser
 from lark import Lark, Token, Transformer, v_args
 
 from checker import ctl_ast as A
@@ -42,34 +42,14 @@ _TERMINAL_TEXT = {
 }
 
 
-@functools.lru_cache(maxsize=1)
 def _parser() -> Lark:
-    from flcheck_spec import grammar_text
-
-    options = {"parser": "lalr", "propagate_positions": True, "maybe_placeholders": True}
-    try:  # lark caches the LALR tables in the temp directory (keyed by grammar and options)
-        return Lark(grammar_text("ctl.lark"), cache=True, **options)
-    except OSError:  # pragma: no cover - unwritable temp directory
-        return Lark(grammar_text("ctl.lark"), **options)
-
-
-def _describe_terminal(name: str) -> str:
-    if name in _TERMINAL_TEXT:
-        return _TERMINAL_TEXT[name]
-    try:
-        term = _parser().get_terminal(name)
-    except KeyError:
-        return name
-    pattern = term.pattern
-    if isinstance(pattern, lark.lexer.PatternStr):
-        return repr(pattern.value)
-    return name
+    return lalr_parser("ctl.lark", maybe_placeholders=True)
 
 
 def _expected_text(names: set[str] | frozenset[str] | None) -> str | None:
-    if not names:
+    texts = describe_terminals(_parser(), names, _TERMINAL_TEXT)
+    if not texts:
         return None
-    texts = sorted({_describe_terminal(n) for n in names})
     return "one of " + ", ".join(texts) if len(texts) > 1 else texts[0]
 
 

@@ -15,12 +15,12 @@ The semantics of a scenario is the bounded ``→FL`` system of seed 004, III-B, 
 
 from __future__ import annotations
 
-import functools
 from fractions import Fraction
 from pathlib import Path
 from typing import Any
 
 import lark
+from flcheck_spec import describe_terminals, lalr_parser
 from lark import Lark, Token, Transformer, v_args
 
 from flmodel.errors import Diagnostic, ModelError
@@ -71,33 +71,14 @@ _TERMINAL_TEXT = {
 }
 
 
-@functools.lru_cache(maxsize=1)
 def _parser() -> Lark:
-    from flcheck_spec import grammar_text
-
-    options: dict[str, Any] = {"parser": "lalr", "propagate_positions": True, "maybe_placeholders": False}
-    try:
-        return Lark(grammar_text("scenario.lark"), cache=True, **options)
-    except OSError:  # pragma: no cover - unwritable temp directory
-        return Lark(grammar_text("scenario.lark"), **options)
-
-
-def _describe(name: str) -> str:
-    if name in _TERMINAL_TEXT:
-        return _TERMINAL_TEXT[name]
-    try:
-        pattern = _parser().get_terminal(name).pattern
-        if pattern.type == "str":
-            return repr(pattern.value)
-    except KeyError:
-        pass
-    return name
+    return lalr_parser("scenario.lark")
 
 
 def _expected(names: Any) -> str:
-    if not names:
+    items = describe_terminals(_parser(), names, _TERMINAL_TEXT)
+    if not items:
         return ""
-    items = sorted({_describe(n) for n in names})
     if len(items) > 12:
         items = [*items[:12], "…"]
     return "; expected " + ", ".join(items)
