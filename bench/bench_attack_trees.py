@@ -13,9 +13,9 @@ import time
 
 import numpy as np
 
-from checker.attack_trees import AttackFound, distance_to, generate_attack_tree, is_valid
-from checker.kripke import Kripke
-from checker.ts import Action
+from checker.attack_trees.core import AttackFound, distance_to, generate_attack_tree, is_valid
+from checker.mc.kripke import Kripke
+from checker.mc.ts import Action
 
 
 def structure(n: int, seed: int) -> tuple[Kripke, np.ndarray]:

@@ -59,9 +59,9 @@ def ensure_model(k: int, r: int, v: int) -> Path:
 
 def run_one(prefix: str, semantics: str) -> dict[str, object]:
     """Load + check in this process; returns the figures as a dict."""
-    from checker.ctl import ModelChecker
-    from checker.ctl_parse import parse_formula
-    from checker.io_explicit import read_explicit
+    from checker.io.explicit import read_explicit
+    from checker.mc.ctl import ModelChecker
+    from checker.mc.ctl_parse import parse_formula
 
     formulas = {f: parse_formula(f) for f in FORMULAS}  # parsing is not part of the timed check
 
@@ -137,7 +137,7 @@ class GeneratorTS:
 
 
 def bench_explore(sizes: list[tuple[int, int, int]]) -> None:
-    from checker.explore import Limits, explore
+    from checker.mc.explore import Limits, explore
 
     print("\nExploration (BFS, interning, CSR) of FL(K,R,V) as a Python transition system "
           "(the generator's successor function):")

@@ -22,16 +22,16 @@ import numpy as np
 
 from checker.app.privacy_fl import privacy_report
 from checker.errors import InputError
-from checker.explore import Limits
-from checker.kripke import Kripke
-from checker.markov import (
+from checker.markov.core import (
     dtmc_from_kripke,
     mdp_from_kripke,
     mdp_reach,
     mdp_value_iteration,
     reach_probabilities,
 )
-from checker.ts import Action
+from checker.mc.explore import Limits
+from checker.mc.kripke import Kripke
+from checker.mc.ts import Action
 from flmodel.examples import moniteo_like, moniteo_universe
 
 

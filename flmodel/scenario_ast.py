@@ -3,7 +3,7 @@
 Every declaration carries the source position (:class:`Pos`) where it was written; positions never take
 part in equality, so ``parse(to_text(s)) == s`` (the round trip) compares meaning, not layout.
 Formulas are kept as text (:class:`FormulaText`) with the position of their first character: flmodel
-does not import the checker, the application layer parses them (``checker.ctl_parse.parse_formula``
+does not import the checker, the application layer parses them (``checker.mc.ctl_parse.parse_formula``
 with that offset), so a formula error points into the scenario file.
 
 Numbers are exact ``Fraction``s (``0.25`` is read as ``1/4``) and are printed as ``p/q``.

@@ -249,7 +249,7 @@ def per_client_noise(base: RuleSet, mechs: dict[str, Mechanism | None], targets:
 
 
 class ScenarioSystem:
-    """The transition system of a scenario (``checker.ts.TransitionSystem``): helper A's FLSystem with
+    """The transition system of a scenario (``checker.mc.ts.TransitionSystem``): helper A's FLSystem with
     property-language observable names (see the module docstring). ``fl`` is the wrapped FLSystem."""
 
     def __init__(self, fl: FLSystem, secrets: Sequence[DataPoint] = (), scenario: Scenario | None = None):

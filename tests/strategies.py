@@ -7,7 +7,7 @@ from fractions import Fraction
 import numpy as np
 from hypothesis import strategies as st
 
-from checker.kripke import Kripke
+from checker.mc.kripke import Kripke
 
 ATOMS = ("p", "q", "r")
 
@@ -50,7 +50,7 @@ def kripke_structures(
 def mdp_structures(draw: st.DrawFn, max_states: int = 6, max_choices: int = 3) -> Kripke:
     """A random probabilistic Kripke structure with nondeterminism (an MDP): each state has 0 ..
     ``max_choices`` choices, each with its own action and an exact distribution over 1..3 targets."""
-    from checker.ts import Action
+    from checker.mc.ts import Action
 
     n = draw(st.integers(1, max_states))
     actions = tuple(Action(f"a{i}") for i in range(max_choices))
@@ -77,11 +77,10 @@ def mdp_structures(draw: st.DrawFn, max_states: int = 6, max_choices: int = 3) -
 
 @st.composite
 def ctl_formulas(draw: st.DrawFn, atoms: tuple[str, ...] = ATOMS, max_leaves: int = 10) -> object:
-    """A random CTL formula (``checker.ctl_ast``) over the labels ``atoms`` using every operator of
+    """A random CTL formula (``checker.mc.ctl_ast``) over the labels ``atoms`` using every operator of
     IIIf's MC theory (EX AX EF AF EG AG, E/A until and release) and the boolean connectives
     (n-ary and/or, implies, iff)."""
-    from checker import ctl_ast as A
-
+    from checker.mc import ctl_ast as A
     leaves = st.one_of(st.sampled_from(atoms).map(A.Label), st.sampled_from([A.TrueF(), A.FalseF()]))
 
     def extend(children: st.SearchStrategy[A.Formula]) -> st.SearchStrategy[A.Formula]:

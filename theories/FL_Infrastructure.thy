@@ -615,7 +615,7 @@ definition NI_FL_DP :: "learner \<Rightarrow> (data set \<Rightarrow> data set \
 text \<open>No rule changes the dataset, so two states reachable from one initial infrastructure have
 the same dataset and the premise "dataset G0 differs by one from dataset G1" of NI_FL_DP never holds:
 as published, NI_FL_DP holds vacuously for every irreflexive neighbour relation (both readings above are
-irreflexive) and every epsilon. flcheck (checker.privacy) therefore compares the Kripke structures of two
+irreflexive) and every epsilon. flcheck (checker.privacy.ni_fl_dp) therefore compares the Kripke structures of two
 initial infrastructures with neighbouring datasets, which is the reading of the seed's intent.\<close>
 
 lemma FL_dataset_step:
@@ -644,7 +644,7 @@ qed
 
 text \<open>The seed's compositionality theorem, stated as published (with the readings above: the client c
 is quantified in the premise, and the premise's probabilities are those of the clients' gradients). It
-is not proved here; flcheck's checker.privacy decides NI-FL-DP on finite scenarios instead.\<close>
+is not proved here; flcheck's checker.privacy.ni_fl_dp decides NI-FL-DP on finite scenarios instead.\<close>
 
 theorem NI_Decomposition:
   fixes Lr :: learner and nb :: "data set \<Rightarrow> data set \<Rightarrow> bool"

@@ -2,24 +2,24 @@
 
 Application layer (imports flmodel and the engines). Each property kind is dispatched to its engine:
 
-* ``ctl`` — :func:`checker.ctl_parse.parse_formula` (with the formula's position in the scenario file)
-  and :class:`checker.ctl.ModelChecker` (IIIf deadlock semantics) on the explored Kripke structure;
-* ``attack_tree`` — the goal's satisfaction set, then :func:`checker.attack_trees.generate_attack_tree`
+* ``ctl`` — :func:`checker.mc.ctl_parse.parse_formula` (with the formula's position in the scenario file)
+  and :class:`checker.mc.ctl.ModelChecker` (IIIf deadlock semantics) on the explored Kripke structure;
+* ``attack_tree`` — the goal's satisfaction set, then :func:`checker.attack_trees.core.generate_attack_tree`
   (IIIf AT: a valid tree iff ``EF goal``); ``exists`` holds iff a tree is found, ``absent`` iff the
   engine proves that no tree exists (an invariant avoiding the goal);
 * ``privacy`` — NI-FL-DP (seed 004, III-C) between the scenario's dataset ``D0`` and a declared
   neighbour ``D1``: both systems are explored, their nondeterminism resolved by the uniform memoryless
-  scheduler (:func:`checker.markov.dtmc_from_kripke`), and the distributions of what the attacker
-  observes at the end of the runs (:func:`checker.markov.observable_distribution`, the released model
-  after the bounded rounds) are compared by :func:`checker.privacy.pure_epsilon` and
-  :func:`checker.privacy.ni_fl_dp` (exact: ``e^ε`` decided exactly);
+  scheduler (:func:`checker.markov.core.dtmc_from_kripke`), and the distributions of what the attacker
+  observes at the end of the runs (:func:`checker.markov.core.observable_distribution`, the released model
+  after the bounded rounds) are compared by :func:`checker.privacy.ni_fl_dp.pure_epsilon` and
+  :func:`checker.privacy.ni_fl_dp.ni_fl_dp` (exact: ``e^ε`` decided exactly);
 * ``advantage`` — on the same pair of distributions, the best distinguishing advantage (total
-  variation, :func:`checker.advantage.best_advantage`, seed II-D / Theorem 1) against a number, the
+  variation, :func:`checker.privacy.advantage.best_advantage`, seed II-D / Theorem 1) against a number, the
   seed's Theorem-1 bound read as ``Adv ≤ 1 − e^{−ε}``, or the tight pure-DP bound ``tanh(ε/2)``
-  (:func:`checker.advantage.bounds`);
+  (:func:`checker.privacy.advantage.bounds`);
 * ``probability`` — the first-passage probability of reaching the target set (IIIf ``Prob``, the
   well-defined reading of ``P(M ⊢F s)``): ``min``/``max`` over schedulers by
-  :func:`checker.markov.mdp_reach`, ``uniform`` by :func:`checker.markov.reach_probability`;
+  :func:`checker.markov.core.mdp_reach`, ``uniform`` by :func:`checker.markov.core.reach_probability`;
 * ``crossval`` — helper F's :func:`checker.crossval.crossval_scenario.cross_validate` on the pair of
   distributions, with the formal ε computed here;
 * ``attack`` — helper G's :func:`checker.app.attacks.run_attack` experiment; it measures, it does not
@@ -41,8 +41,8 @@ from typing import Any
 import numpy as np
 
 from checker.errors import InputError, Position
-from checker.explore import Limits, ProgressCallback, explore
-from checker.kripke import Kripke
+from checker.mc.explore import Limits, ProgressCallback, explore
+from checker.mc.kripke import Kripke
 from checker.verdict import Verdict
 from flmodel.errors import Diagnostic, ModelError
 from flmodel.scenario import load_scenario
@@ -138,7 +138,7 @@ def default_scenario() -> Path:
 
 # ------------------------------------------------------------------------------------------ helpers
 def _parse(p: PropertyDecl, what: str = "formula") -> Any:
-    from checker.ctl_parse import parse_formula
+    from checker.mc.ctl_parse import parse_formula
 
     f = p.formula
     assert f is not None
@@ -175,7 +175,7 @@ class _Context:
     """Caches shared between properties: the model checker, neighbour structures, distributions."""
 
     def __init__(self, scenario: Scenario, system: ScenarioSystem, kripke: Kripke, limits: Limits):
-        from checker.ctl import ModelChecker
+        from checker.mc.ctl import ModelChecker
 
         self.scenario = scenario
         self.system = system
@@ -204,7 +204,7 @@ class _Context:
 
     def distribution(self, neighbour: str, names: tuple[str, ...]) -> tuple[dict[Hashable, Any], Any, bool]:
         """(distribution of the observation at the end of runs, missing mass, complete) on D0 or D1."""
-        from checker.markov import dtmc_from_kripke, observable_distribution
+        from checker.markov.core import dtmc_from_kripke, observable_distribution
 
         key = (neighbour, names)
         if key not in self.dists:
@@ -276,7 +276,7 @@ def _ctl(ctx: _Context, p: PropertyDecl) -> PropertyResult:
 
 
 def _attack_tree(ctx: _Context, p: PropertyDecl) -> PropertyResult:
-    from checker.attack_trees import generate_attack_tree
+    from checker.attack_trees.core import generate_attack_tree
 
     f = _parse(p)
     goal = ctx.mc.sat(f)
@@ -323,14 +323,14 @@ def _pair(ctx: _Context, p: PropertyDecl) -> tuple[dict[Hashable, Any], dict[Has
 
 
 def _eps_of(p: PropertyDecl) -> Any:
-    from checker.privacy import Eps
+    from checker.privacy.ni_fl_dp import Eps
 
     assert p.eps is not None
     return Eps(ratio=p.eps.value) if p.eps.log else Eps(value=p.eps.value)
 
 
 def _privacy(ctx: _Context, p: PropertyDecl) -> PropertyResult:
-    from checker.privacy import ni_fl_dp, pure_epsilon
+    from checker.privacy.ni_fl_dp import ni_fl_dp, pure_epsilon
 
     d0, d1, problem = _pair(ctx, p)
     names = ctx.observing(p)
@@ -356,8 +356,8 @@ def _privacy(ctx: _Context, p: PropertyDecl) -> PropertyResult:
 
 
 def _advantage(ctx: _Context, p: PropertyDecl) -> PropertyResult:
-    from checker.advantage import best_advantage, bounds
-    from checker.privacy import pure_epsilon
+    from checker.privacy.advantage import best_advantage, bounds
+    from checker.privacy.ni_fl_dp import pure_epsilon
 
     d0, d1, problem = _pair(ctx, p)
     if problem:
@@ -388,7 +388,7 @@ def _advantage(ctx: _Context, p: PropertyDecl) -> PropertyResult:
 
 
 def _probability(ctx: _Context, p: PropertyDecl) -> PropertyResult:
-    from checker.markov import dtmc_from_kripke, mdp_from_kripke, mdp_reach, reach_probability
+    from checker.markov.core import dtmc_from_kripke, mdp_from_kripke, mdp_reach, reach_probability
 
     f = _parse(p)
     target = ctx.mc.sat(f)
@@ -414,7 +414,7 @@ def _probability(ctx: _Context, p: PropertyDecl) -> PropertyResult:
 
 def _crossval(ctx: _Context, p: PropertyDecl) -> PropertyResult:
     from checker.crossval.crossval_scenario import cross_validate
-    from checker.privacy import pure_epsilon
+    from checker.privacy.ni_fl_dp import pure_epsilon
 
     d0, d1, problem = _pair(ctx, p)
     if problem:
@@ -502,8 +502,8 @@ KINDS = {"ctl": _ctl, "attack_tree": _attack_tree, "privacy": _privacy, "advanta
 def _validate_formulas(scenario: Scenario, kripke: Kripke) -> list[Diagnostic]:
     """Parse every formula first and evaluate its atoms, so that all formula errors are reported at once
     (with their positions in the scenario file) before any property is decided."""
-    from checker.atoms import AtomEvaluator
-    from checker.ctl_ast import Atom
+    from checker.mc.atoms import AtomEvaluator
+    from checker.mc.ctl_ast import Atom
 
     diags: list[Diagnostic] = []
     evaluator = AtomEvaluator(kripke)
@@ -524,7 +524,7 @@ def _validate_formulas(scenario: Scenario, kripke: Kripke) -> list[Diagnostic]:
 
 
 def _subformulas(f: Any) -> list[Any]:
-    from checker.ctl_ast import Atom
+    from checker.mc.ctl_ast import Atom
 
     out = [f]
     if isinstance(f, Atom):

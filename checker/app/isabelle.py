@@ -38,11 +38,11 @@ from dataclasses import dataclass, field
 from fractions import Fraction
 from pathlib import Path
 
-from checker import ctl_ast as A
 from checker.app.isabelle_base import BASE_THEORY_NAME, base_theory_text
-from checker.ctl import CheckResult, ModelChecker
-from checker.explore import Limits, explore
-from checker.kripke import Kripke
+from checker.mc import ctl_ast as A
+from checker.mc.ctl import CheckResult, ModelChecker
+from checker.mc.explore import Limits, explore
+from checker.mc.kripke import Kripke
 from checker.verdict import Verdict
 from flmodel.data import DataPoint
 from flmodel.infrastructure import Eval, Get, Infrastructure, Poli, Put
@@ -1182,7 +1182,7 @@ EXAMPLE_PROPERTIES: dict[str, tuple[tuple[str, str], ...]] = {
 
 
 def _parse_properties(pairs: Sequence[tuple[str, str]]) -> tuple[PropertySpec, ...]:
-    from checker.ctl_parse import parse_formula
+    from checker.mc.ctl_parse import parse_formula
 
     return tuple(PropertySpec(n, "ctl", t, parse_formula(t)) for n, t in pairs)
 
@@ -1209,7 +1209,7 @@ def _property_from_scenario(p: object) -> PropertySpec:
     """A :class:`PropertySpec` from a ``flmodel.scenario_ast.PropertyDecl``: ``ctl`` properties keep
     their formula; an ``attack_tree`` goal ``g`` becomes ``EF g`` (IIIf AT: a valid attack tree exists iff
     ``EF g``; "expect absent" is the claim that it does not hold); the other kinds keep their text."""
-    from checker.ctl_parse import parse_formula
+    from checker.mc.ctl_parse import parse_formula
 
     name = str(getattr(p, "name", "property"))
     kind = str(getattr(p, "kind", "ctl"))

@@ -11,9 +11,9 @@ from collections.abc import Sequence
 from pathlib import Path
 
 from checker.errors import InputError, Position
-from checker.explore import Limits, ProgressCallback, explore
-from checker.io_explicit import read_explicit, read_json
-from checker.kripke import Kripke
+from checker.io.explicit import read_explicit, read_json
+from checker.mc.explore import Limits, ProgressCallback, explore
+from checker.mc.kripke import Kripke
 
 EXPLICIT_SUFFIXES = (".tra", ".lab", ".sta")
 

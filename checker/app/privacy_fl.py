@@ -13,7 +13,7 @@ under both readings — can never hold: the definition (and ``NI_Decomposition``
 ``NI_FL_DP``) holds vacuously.  :func:`literal_check` proves this on the model by collecting the
 reachable datasets, and reports the per-client partition premise of ``NI_Decomposition``, which CAN be
 met inside one structure (``put_part`` chooses the partition).  It also contrasts the seed's path sum
-``P(M ⊢F {curmodpar = v})`` with first passage (:mod:`checker.markov`).
+``P(M ⊢F {curmodpar = v})`` with first passage (:mod:`checker.markov.core`).
 
 **The intended reading (differential privacy).**  For the system's dataset ``D`` and each neighbouring
 ``D'`` (replace-one and add/remove-one, :mod:`flmodel.data`), build the system for ``D'``, resolve
@@ -26,7 +26,7 @@ distribution of what the attacker observes at the end of the run:
 * ``client:NAME``: the sequence of updates client ``NAME`` sends.
 
 Then ε* (pure), δ(ε), the NI-FL-DP verdict, the worst pair and outcome, the attacker advantage and the
-bounds of Theorem 1 and the literature (:mod:`checker.privacy`, :mod:`checker.advantage`), and
+bounds of Theorem 1 and the literature (:mod:`checker.privacy.ni_fl_dp`, :mod:`checker.privacy.advantage`), and
 ``NI_Decomposition`` on the model: each client's ε from its own update distribution against the global
 ε, whether the theorem's conclusion holds, and the bounds the model actually satisfies
 (post-processing of the joint client updates, composition over rounds).
@@ -46,11 +46,8 @@ from typing import Any
 
 import numpy as np
 
-from checker.advantage import AttackerResult, Bound, attackers_from_features, bounds
 from checker.errors import InputError
-from checker.explore import Limits, explore
-from checker.kripke import Kripke
-from checker.markov import (
+from checker.markov.core import (
     ObservableDistribution,
     bottom_absorption,
     bottom_components,
@@ -60,7 +57,10 @@ from checker.markov import (
     observable_distribution,
     path_sum,
 )
-from checker.privacy import (
+from checker.mc.explore import Limits, explore
+from checker.mc.kripke import Kripke
+from checker.privacy.advantage import AttackerResult, Bound, attackers_from_features, bounds
+from checker.privacy.ni_fl_dp import (
     Eps,
     EpsilonResult,
     delta_for_epsilon,
@@ -124,7 +124,7 @@ class _ObsState:
 
 class ObservedSystem:
     """The product of an :class:`FLSystem` with the attacker's record (a transition system in the sense
-    of :mod:`checker.ts`).  Records are appended on the step that produces them: an aggregation
+    of :mod:`checker.mc.ts`).  Records are appended on the step that produces them: an aggregation
     appends the new ``curmodpar`` to ``releases``; a report by client ``c`` appends its update to
     ``updates[c]``; with ``record_trace`` every event is appended to ``trace``.  Probabilities and
     actions are those of the FL system, so the product is a refinement that only adds memory."""
@@ -221,11 +221,11 @@ def observe_dataset(system: FLSystem, dataset: Iterable[DataPoint] | None = None
                     stop_after_rounds: bool = True, exact: bool | None = None) -> DatasetObservation:
     """Explore ``system`` (rebuilt for ``dataset`` when given) observed by the attacker, resolve the
     nondeterminism with the uniform scheduler, and return the distributions of the observations at the
-    end of the runs (:func:`checker.markov.observable_distribution`, eventual values).
+    end of the runs (:func:`checker.markov.core.observable_distribution`, eventual values).
 
     ``check_scheduler``: also decide whether the release distribution depends on the scheduler, by
     comparing ``Pmin`` and ``Pmax`` over all schedulers of each release sequence (vectorised float
-    value iteration, :func:`checker.markov.mdp_reach_many`, tolerance 1e-9).  ``keep_kripke``: keep the
+    value iteration, :func:`checker.markov.core.mdp_reach_many`, tolerance 1e-9).  ``keep_kripke``: keep the
     explored product in the result (memory)."""
     sys_d = system if dataset is None else system.with_dataset(dataset)
     ts = ObservedSystem(sys_d, record_trace=record_trace, record_updates=record_updates,

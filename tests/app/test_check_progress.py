@@ -5,7 +5,7 @@ from __future__ import annotations
 import flcheck_spec
 
 from checker.app.check import check_file
-from checker.explore import Progress
+from checker.mc.explore import Progress
 
 
 def test_status_and_progress_callbacks_cover_every_property() -> None:

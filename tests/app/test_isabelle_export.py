@@ -28,7 +28,7 @@ from checker.app.isabelle import (
 )
 from checker.app.isabelle_syntax import check_export_dir, check_export_texts
 from checker.cli import main
-from checker.ctl_parse import parse_formula
+from checker.mc.ctl_parse import parse_formula
 from flmodel.data import point
 from flmodel.examples import fl_infrastructure, seed_model
 from flmodel.infrastructure import Infrastructure, Protocol
@@ -158,8 +158,8 @@ def test_seed_theory_has_the_locale_and_the_evidence() -> None:
 def test_witness_chain_follows_the_model() -> None:
     """Each step lemma of the EF witness names the rule of a real step, and the chain ends where the
     goal holds: the number of step lemmas equals the length of the checker's witness."""
-    from checker.ctl import ModelChecker
-    from checker.explore import explore
+    from checker.mc.ctl import ModelChecker
+    from checker.mc.explore import explore
 
     system = seed_model()
     f = parse_formula("EF curmodpar != (0, 0)")

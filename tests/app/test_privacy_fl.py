@@ -10,7 +10,7 @@ import pytest
 
 from checker.app.privacy_fl import literal_check, observe_dataset, parse_observe, privacy_report
 from checker.errors import InputError
-from checker.privacy import pure_epsilon
+from checker.privacy.ni_fl_dp import pure_epsilon
 from checker.verdict import Verdict
 from flmodel.examples import moniteo_like, moniteo_universe, seed_model
 from flmodel.learning import SquaredLoss, grad_step

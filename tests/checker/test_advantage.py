@@ -1,4 +1,4 @@
-"""Tests for checker.advantage: best advantage = TV, threshold attackers, ε bounds vs the seed."""
+"""Tests for checker.privacy.advantage: best advantage = TV, threshold attackers, ε bounds vs the seed."""
 
 from __future__ import annotations
 
@@ -10,7 +10,7 @@ import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from checker.advantage import (
+from checker.privacy.advantage import (
     advantage,
     attackers_from_features,
     best_advantage,
@@ -20,7 +20,7 @@ from checker.advantage import (
     threshold_attacker,
     total_variation,
 )
-from checker.privacy import Eps, delta_for_epsilon, pure_epsilon
+from checker.privacy.ni_fl_dp import Eps, delta_for_epsilon, pure_epsilon
 
 F = Fraction
 

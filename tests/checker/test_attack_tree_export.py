@@ -13,7 +13,8 @@ import pytest
 from hypothesis import HealthCheck, given, settings
 from lark import Lark
 
-from checker.attack_tree_export import (
+from checker.attack_trees.core import AttackFound, AttackTree, generate_attack_tree, is_valid
+from checker.attack_trees.export import (
     display_children,
     render,
     result_to_json,
@@ -24,8 +25,7 @@ from checker.attack_tree_export import (
     tree_to_text,
     write_atomic,
 )
-from checker.attack_trees import AttackFound, AttackTree, generate_attack_tree, is_valid
-from checker.kripke import Kripke
+from checker.mc.kripke import Kripke
 from tests.checker.test_attack_trees import diamond, labelled_kripke
 
 DOT_GRAMMAR = r"""

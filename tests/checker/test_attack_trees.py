@@ -11,7 +11,7 @@ import pytest
 from hypothesis import HealthCheck, assume, event, given, settings
 from hypothesis import strategies as st
 
-from checker.attack_trees import (
+from checker.attack_trees.core import (
     AndAttack,
     AttackFound,
     AttackTree,
@@ -31,9 +31,9 @@ from checker.attack_trees import (
     same_attack,
     valid_refinement,
 )
-from checker.ctl import ModelChecker, sat
-from checker.kripke import Kripke
-from checker.ts import Action
+from checker.mc.ctl import ModelChecker, sat
+from checker.mc.kripke import Kripke
+from checker.mc.ts import Action
 from tests.strategies import kripke_structures
 
 FAST = settings(max_examples=150, deadline=None, suppress_health_check=[HealthCheck.too_slow])
@@ -266,7 +266,7 @@ def test_minimal_only_drops_supersets_of_action_sets() -> None:
 def test_minimal_filter_against_brute_force(words: list[list[int]]) -> None:
     from collections import Counter
 
-    from checker.attack_trees import AttackPath, _minimal
+    from checker.attack_trees.core import AttackPath, _minimal
 
     paths = [AttackPath(tuple(range(len(w) + 1)), tuple(range(len(w))), tuple(w)) for w in words]
 
@@ -559,7 +559,7 @@ def test_random_refinement_derivations_are_recognised(data: st.DataObject) -> No
 def test_module_docstring_example() -> None:
     import doctest
 
-    import checker.attack_trees as module
+    import checker.attack_trees.core as module
 
     result = doctest.testmod(module)
     assert result.attempted >= 4 and result.failed == 0
@@ -569,7 +569,7 @@ def test_long_attacks_and_exhausted_budget() -> None:
     """A 3000-step chain (no recursion limit in search, validity or export) and a search budget too
     small to find anything: the shortest attack is still returned (completeness does not depend on
     the bounds)."""
-    from checker.attack_tree_export import tree_to_json, tree_to_text
+    from checker.attack_trees.export import tree_to_json, tree_to_text
 
     n = 3001
     k = Kripke.from_edges(n, [0], list(range(n - 1)), list(range(1, n)))

@@ -9,8 +9,7 @@ from dataclasses import dataclass, replace
 
 import numpy as np
 
-from checker.attack_tree_export import tree_to_text
-from checker.attack_trees import (
+from checker.attack_trees.core import (
     AttackFound,
     Independence,
     NoAttack,
@@ -18,10 +17,11 @@ from checker.attack_trees import (
     generate_attack_tree,
     is_valid,
 )
-from checker.ctl import ModelChecker
-from checker.ctl_parse import parse_formula
-from checker.explore import explore
-from checker.ts import Action, Step
+from checker.attack_trees.export import tree_to_text
+from checker.mc.ctl import ModelChecker
+from checker.mc.ctl_parse import parse_formula
+from checker.mc.explore import explore
+from checker.mc.ts import Action, Step
 
 CLIENTS = ("sat1", "sat2")
 LOC = {"sat1": "loc1", "sat2": "loc2", "server": "hub"}
@@ -166,7 +166,7 @@ def test_bundled_fl_model_goal_reachable_in_several_ways() -> None:
 
 
 def test_incomplete_exploration_proves_attacks_but_not_their_absence() -> None:
-    from checker.explore import Limits
+    from checker.mc.explore import Limits
 
     k = explore(MiniFL(), limits=Limits(max_states=6))
     assert not k.complete

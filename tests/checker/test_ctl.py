@@ -11,10 +11,10 @@ import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from checker import ctl_ast as A
-from checker.ctl import ModelChecker, check
-from checker.fixpoints import LEVELS_BEFORE_SCIPY
-from checker.kripke import Kripke
+from checker.mc import ctl_ast as A
+from checker.mc.ctl import ModelChecker, check
+from checker.mc.fixpoints import LEVELS_BEFORE_SCIPY
+from checker.mc.kripke import Kripke
 from checker.verdict import Verdict
 from tests.checker.ctl_reference import ReferenceChecker
 from tests.strategies import kripke_structures
@@ -147,7 +147,7 @@ def test_nary_or_and_equal_nested_binary(k: Kripke, fs: list[A.Formula]) -> None
 
 
 def test_parsed_chains_are_nary() -> None:
-    from checker.ctl_parse import parse_formula
+    from checker.mc.ctl_parse import parse_formula
 
     assert parse_formula("p | q | r") == A.Or((A.Label("p"), A.Label("q"), A.Label("r")))
     assert parse_formula("p & q & r & p") == A.And((A.Label("p"), A.Label("q"), A.Label("r"), A.Label("p")))
@@ -185,7 +185,7 @@ def test_witnesses_and_counterexamples_are_real_paths(k: Kripke, f: A.Formula, g
         assert _step_ok(k, u, v, semantics)
     if trace.loop_start is not None:
         assert _step_ok(k, path[-1], path[trace.loop_start], semantics)
-    from checker.ctl_parse import parse_formula
+    from checker.mc.ctl_parse import parse_formula
 
     demo = parse_formula(trace.shows)
     # the demonstrated formula holds at the start and refutes/confirms the property
@@ -204,7 +204,7 @@ def test_eg_lasso_through_a_cycle() -> None:
 
 
 def test_counterexample_prints_actions_and_changed_values() -> None:
-    from checker.ts import Action
+    from checker.mc.ts import Action
 
     k = Kripke.from_edges(3, [0], [0, 1], [1, 2], action=[0, 1],
                           actions=(Action("get_grad", "c1"), Action("eval_server", "server")),

@@ -10,12 +10,12 @@ import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from checker import ctl_ast as A
-from checker.ctl import ModelChecker, check
-from checker.ctl_parse import parse_formula
 from checker.errors import InputError
-from checker.kripke import Kripke
-from checker.ts import Action
+from checker.mc import ctl_ast as A
+from checker.mc.ctl import ModelChecker, check
+from checker.mc.ctl_parse import parse_formula
+from checker.mc.kripke import Kripke
+from checker.mc.ts import Action
 
 # ------------------------------------------------------------------ parsing
 NAMES = st.sampled_from(["p", "goal", "all_ready", "x1", "sat 1", "EF", "in"])

@@ -10,9 +10,9 @@ import numpy as np
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from checker.ctl import ModelChecker
-from checker.explore import Limits, Progress, depth_of_structure, explore
-from checker.ts import Action, Step
+from checker.mc.ctl import ModelChecker
+from checker.mc.explore import Limits, Progress, depth_of_structure, explore
+from checker.mc.ts import Action, Step
 from checker.verdict import Verdict
 from tests.checker.ctl_reference import ReferenceChecker
 
@@ -106,7 +106,7 @@ def test_state_limit_gives_sound_partial_structure(g: tuple[dict[str, list[str]]
     # three-valued verdicts never contradict the full structure
     full.labels["even"] = np.array(full.observables["even"], dtype=bool)  # the reference reads labels only
     ref = ReferenceChecker(full, semantics)
-    from checker.ctl_parse import parse_formula
+    from checker.mc.ctl_parse import parse_formula
 
     truth = ref.holds(parse_formula(formula))
     res = ModelChecker(part, semantics).check(formula, vacuity=False)
@@ -194,7 +194,7 @@ def test_memory_limit_uses_current_not_peak_size() -> None:
     ballast = bytearray(300 * 1024 * 1024)  # raise the peak by ~300 MB, then free it
     ballast[:: 4096] = b"x" * len(ballast[:: 4096])
     del ballast
-    from checker.explore import _current_rss_mb, _peak_rss_mb
+    from checker.mc.explore import _current_rss_mb, _peak_rss_mb
 
     current = _current_rss_mb()
     assert current < _peak_rss_mb() - 100
@@ -220,8 +220,7 @@ def test_stderr_progress_only_on_a_terminal(monkeypatch: object, capsys: object)
     import io
     import sys
 
-    from checker import explore as explore_mod
-
+    from checker.mc import explore as explore_mod
     class Tty(io.StringIO):
         def isatty(self) -> bool:
             return True
@@ -239,10 +238,10 @@ def test_stderr_progress_only_on_a_terminal(monkeypatch: object, capsys: object)
 def test_module_doctests() -> None:
     import doctest
 
-    import checker.ctl
-    import checker.ctl_parse
-    import checker.explore
+    import checker.mc.ctl
+    import checker.mc.ctl_parse
+    import checker.mc.explore
 
-    for mod in (checker.ctl, checker.explore, checker.ctl_parse):
+    for mod in (checker.mc.ctl, checker.mc.explore, checker.mc.ctl_parse):
         result = doctest.testmod(mod)
         assert result.failed == 0 and result.attempted > 0, mod.__name__

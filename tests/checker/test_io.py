@@ -16,9 +16,8 @@ from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
 from checker.cli import main
-from checker.ctl import ModelChecker
 from checker.errors import InputError
-from checker.io_explicit import (
+from checker.io.explicit import (
     kripke_from_json,
     kripke_to_json,
     read_explicit,
@@ -27,8 +26,9 @@ from checker.io_explicit import (
     write_explicit,
     write_json,
 )
-from checker.kripke import Kripke
-from checker.ts import Action
+from checker.mc.ctl import ModelChecker
+from checker.mc.kripke import Kripke
+from checker.mc.ts import Action
 from tests.checker.ctl_reference import ReferenceChecker
 from tests.strategies import kripke_structures
 
@@ -222,7 +222,7 @@ def test_fl_family_loads_with_closed_form_sizes_and_reference_verdicts(tmp_path:
         ref = ReferenceChecker(model, semantics)
         for f in ("EF goal", "AG !goal", "E[!clipped U goal]", "EG !goal", "AF done",
                   "AG (all_ready -> AX !all_ready)"):
-            from checker.ctl_parse import parse_formula
+            from checker.mc.ctl_parse import parse_formula
 
             ff = parse_formula(f)
             assert set(np.flatnonzero(mc.sat(ff)).tolist()) == ref.sat(ff), (f, semantics)

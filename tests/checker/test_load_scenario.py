@@ -10,7 +10,7 @@ import pytest
 
 from checker.app.load import load_model, model_kind
 from checker.cli import main
-from checker.explore import Limits
+from checker.mc.explore import Limits
 from checker.verdict import Verdict
 
 
@@ -43,7 +43,7 @@ bounds rounds 1
 
 def test_documented_example_scenario_loads_explores_and_checks(tmp_path: Path,
                                                                capsys: pytest.CaptureFixture[str]) -> None:
-    from checker.ctl import check
+    from checker.mc.ctl import check
 
     path = tmp_path / "example.fl"
     path.write_text(EXAMPLE)
@@ -69,7 +69,7 @@ def test_model_kind_dispatch(tmp_path: Path) -> None:
 
 @pytest.mark.parametrize("path", _scenarios()[:3], ids=lambda p: p.stem)
 def test_bundled_scenarios_explore_and_check(path: Path, capsys: pytest.CaptureFixture[str]) -> None:
-    from checker.ctl import check
+    from checker.mc.ctl import check
 
     kripke = load_model(path, limits=Limits(max_states=20_000, max_seconds=20))
     kripke.validate()

@@ -1,4 +1,4 @@
-"""Tests for checker.markov: first passage, path sums, MDP min/max, observable distributions.
+"""Tests for checker.markov.core: first passage, path sums, MDP min/max, observable distributions.
 
 References: brute-force path enumeration, enumeration of all memoryless deterministic schedulers,
 sympy's exact linear solver, closed forms."""
@@ -14,8 +14,7 @@ import sympy
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
-from checker.kripke import Kripke
-from checker.markov import (
+from checker.markov.core import (
     bottom_absorption,
     dtmc_from_kripke,
     mdp_from_kripke,
@@ -29,7 +28,8 @@ from checker.markov import (
     solve_exact,
     transient_distribution,
 )
-from checker.ts import Action
+from checker.mc.kripke import Kripke
+from checker.mc.ts import Action
 from tests.strategies import kripke_structures, mdp_structures
 
 F = Fraction

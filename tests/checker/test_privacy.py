@@ -1,4 +1,4 @@
-"""Tests for checker.privacy: pure ε, δ(ε), NI-FL-DP decisions, post-processing, composition."""
+"""Tests for checker.privacy.ni_fl_dp: pure ε, δ(ε), NI-FL-DP decisions, post-processing, composition."""
 
 from __future__ import annotations
 
@@ -10,7 +10,7 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 
 from checker.crossval.privacy_curves import exact_epsilon, hockey_stick_exact
-from checker.privacy import (
+from checker.privacy.ni_fl_dp import (
     Eps,
     apply_channel,
     compose_advanced,
@@ -208,7 +208,7 @@ def _seq_dist(xs: list) -> dict:
 @settings(max_examples=150, deadline=None)
 @given(sequences, sequences)
 def test_per_round_composition_bounds_joint_epsilon(p: dict, q: dict) -> None:
-    from checker.privacy import per_round_epsilons
+    from checker.privacy.ni_fl_dp import per_round_epsilons
 
     joint = pure_epsilon(p, q)
     rounds = per_round_epsilons(p, q)
@@ -222,7 +222,7 @@ def test_per_round_composition_bounds_joint_epsilon(p: dict, q: dict) -> None:
 
 
 def test_per_round_epsilons_of_independent_rounds() -> None:
-    from checker.privacy import per_round_epsilons
+    from checker.privacy.ni_fl_dp import per_round_epsilons
 
     p = product_distribution([rr(F(2, 3), 0), rr(F(3, 4), 0)])
     q = product_distribution([rr(F(2, 3), 1), rr(F(3, 4), 1)])

@@ -1,5 +1,5 @@
-"""Tests for checker.theory_check: the sympy verdicts on Lemma II.2 and Theorem 1, cross-checked
-numerically and against concrete distributions (checker.advantage)."""
+"""Tests for checker.app.theory_check: the sympy verdicts on Lemma II.2 and Theorem 1, cross-checked
+numerically and against concrete distributions (checker.privacy.advantage)."""
 
 from __future__ import annotations
 
@@ -8,9 +8,9 @@ from fractions import Fraction
 
 import pytest
 
-from checker.advantage import advantage, best_advantage
-from checker.privacy import pure_epsilon
-from checker.theory_check import StepCheck, check_all
+from checker.app.theory_check import StepCheck, check_all
+from checker.privacy.advantage import advantage, best_advantage
+from checker.privacy.ni_fl_dp import pure_epsilon
 from checker.verdict import Verdict
 
 F = Fraction

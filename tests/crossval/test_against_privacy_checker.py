@@ -1,4 +1,4 @@
-"""Two independent engines agree: this numerical engine and the formal privacy checker (checker.privacy)
+"""Two independent engines agree: this numerical engine and the formal privacy checker (checker.privacy.ni_fl_dp)
 on exact finite distributions (δ(ε) of eq. 4 in both directions, pure ε)."""
 
 from __future__ import annotations
@@ -11,8 +11,8 @@ import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from checker import privacy
 from checker.crossval.privacy_curves import DiscretePLD, exact_epsilon
+from checker.privacy import ni_fl_dp as privacy
 
 
 @st.composite

@@ -213,8 +213,7 @@ def test_audit_model_through_privacy_layer(capsys: pytest.CaptureFixture[str]) -
     """``flcheck audit example:seed``: the worst neighbouring pair of the formal model is audited and
     cross-validated against its formal ε (needs the privacy application layer)."""
     from checker.app import privacy_fl
-    from checker.commands import privacy
-
+    from checker.cli import privacy
     assert hasattr(privacy_fl, "privacy_report") and hasattr(privacy, "load_fl_model")
     code, out, err = run(capsys, "audit", "example:seed", "--trials", "2000", "--json")
     assert code in (0, 1), err

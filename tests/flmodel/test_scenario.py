@@ -101,7 +101,7 @@ def test_built_system_components() -> None:
 def test_seed_model_scenario_equals_reference_instance() -> None:
     """seed_model.fl and helper A's ``flmodel.examples.seed_model()`` (built independently in Python)
     have the same reachable structure."""
-    from checker.explore import explore
+    from checker.mc.explore import explore
     from flmodel.examples import seed_model
 
     ours = explore(load_scenario(BUNDLED["seed_model"]).transition_system())

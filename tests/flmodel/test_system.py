@@ -8,7 +8,7 @@ from fractions import Fraction
 
 import pytest
 
-from checker.ts import Step, TransitionSystem, as_action, check_distributions
+from checker.mc.ts import Step, TransitionSystem, as_action, check_distributions
 from flmodel.data import neighbours, point
 from flmodel.errors import ModelError
 from flmodel.examples import hinge_model, moniteo_like, moniteo_universe, seed_model

@@ -270,12 +270,12 @@ def _scenario_distributions(
 ) -> tuple[dict[object, Fraction], dict[object, Fraction], float | None, str]:
     """The worst neighbouring pair's observation distributions ``(P0, P1)``, the formal ε* and a label,
     from the privacy application layer (``checker.app.privacy_fl.privacy_report`` on the FL system that
-    ``checker.commands.privacy.load_fl_model`` builds from a scenario file or ``example:NAME``).
+    ``checker.cli.privacy.load_fl_model`` builds from a scenario file or ``example:NAME``).
     Guarded: a clear error when that layer is not available in this build."""
     where = Position(target)
     try:
         app = importlib.import_module("checker.app.privacy_fl")
-        cmd = importlib.import_module("checker.commands.privacy")
+        cmd = importlib.import_module("checker.cli.privacy")
     except ImportError as exc:
         raise InputError(
             f"auditing a model needs checker.app.privacy_fl (the privacy checker), not available: {exc}",
@@ -286,7 +286,7 @@ def _scenario_distributions(
     load_fn = getattr(cmd, "load_fl_model", None)
     if not callable(report_fn) or not callable(load_fn):
         raise InputError(
-            "checker.app.privacy_fl has no privacy_report / checker.commands.privacy no load_fl_model",
+            "checker.app.privacy_fl has no privacy_report / checker.cli.privacy no load_fl_model",
             where,
             "a mechanism string or a JSON distributions file",
         )

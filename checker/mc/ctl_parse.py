@@ -1,5 +1,5 @@
 """Parser of the property language (grammar ``spec/grammar/ctl.lark``) into the AST of
-:mod:`checker.ctl_ast`.
+:mod:`checker.mc.ctl_ast`.
 
 A parse error raises :class:`checker.errors.InputError` whose position names the source, line and
 column of the offending token and whose ``expected`` lists what would have been accepted there. A caller
@@ -9,7 +9,7 @@ then reported in the coordinates of the embedding file.
 
 Example::
 
-    >>> from checker.ctl_parse import parse_formula
+    >>> from checker.mc.ctl_parse import parse_formula
     >>> str(parse_formula('AG ("sat1" in ready -> round >= 1/2)'))
     'AG ("sat1" in ready -> round >= 1/2)'
 """
@@ -23,8 +23,8 @@ import lark
 from flcheck_spec import describe_terminals, lalr_parser
 from lark import Lark, Token, Transformer, v_args
 
-from checker import ctl_ast as A
 from checker.errors import InputError, Position
+from checker.mc import ctl_ast as A
 
 #: Readable names of the grammar's named terminals (anonymous ones are shown as their literal text).
 _TERMINAL_TEXT = {
@@ -222,7 +222,7 @@ def _end_position(text: str) -> tuple[int, int]:
 
 
 def parse_formula(text: str, *, source: str = "<formula>", line: int = 1, column: int = 1) -> A.Formula:
-    """Parse ``text`` into a :class:`checker.ctl_ast.Formula`.
+    """Parse ``text`` into a :class:`checker.mc.ctl_ast.Formula`.
 
     ``source``, ``line`` and ``column`` locate ``text`` inside an embedding file: a token at line ``l``,
     column ``c`` of ``text`` is reported at line ``line + l - 1`` and column ``c + column - 1`` when

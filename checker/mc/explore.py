@@ -1,10 +1,10 @@
-"""Breadth-first exploration of a :class:`checker.ts.TransitionSystem` into a :class:`Kripke` structure
+"""Breadth-first exploration of a :class:`checker.mc.ts.TransitionSystem` into a :class:`Kripke` structure
 (IIIf MC: the Kripke structure of a scenario is the set of states reachable from the initial ones).
 
 States are interned to integer ids in BFS order (initial states first); the relation is collected into
 flat integer arrays and stored in CSR form; the observables are evaluated once per state when it is
 discovered (so frontier states of an incomplete exploration have known observables); actions are
-converted with :func:`checker.ts.as_action` once per distinct action object; probabilities are kept
+converted with :func:`checker.mc.ts.as_action` once per distinct action object; probabilities are kept
 exactly (``Fraction``) in ``edge_prob_exact`` and as floats in ``edge_prob`` when the system is
 probabilistic (some step has a probability other than 1, or ``probabilities=True``).
 
@@ -16,7 +16,7 @@ exactly its true successors. Progress is reported through a callback (never prin
 
 Example::
 
-    >>> from checker.ts import Step
+    >>> from checker.mc.ts import Step
     >>> class Counter:
     ...     def initial_states(self): return [0]
     ...     def successors(self, s): return [Step("inc", (s + 1) % 3)]
@@ -40,8 +40,8 @@ from fractions import Fraction
 
 import numpy as np
 
-from checker.kripke import Kripke
-from checker.ts import Action, TransitionSystem, as_action
+from checker.mc.kripke import Kripke
+from checker.mc.ts import Action, TransitionSystem, as_action
 
 
 @dataclass(frozen=True)
@@ -379,7 +379,7 @@ def _progress(states: int, expanded: int, transitions: int, seconds: float, dept
 def depth_of_structure(kripke: Kripke) -> int:
     """Largest breadth-first distance from the initial states (the ``depth`` of ``flcheck explore``),
     by a level-synchronous vectorised BFS."""
-    from checker.fixpoints import gather_ranges
+    from checker.mc.fixpoints import gather_ranges
 
     n = kripke.num_states
     if n == 0 or not len(kripke.initial):

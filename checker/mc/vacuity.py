@@ -26,10 +26,10 @@ from typing import TYPE_CHECKING
 
 import numpy as np
 
-from checker import ctl_ast as A
+from checker.mc import ctl_ast as A
 
 if TYPE_CHECKING:
-    from checker.ctl import ModelChecker, Vacuity
+    from checker.mc.ctl import ModelChecker, Vacuity
 
 #: How many sub-formula occurrences are tried at most.
 MAX_CANDIDATES = 24
@@ -81,7 +81,7 @@ def occurrences(f: A.Formula) -> Iterator[tuple[Path, A.Formula, int, A.Formula 
 def find_vacuity(mc: ModelChecker, f: A.Formula) -> Vacuity | None:
     """The first (outermost) occurrence in which ``f`` holds vacuously on the initial states, or
     ``None``. Assumes ``f`` holds."""
-    from checker.ctl import Vacuity
+    from checker.mc.ctl import Vacuity
 
     init = np.asarray(mc.kripke.initial, dtype=np.int64)
     tried = 0

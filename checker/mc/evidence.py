@@ -25,11 +25,11 @@ from typing import TYPE_CHECKING, Any
 
 import numpy as np
 
-from checker import ctl_ast as A
-from checker.atoms import freeze
+from checker.mc import ctl_ast as A
+from checker.mc.atoms import freeze
 
 if TYPE_CHECKING:
-    from checker.ctl import ModelChecker
+    from checker.mc.ctl import ModelChecker
 
 
 def to_jsonable(value: object) -> Any:

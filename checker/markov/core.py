@@ -13,7 +13,7 @@ under DISTINCT names, because they differ as soon as a run can visit ``s`` twice
 
 Models
 ------
-A :class:`~checker.kripke.Kripke` structure with probabilities is an MDP: the edges leaving a state that
+A :class:`~checker.mc.kripke.Kripke` structure with probabilities is an MDP: the edges leaving a state that
 share an action form one distribution (a *choice*); different actions are nondeterministic choices.
 Without probabilities every edge is its own choice (probability 1).  A memoryless *scheduler* (one choice
 per state, or the uniform mixture over the enabled choices) turns the MDP into a DTMC
@@ -49,8 +49,8 @@ import scipy.sparse as sp
 import scipy.sparse.csgraph as csgraph
 import scipy.sparse.linalg as spla
 
-from checker.kripke import Kripke
-from checker.ts import Action
+from checker.mc.kripke import Kripke
+from checker.mc.ts import Action
 
 __all__ = [
     "EXACT_AUTO_LIMIT",
@@ -267,7 +267,7 @@ def _initial_distribution(kripke: Kripke,
 
 
 def mdp_from_kripke(kripke: Kripke, initial: Mapping[int, Fraction] | None = None) -> Mdp:
-    """The MDP of a Kripke structure (IIIf ``Kripke S I`` with the probabilities of ``checker.ts``).
+    """The MDP of a Kripke structure (IIIf ``Kripke S I`` with the probabilities of ``checker.mc.ts``).
 
     With probabilities, the edges of a state sharing an action form one choice; without, every edge is
     a choice of probability 1.  ``initial`` is the initial distribution (default: uniform over

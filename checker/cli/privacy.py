@@ -27,7 +27,7 @@ from pathlib import Path
 from typing import Any
 
 from checker.errors import InputError, Position
-from checker.explore import Limits
+from checker.mc.explore import Limits
 from checker.verdict import EXIT_HOLDS
 
 #: --reading: which generated neighbours to check (a scenario's declared neighbours are always checked;
@@ -160,8 +160,8 @@ def load_fl_model(model: str) -> tuple[Any, list[Any], list[tuple[str, Any]]]:
 
 def run(args: argparse.Namespace) -> int:
     from checker.app.privacy_fl import privacy_report
-    from checker.privacy import Eps
-    from checker.theory_check import check_all
+    from checker.app.theory_check import check_all
+    from checker.privacy.ni_fl_dp import Eps
 
     try:
         eps = None if args.eps is None else Eps.parse(args.eps)

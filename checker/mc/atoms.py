@@ -1,4 +1,4 @@
-"""Evaluation of the property language's atoms on a :class:`checker.kripke.Kripke` structure.
+"""Evaluation of the property language's atoms on a :class:`checker.mc.kripke.Kripke` structure.
 
 An atom is decided by one state's labels, observables and enabled actions. Evaluation is vectorised:
 an observable stored as a numpy array is compared with numpy; an observable stored as a sequence of
@@ -28,9 +28,9 @@ from typing import Any
 
 import numpy as np
 
-from checker import ctl_ast as A
 from checker.errors import InputError
-from checker.kripke import Kripke
+from checker.mc import ctl_ast as A
+from checker.mc.kripke import Kripke
 
 Bounds = tuple[np.ndarray, np.ndarray]
 

@@ -22,7 +22,7 @@ from pathlib import Path
 
 from checker.app.isabelle import export_texts, golden_specs, load_export, proof_summary, write_export
 from checker.app.isabelle_syntax import check_export_dir
-from checker.explore import Limits
+from checker.mc.explore import Limits
 from checker.verdict import EXIT_HOLDS
 
 

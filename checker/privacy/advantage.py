@@ -27,7 +27,7 @@ from collections.abc import Callable, Hashable, Mapping
 from dataclasses import dataclass
 from fractions import Fraction
 
-from checker.privacy import Distribution, Eps, Number, _is_exact, _outcomes
+from checker.privacy.ni_fl_dp import Distribution, Eps, Number, _is_exact, _outcomes
 
 __all__ = [
     "AttackerResult",

@@ -3,7 +3,7 @@ refinement-validity ``⊢V A``, and the constructive completeness theorem (gener
 ``EF s``), with the blocking invariant ``AG ¬s`` when no tree exists.
 
 Reference: Kammüller's Isabelle theory ``AT`` (AFP session *Attack_Trees*, the core of IIIf; see
-``shared/iiif-notes.md``, AT). Everything here is generic over :class:`checker.kripke.Kripke`: states are
+``shared/iiif-notes.md``, AT). Everything here is generic over :class:`checker.mc.kripke.Kripke`: states are
 integer ids and a state set is a ``frozenset[int]``.
 
 Definitions encoded (names of the Isabelle rules in brackets):
@@ -47,11 +47,11 @@ or the actions without their detail (``steps``: a client step whatever value it 
 themselves (``paths``). *Minimal* attacks: no other attack uses a strict subset of its actions, or the
 same actions with fewer repetitions.
 
-Typical use (the exporters are in :mod:`checker.attack_tree_export`)::
+Typical use (the exporters are in :mod:`checker.attack_trees.export`)::
 
     >>> import numpy as np
-    >>> from checker.kripke import Kripke
-    >>> from checker.ts import Action
+    >>> from checker.mc.kripke import Kripke
+    >>> from checker.mc.ts import Action
     >>> k = Kripke.from_edges(4, [0], [0, 0, 1, 2], [1, 2, 3, 3], action=[0, 1, 1, 0],
     ...                       actions=(Action("get_grad", "sat1"), Action("get_grad", "sat2")))
     >>> found = generate_attack_tree(k, [3])     # the two client steps commute: one way
@@ -72,8 +72,8 @@ from typing import Literal
 
 import numpy as np
 
-from checker.kripke import Kripke
-from checker.ts import Action
+from checker.mc.kripke import Kripke
+from checker.mc.ts import Action
 
 StateSet = frozenset[int]
 Pair = tuple[StateSet, StateSet]

@@ -128,7 +128,7 @@ def location_graph_png(scenario: Any) -> bytes:
 def attack_tree_png(tree: Any, kripke: Any, goal_text: str) -> bytes:
     """A layered top-down drawing of an IIIf attack tree (shared sub-attacks drawn once per use;
     at most 60 nodes are drawn)."""
-    from checker.attack_tree_export import display_children, node_label
+    from checker.attack_trees.export import display_children, node_label
 
     nodes: list[tuple[int, int, str, str]] = []  # (id, depth, kind, label)
     edges: list[tuple[int, int]] = []

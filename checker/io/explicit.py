@@ -50,8 +50,8 @@ from typing import Any
 import numpy as np
 
 from checker.errors import InputError, Position
-from checker.kripke import Kripke
-from checker.ts import Action
+from checker.mc.kripke import Kripke
+from checker.mc.ts import Action
 
 JSON_FORMAT = "flcheck-kripke/1"
 _STORM_HEADERS = {"dtmc", "mdp", "ctmc", "ma"}

@@ -11,10 +11,10 @@ import argparse
 import sys
 from typing import Any
 
-from checker.attack_tree_export import FORMATS, dumps, render, result_to_json, tree_to_text, write_atomic
-from checker.attack_trees import AttackFound, NoAttack, check_validity, generate_attack_tree
+from checker.attack_trees.core import AttackFound, NoAttack, check_validity, generate_attack_tree
+from checker.attack_trees.export import FORMATS, dumps, render, result_to_json, tree_to_text, write_atomic
 from checker.errors import InputError, Position
-from checker.kripke import Kripke
+from checker.mc.kripke import Kripke
 from checker.verdict import EXIT_HOLDS, EXIT_VIOLATED
 
 
@@ -66,7 +66,7 @@ def _load(paths: list[str], args: argparse.Namespace) -> Kripke:
     """The model through the application layer's loader (scenario files and explicit formats), explored
     under the exploration limits; progress on stderr when it is a terminal."""
     from checker.app.load import load_model
-    from checker.explore import Limits, stderr_progress
+    from checker.mc.explore import Limits, stderr_progress
 
     limits = Limits(max_states=args.max_states, max_seconds=args.max_seconds, max_memory_mb=args.max_memory)
     progress = stderr_progress()
@@ -80,9 +80,9 @@ def _load(paths: list[str], args: argparse.Namespace) -> Kripke:
 
 def _goal_mask(kripke: Kripke, text: str) -> tuple[Any, list[str]]:
     """The goal's satisfaction set (states certainly satisfying it) and the observables it mentions."""
-    from checker import ctl_ast as A
-    from checker.ctl import ModelChecker
-    from checker.ctl_parse import parse_formula
+    from checker.mc import ctl_ast as A
+    from checker.mc.ctl import ModelChecker
+    from checker.mc.ctl_parse import parse_formula
 
     formula = parse_formula(text, source="--goal")
     lower, _upper = ModelChecker(kripke).sat_bounds(formula)
@@ -149,7 +149,7 @@ def _check_file(args: argparse.Namespace) -> int:
     import json
     from pathlib import Path
 
-    from checker.attack_tree_export import tree_from_json
+    from checker.attack_trees.export import tree_from_json
 
     path = Path(args.check)
     try:

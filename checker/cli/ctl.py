@@ -18,11 +18,11 @@ import time
 from typing import Any
 
 from checker.app.load import load_model
-from checker.ctl import ModelChecker
-from checker.ctl_parse import parse_formula
-from checker.explore import Limits, depth_of_structure, stderr_progress
-from checker.fixpoints import Semantics
-from checker.io_explicit import write_dot, write_explicit, write_json
+from checker.io.explicit import write_dot, write_explicit, write_json
+from checker.mc.ctl import ModelChecker
+from checker.mc.ctl_parse import parse_formula
+from checker.mc.explore import Limits, depth_of_structure, stderr_progress
+from checker.mc.fixpoints import Semantics
 from checker.verdict import EXIT_HOLDS
 
 MODEL_HELP = "scenario file (.fl), explicit model (base.tra base.lab, or the prefix base) or .json"

@@ -24,7 +24,7 @@ from functools import cached_property
 
 import numpy as np
 
-from checker.ts import Action, ObservableValue
+from checker.mc.ts import Action, ObservableValue
 
 
 @dataclass(eq=False)

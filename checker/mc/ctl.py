@@ -2,11 +2,11 @@
 
 ``M ⊢ f`` (IIIf: every initial state of ``M`` is in the set ``f``) is decided by computing the
 satisfaction set of every sub-formula bottom-up as numpy boolean arrays; the temporal operators are the
-vectorised fixpoints of :mod:`checker.fixpoints` (backward search over the transpose, SCCs for ``EG``).
+vectorised fixpoints of :mod:`checker.mc.fixpoints` (backward search over the transpose, SCCs for ``EG``).
 
 Typical use::
 
-    >>> from checker.kripke import Kripke
+    >>> from checker.mc.kripke import Kripke
     >>> import numpy as np
     >>> k = Kripke.from_edges(3, [0], [0, 1], [1, 2], labels={"goal": np.array([False, False, True])})
     >>> r = check(k, "EF goal")
@@ -20,10 +20,10 @@ Typical use::
 Results: :class:`CheckResult` carries the verdict (one of :class:`checker.verdict.Verdict`), the
 semantics used, the satisfaction set, the satisfying initial states, a witness (true existential
 property) or counterexample (false universal property) and, for a property that holds, vacuity
-information (:mod:`checker.vacuity`).
+information (:mod:`checker.mc.vacuity`).
 
 On an incomplete structure (exploration stopped at a limit) the checker computes a lower and an upper
-bound of every satisfaction set (see :mod:`checker.fixpoints`); the verdict is ``holds`` when the lower
+bound of every satisfaction set (see :mod:`checker.mc.fixpoints`); the verdict is ``holds`` when the lower
 bound contains every initial state, ``violated`` when the upper bound misses one, else ``unknown``.
 """
 
@@ -35,12 +35,12 @@ from typing import Any
 
 import numpy as np
 
-from checker import ctl_ast as A
-from checker.atoms import AtomEvaluator
-from checker.ctl_parse import parse_formula
-from checker.evidence import Trace, explain, make_trace
-from checker.fixpoints import Graph, Semantics
-from checker.kripke import Kripke
+from checker.mc import ctl_ast as A
+from checker.mc.atoms import AtomEvaluator
+from checker.mc.ctl_parse import parse_formula
+from checker.mc.evidence import Trace, explain, make_trace
+from checker.mc.fixpoints import Graph, Semantics
+from checker.mc.kripke import Kripke
 from checker.verdict import Verdict
 
 Bounds = tuple[np.ndarray, np.ndarray]
@@ -196,7 +196,7 @@ class ModelChecker:
                 if got:
                     result.counterexample = make_trace(self, "counterexample", got[0], got[1], got[2])
         if vacuity and verdict is Verdict.HOLDS and self.exact:
-            from checker.vacuity import find_vacuity
+            from checker.mc.vacuity import find_vacuity
 
             vac = find_vacuity(self, f)
             if vac is not None:
@@ -228,8 +228,8 @@ class CheckResult:
     ``sat``/``sat_upper``: lower/upper bound of the satisfaction set (the same array on a complete
     structure). ``witness``: a path from the FIRST initial state when the property holds and its
     deciding operator is existential; ``counterexample``: a path from the first violating initial
-    state when it is violated and the deciding operator is universal (see :mod:`checker.evidence`).
-    ``verdict`` is "holds vacuously" when :mod:`checker.vacuity` finds a sub-formula that can be
+    state when it is violated and the deciding operator is universal (see :mod:`checker.mc.evidence`).
+    ``verdict`` is "holds vacuously" when :mod:`checker.mc.vacuity` finds a sub-formula that can be
     replaced by ``false`` (or when there is no initial state)."""
 
     formula: A.Formula

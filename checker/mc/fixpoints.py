@@ -40,7 +40,7 @@ import numpy as np
 import scipy.sparse as sp
 from scipy.sparse import csgraph
 
-from checker.kripke import Kripke
+from checker.mc.kripke import Kripke
 
 #: Level-synchronous backward search levels before handing over to scipy's C breadth-first search.
 LEVELS_BEFORE_SCIPY = 48

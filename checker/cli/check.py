@@ -7,7 +7,7 @@ from __future__ import annotations
 import argparse
 import sys
 
-from checker.explore import Limits, stderr_progress
+from checker.mc.explore import Limits, stderr_progress
 from checker.verdict import EXIT_BAD_INPUT
 
 
@@ -32,7 +32,7 @@ def register(sub: argparse._SubParsersAction) -> None:  # type: ignore[type-arg]
 
 def run(args: argparse.Namespace) -> int:
     from checker.app.check import check_file
-    from checker.report import render_json, render_table, write_report
+    from checker.app.report import render_json, render_table, write_report
 
     if args.report and not args.report.lower().endswith((".md", ".html", ".htm")):
         print(f"flcheck: error: --report {args.report}: expected a file name ending in .md or .html",

@@ -21,13 +21,13 @@ from flmodel.errors import ModelError
 
 #: Sub-command modules, in the order their commands appear in ``flcheck --help``.
 COMMAND_MODULES: tuple[str, ...] = (
-    "checker.commands.check",
-    "checker.commands.ctl",
-    "checker.commands.attack_tree",
-    "checker.commands.privacy",
-    "checker.commands.dp",
-    "checker.commands.attack",
-    "checker.commands.export",
+    "checker.cli.check",
+    "checker.cli.ctl",
+    "checker.cli.attack_tree",
+    "checker.cli.privacy",
+    "checker.cli.dp",
+    "checker.cli.attack",
+    "checker.cli.export",
 )
 
 

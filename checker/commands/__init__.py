@@ -1,1 +1,0 @@
-"""One module per CLI sub-command family; each exposes ``register(subparsers)``."""

@@ -1,0 +1,1 @@
+"""Model files: PRISM/Storm explicit models, JSON Kripke structures, DOT."""

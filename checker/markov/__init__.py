@@ -1,0 +1,1 @@
+"""Markov chains and MDPs: first-passage probabilities, linear solves (exact and float), min/max."""
