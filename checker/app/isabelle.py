@@ -30,15 +30,14 @@ Example::
 
 from __future__ import annotations
 
-import os
 import re
-import tempfile
 from collections.abc import Iterable, Sequence
 from dataclasses import dataclass, field
 from fractions import Fraction
 from pathlib import Path
 
 from checker.app.isabelle_base import BASE_THEORY_NAME, base_theory_text
+from checker.io.files import write_atomic
 from checker.mc import ctl_ast as A
 from checker.mc.ctl import CheckResult, ModelChecker
 from checker.mc.explore import Limits, explore
@@ -1111,17 +1110,6 @@ def root_text(theories: Sequence[str]) -> str:
     return "\n".join(lines) + "\n"
 
 
-def _atomic_write(path: Path, text: str) -> None:
-    path.parent.mkdir(parents=True, exist_ok=True)
-    fd, tmp = tempfile.mkstemp(prefix=f".{path.name}.", dir=path.parent)
-    try:
-        with os.fdopen(fd, "w", encoding="utf-8", newline="\n") as fh:
-            fh.write(text)
-        os.replace(tmp, path)
-    except BaseException:
-        if os.path.exists(tmp):
-            os.unlink(tmp)
-        raise
 
 
 def export_texts(exports: Sequence[ScenarioExport]) -> dict[str, str]:
@@ -1144,13 +1132,13 @@ def write_export(files: dict[str, str], out_dir: str | Path, *, update_root: boo
     for name, text in sorted(files.items()):
         if name == "ROOT":
             continue
-        _atomic_write(d / name, text)
+        write_atomic(d / name, text)
         written.append(d / name)
     if "ROOT" in files:
         theories = [p.stem for p in d.glob("*.thy")] if update_root else [
             Path(f).stem for f in files if f.endswith(".thy")
         ]
-        _atomic_write(d / "ROOT", root_text(theories))
+        write_atomic(d / "ROOT", root_text(theories))
         written.append(d / "ROOT")
     return sorted(written)
 

@@ -26,7 +26,8 @@ distribution of what the attacker observes at the end of the run:
 * ``client:NAME``: the sequence of updates client ``NAME`` sends.
 
 Then ε* (pure), δ(ε), the NI-FL-DP verdict, the worst pair and outcome, the attacker advantage and the
-bounds of Theorem 1 and the literature (:mod:`checker.privacy.ni_fl_dp`, :mod:`checker.privacy.advantage`), and
+bounds of Theorem 1 and the literature (:mod:`checker.privacy.ni_fl_dp`,
+:mod:`checker.privacy.advantage`), and
 ``NI_Decomposition`` on the model: each client's ε from its own update distribution against the global
 ε, whether the theorem's conclusion holds, and the bounds the model actually satisfies
 (post-processing of the joint client updates, composition over rounds).

@@ -16,11 +16,11 @@ import html
 import io
 import json
 import math
-import os
-import tempfile
 from collections.abc import Callable
 from pathlib import Path
 from typing import Any
+
+from checker.io.files import write_atomic
 
 __all__ = ["render_json", "render_table", "write_report"]
 
@@ -60,17 +60,6 @@ def render_json(report: Any) -> str:
     return json.dumps(report.to_json(), indent=2, ensure_ascii=False, default=str)
 
 
-def _atomic_write(path: Path, data: bytes) -> None:
-    path.parent.mkdir(parents=True, exist_ok=True)
-    fd, tmp = tempfile.mkstemp(prefix=f".{path.name}.", dir=str(path.parent))
-    try:
-        with os.fdopen(fd, "wb") as fh:
-            fh.write(data)
-        os.replace(tmp, path)
-    except BaseException:
-        if os.path.exists(tmp):
-            os.unlink(tmp)
-        raise
 
 
 # ------------------------------------------------------------------------------------------ pictures
@@ -269,11 +258,11 @@ def write_report(report: Any, path: str | Path) -> list[Path]:
         lines += ["", "## Pictures", ""]
         for stem, caption, png in pics:
             fname = f"{p.stem}_{stem}.png"
-            _atomic_write(p.with_name(fname), png)
+            write_atomic(p.with_name(fname), png)
             written.append(p.with_name(fname))
             lines += [f"### {caption}", "", f"![{caption}]({fname})", ""]
         lines += ["## Scenario", "", "```", report.scenario.to_text().rstrip(), "```", ""]
-        _atomic_write(p, "\n".join(lines).encode("utf-8"))
+        write_atomic(p, "\n".join(lines).encode("utf-8"))
     else:
         esc = html.escape
         rows = "".join(
@@ -297,6 +286,6 @@ def write_report(report: Any, path: str | Path) -> list[Path]:
             "<h2>Properties</h2><table><tr><th>property</th><th>kind</th><th>verdict</th><th>figure</th>"
             f"<th>evidence</th></tr>{rows}</table><h2>Pictures</h2>{imgs}"
             f"<h2>Scenario</h2><pre>{esc(report.scenario.to_text())}</pre></body></html>")
-        _atomic_write(p, doc.encode("utf-8"))
+        write_atomic(p, doc.encode("utf-8"))
     written.insert(0, p)
     return written

@@ -19,10 +19,7 @@ alternatives over the same start states); JSON always keeps the exact, re-checka
 from __future__ import annotations
 
 import json
-import os
-import tempfile
 from collections.abc import Sequence
-from pathlib import Path
 from typing import Any
 from xml.sax.saxutils import escape
 
@@ -45,19 +42,6 @@ FORMAT_ID = "flcheck-attack-tree/1"
 
 
 # =============================================================================== helpers
-def write_atomic(path: str | os.PathLike[str], text: str) -> None:
-    """Write ``text`` to ``path`` atomically (temporary file in the same directory, then ``os.replace``)."""
-    target = Path(path)
-    directory = target.parent if str(target.parent) else Path(".")
-    fd, tmp = tempfile.mkstemp(prefix=f".{target.name}.", suffix=".tmp", dir=directory)
-    try:
-        with os.fdopen(fd, "w", encoding="utf-8") as fh:
-            fh.write(text)
-        os.replace(tmp, target)
-    except BaseException:
-        if os.path.exists(tmp):
-            os.unlink(tmp)
-        raise
 
 
 def states_text(states: frozenset[int], kripke: Kripke | None, limit: int = 4) -> str:

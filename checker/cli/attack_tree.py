@@ -12,8 +12,9 @@ import sys
 from typing import Any
 
 from checker.attack_trees.core import AttackFound, NoAttack, check_validity, generate_attack_tree
-from checker.attack_trees.export import FORMATS, dumps, render, result_to_json, tree_to_text, write_atomic
+from checker.attack_trees.export import FORMATS, dumps, render, result_to_json, tree_to_text
 from checker.errors import InputError, Position
+from checker.io.files import write_atomic
 from checker.mc.kripke import Kripke
 from checker.verdict import EXIT_HOLDS, EXIT_VIOLATED
 

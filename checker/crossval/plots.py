@@ -3,7 +3,6 @@
 from __future__ import annotations
 
 import os
-import tempfile
 from collections.abc import Sequence
 from pathlib import Path
 
@@ -18,25 +17,32 @@ from checker.crossval.audit import AuditResult
 from checker.crossval.gaussian import gaussian_tradeoff
 from checker.crossval.privacy_curves import tradeoff_from_delta_curve
 from checker.crossval.secagg import SecAggCurve, secagg_curve
+from checker.errors import InputError
+from checker.io.files import write_atomic_with
 
 __all__ = ["fig1", "plot_audit", "plot_curves", "save_figure"]
 
 
+def _format(path: str | os.PathLike[str]) -> str:
+    """The image format named by ``path``'s extension; :class:`InputError` for one matplotlib cannot write."""
+    from matplotlib.backends.backend_agg import FigureCanvasAgg  # the Agg canvas lists the formats
+
+    supported = FigureCanvasAgg.get_supported_filetypes()
+    suffix = Path(path).suffix.lower().lstrip(".")
+    if suffix not in supported:
+        named = f".{suffix}" if suffix else "(none)"
+        raise InputError(f"cannot write a plot to {path}: unknown image extension {named}",
+                         expected=", ".join("." + s for s in sorted(supported)))
+    return suffix
+
+
 def save_figure(fig: Figure, path: str | os.PathLike[str]) -> Path:
     """Write ``fig`` to ``path`` atomically (temporary file in the same directory, then ``os.replace``)."""
-    target = Path(path)
-    target.parent.mkdir(parents=True, exist_ok=True)
-    fd, tmp = tempfile.mkstemp(dir=target.parent, prefix=f".{target.name}.", suffix=target.suffix or ".png")
-    os.close(fd)
     try:
-        fig.savefig(tmp, dpi=120, bbox_inches="tight")
-        os.chmod(tmp, 0o644)
-        os.replace(tmp, target)
+        return write_atomic_with(path, lambda tmp: fig.savefig(tmp, dpi=120, bbox_inches="tight",
+                                                               format=_format(path)))
     finally:
-        if os.path.exists(tmp):
-            os.unlink(tmp)
         plt.close(fig)
-    return target
 
 
 def plot_curves(

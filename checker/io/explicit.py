@@ -38,9 +38,7 @@ from __future__ import annotations
 
 import io
 import json
-import os
 import re
-import tempfile
 import warnings
 from collections.abc import Iterable, Sequence
 from fractions import Fraction
@@ -50,6 +48,7 @@ from typing import Any
 import numpy as np
 
 from checker.errors import InputError, Position
+from checker.io.files import write_atomic
 from checker.mc.kripke import Kripke
 from checker.mc.ts import Action
 
@@ -62,23 +61,6 @@ def _err(path: str | Path, line: int | None, message: str, expected: str | None 
     return InputError(message, Position(str(path), line, None), expected)
 
 
-def atomic_write_text(path: str | Path, text: str | Iterable[str]) -> None:
-    """Write ``text`` (a string or an iterable of chunks) to ``path`` atomically (temp file + rename)."""
-    path = Path(path)
-    path.parent.mkdir(parents=True, exist_ok=True)
-    fd, tmp = tempfile.mkstemp(prefix=path.name + ".", suffix=".tmp", dir=path.parent)
-    try:
-        with os.fdopen(fd, "w", encoding="utf-8") as fh:
-            if isinstance(text, str):
-                fh.write(text)
-            else:
-                for chunk in text:
-                    fh.write(chunk)
-        os.replace(tmp, path)
-    except BaseException:
-        if os.path.exists(tmp):
-            os.unlink(tmp)
-        raise
 
 
 def _first_line(path: Path) -> tuple[str, int]:
@@ -610,7 +592,7 @@ def write_explicit(
     else:
         header = f"{n} {len(groups)} {kripke.num_transitions}\n" if mdp else f"{n} {kripke.num_transitions}\n"
     tra = prefix.with_name(prefix.name + ".tra")
-    atomic_write_text(tra, [header, *rows()])
+    write_atomic(tra, [header, *rows()])
     names = ["init", *sorted(k for k in kripke.labels if k != "init")]
     masks = {name: kripke.labels.get(name, np.zeros(n, dtype=bool)) for name in names}
     masks["init"] = kripke.initial_mask() | masks["init"]
@@ -636,7 +618,7 @@ def write_explicit(
         head = " ".join(f'{j}="{nm}"' for j, nm in enumerate(names)) + "\n"
         body = (f"{i}: {' '.join(map(str, js))}\n" for i, js in sorted(per_state.items()))
     lab = prefix.with_name(prefix.name + ".lab")
-    atomic_write_text(lab, [head, *_write_rows(body)])
+    write_atomic(lab, [head, *_write_rows(body)])
     out = [tra, lab]
     numeric = {k: v for k, v in kripke.observables.items() if _all_ints(v)}
     if sta and numeric and re.fullmatch(r"[A-Za-z_0-9,]*", ",".join(numeric)):
@@ -644,7 +626,7 @@ def write_explicit(
         head = "(" + ",".join(numeric) + ")\n"
         body = (f"{i}:({','.join(str(int(c[i])) for c in cols)})\n" for i in range(n))
         sta_path = prefix.with_name(prefix.name + ".sta")
-        atomic_write_text(sta_path, [head, *_write_rows(body)])
+        write_atomic(sta_path, [head, *_write_rows(body)])
         out.append(sta_path)
     return out
 
@@ -828,7 +810,7 @@ def kripke_to_json(kripke: Kripke) -> dict[str, Any]:
 
 def write_json(kripke: Kripke, path: str | Path) -> Path:
     """Write the JSON Kripke format atomically."""
-    atomic_write_text(path, json.dumps(kripke_to_json(kripke), indent=1) + "\n")
+    write_atomic(path, json.dumps(kripke_to_json(kripke), indent=1) + "\n")
     return Path(path)
 
 
@@ -867,7 +849,7 @@ def to_dot(kripke: Kripke, *, max_states: int = 5000, highlight: np.ndarray | No
 
 def write_dot(kripke: Kripke, path: str | Path, **kwargs: Any) -> Path:
     """Write :func:`to_dot` atomically."""
-    atomic_write_text(path, to_dot(kripke, **kwargs))
+    write_atomic(path, to_dot(kripke, **kwargs))
     return Path(path)
 
 

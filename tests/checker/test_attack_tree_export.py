@@ -23,7 +23,6 @@ from checker.attack_trees.export import (
     tree_to_dot,
     tree_to_json,
     tree_to_text,
-    write_atomic,
 )
 from checker.mc.kripke import Kripke
 from tests.checker.test_attack_trees import diamond, labelled_kripke
@@ -158,12 +157,6 @@ def test_text_outline_refers_to_shared_subtrees() -> None:
     assert render(t, k, "adtool-sand").startswith("<?xml")
 
 
-def test_write_atomic_replaces_and_leaves_no_temp(tmp_path: Path) -> None:
-    target = tmp_path / "t.json"
-    write_atomic(target, "a")
-    write_atomic(target, "b")
-    assert target.read_text() == "b"
-    assert [p.name for p in tmp_path.iterdir()] == ["t.json"]
 
 
 def test_dot_grammar_rejects_broken_quoting() -> None:

@@ -1,5 +1,5 @@
-"""Two independent engines agree: this numerical engine and the formal privacy checker (checker.privacy.ni_fl_dp)
-on exact finite distributions (δ(ε) of eq. 4 in both directions, pure ε)."""
+"""Two independent engines agree: this numerical engine and the formal privacy checker
+(checker.privacy.ni_fl_dp) on exact finite distributions (δ(ε) of eq. 4 in both directions, pure ε)."""
 
 from __future__ import annotations
 
