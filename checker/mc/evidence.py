@@ -20,47 +20,16 @@ from __future__ import annotations
 
 from collections.abc import Mapping
 from dataclasses import dataclass, field
-from fractions import Fraction
 from typing import TYPE_CHECKING, Any
 
 import numpy as np
 
+from checker.io.render import json_value, value_text
 from checker.mc import ctl_ast as A
 from checker.mc.atoms import freeze
 
 if TYPE_CHECKING:
     from checker.mc.ctl import ModelChecker
-
-
-def to_jsonable(value: object) -> Any:
-    """A JSON-compatible rendering of an observable value (Fractions as ``"p/q"`` strings, sets as
-    sorted lists, other objects as their ``str``)."""
-    if isinstance(value, np.generic):
-        value = value.item()
-    if value is None or isinstance(value, bool | int | str):
-        return value
-    if isinstance(value, float):
-        return value
-    if isinstance(value, Fraction):
-        return value.numerator if value.denominator == 1 else str(value)
-    if isinstance(value, tuple | list):
-        return [to_jsonable(v) for v in value]
-    if isinstance(value, set | frozenset):
-        return sorted((to_jsonable(v) for v in value), key=lambda x: (str(type(x)), str(x)))
-    return str(value)
-
-
-def value_text(value: object) -> str:
-    """Human text of an observable value (``1/2``, ``{sat1, sat2}``, ``(1, 2)``)."""
-    if isinstance(value, np.generic):
-        value = value.item()
-    if isinstance(value, bool):
-        return "true" if value else "false"
-    if isinstance(value, set | frozenset):
-        return "{" + ", ".join(sorted(value_text(v) for v in value)) + "}"
-    if isinstance(value, tuple | list):
-        return "(" + ", ".join(value_text(v) for v in value) + ")"
-    return str(value)
 
 
 @dataclass
@@ -94,7 +63,7 @@ class Trace:
             "shows": self.shows,
             "states": list(self.states),
             "steps": [{"state": s.state, "name": s.name, "action": s.action,
-                       "changed": {k: to_jsonable(v) for k, v in s.changed.items()}} for s in self.steps],
+                       "changed": {k: json_value(v) for k, v in s.changed.items()}} for s in self.steps],
             "loop_start": self.loop_start,
             "loop_action": self.loop_action,
             **({"note": self.note} if self.note else {}),

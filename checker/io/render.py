@@ -1,0 +1,76 @@
+"""How values leave flcheck: one text formatter and one strict-JSON encoder for every command and report.
+
+Model values are exact numbers (``Fraction``), names, booleans, tuples (vectors) and sets of them.
+
+Text (:func:`value_text`): ``1/2``, ``true``, ``(1, 2)``, ``{sat1, sat2}`` (set members sorted).
+
+JSON (:func:`json_value`, :func:`dumps`) is strict JSON (RFC 8259, no ``NaN``/``Infinity`` tokens):
+
+- an integer-valued ``Fraction`` is a JSON integer, any other ``Fraction`` the string ``"p/q"``;
+- a finite float is a JSON number; ``+∞``, ``−∞`` and NaN are the strings ``"inf"``, ``"-inf"``, ``"nan"``;
+- tuples and lists are arrays, sets are arrays sorted by their JSON text, mappings are objects with
+  string keys, numpy scalars and arrays are converted to Python values first;
+- any other object is its ``str``.
+
+>>> from fractions import Fraction
+>>> dumps({"eps": float("inf"), "p": Fraction(1, 3), "n": Fraction(4), "s": {"b", "a"}})
+'{"eps": "inf", "p": "1/3", "n": 4, "s": ["a", "b"]}'
+>>> value_text((Fraction(1, 2), frozenset({"sat2", "sat1"}), True))
+'(1/2, {sat1, sat2}, true)'
+"""
+
+from __future__ import annotations
+
+import json
+import math
+from collections.abc import Mapping
+from fractions import Fraction
+from typing import Any
+
+import numpy as np
+
+__all__ = ["dumps", "json_value", "value_text"]
+
+
+def json_value(value: object) -> Any:
+    """``value`` as a strict-JSON-compatible Python value (the convention of the module docstring)."""
+    if isinstance(value, np.ndarray):
+        return [json_value(v) for v in value.tolist()]
+    if isinstance(value, np.generic):
+        value = value.item()
+    if value is None or isinstance(value, bool | int | str):
+        return value
+    if isinstance(value, float):
+        if math.isnan(value):
+            return "nan"
+        if math.isinf(value):
+            return "inf" if value > 0 else "-inf"
+        return value
+    if isinstance(value, Fraction):
+        return value.numerator if value.denominator == 1 else str(value)
+    if isinstance(value, Mapping):
+        return {str(k): json_value(v) for k, v in value.items()}
+    if isinstance(value, tuple | list):
+        return [json_value(v) for v in value]
+    if isinstance(value, set | frozenset):
+        items = [json_value(v) for v in value]
+        return sorted(items, key=lambda x: json.dumps(x, sort_keys=True))
+    return str(value)
+
+
+def dumps(obj: object, *, indent: int | None = None) -> str:
+    """``obj`` as strict JSON text (UTF-8 characters kept, ``allow_nan=False`` as a guarantee)."""
+    return json.dumps(json_value(obj), indent=indent, ensure_ascii=False, allow_nan=False)
+
+
+def value_text(value: object) -> str:
+    """Human text of a model value (``1/2``, ``{sat1, sat2}``, ``(1, 2)``, ``true``)."""
+    if isinstance(value, np.generic):
+        value = value.item()
+    if isinstance(value, bool):
+        return "true" if value else "false"
+    if isinstance(value, set | frozenset):
+        return "{" + ", ".join(sorted(value_text(v) for v in value)) + "}"
+    if isinstance(value, tuple | list):
+        return "(" + ", ".join(value_text(v) for v in value) + ")"
+    return str(value)
