@@ -21,7 +21,7 @@ import numpy as np
 
 from checker.crossval import mia as mia_engine
 from checker.crossval import sratta as sratta_engine
-from checker.crossval.gaussian import gaussian_delta, gaussian_epsilon
+from checker.crossval.gaussian import gaussian_epsilon, gaussian_mu
 from checker.errors import InputError
 from flmodel.training import (
     TrainingConfig,
@@ -53,24 +53,9 @@ def epsilon_of_mu(mu: float, delta: float) -> float:
 
 
 def mu_for_epsilon(eps: float, delta: float) -> float:
-    """Largest ``μ`` whose Gaussian curve satisfies ``δ_G(ε) ≤ delta`` (bisection; ``δ_G`` increases
-    with ``μ``). ``eps = inf`` gives ``inf``."""
-    if math.isinf(eps):
-        return math.inf
-    if eps < 0 or not 0 < delta < 1:
-        raise ValueError("need eps >= 0 and 0 < delta < 1")
-    lo, hi = 0.0, 1.0
-    while gaussian_delta(hi, eps)[0] <= delta:
-        lo, hi = hi, hi * 2
-    for _ in range(200):
-        mid = 0.5 * (lo + hi)
-        if gaussian_delta(mid, eps)[0] <= delta:
-            lo = mid
-        else:
-            hi = mid
-        if hi - lo <= 1e-12 * hi:
-            break
-    return lo
+    """Largest ``μ`` whose Gaussian curve satisfies ``δ_G(ε) ≤ delta`` (:func:`gaussian_mu`). ``eps = inf``
+    gives ``inf``."""
+    return gaussian_mu(eps, delta)
 
 
 # ------------------------------------------------------------------------------------------------ SRATTA

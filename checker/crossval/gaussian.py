@@ -29,6 +29,7 @@ __all__ = [
     "gaussian_epsilon",
     "gaussian_grid",
     "gaussian_loss_tails",
+    "gaussian_mu",
     "gaussian_tradeoff",
     "laplace_delta",
     "laplace_loss_tails",
@@ -49,36 +50,70 @@ def _log_ndtr_diff(a: FloatArray, b: FloatArray, eps: FloatArray) -> FloatArray:
     return np.where(lb >= la, 0.0, val)
 
 
+#: Enough halvings of [0, 1] to reach the smallest subnormal float, so that a bracket starting at 0 also
+#: resolves a tiny root (e.g. μ ≈ 2.5e-300 for ε = 0, δ = 1e-300).
+_BISECTION_STEPS = 1100
+
+
+def _check_mu(mu: float) -> None:
+    if not mu >= 0:  # also rejects NaN
+        raise ValueError(f"mu must be >= 0, got {mu!r}")
+
+
+def _check_delta(delta: float) -> None:
+    if not 0 <= delta <= 1:  # also rejects NaN
+        raise ValueError(f"delta must be in [0, 1], got {delta!r}")
+
+
 def gaussian_delta(mu: float, eps: ArrayLike) -> FloatArray:
-    """Optimal δ(ε) of the μ-Gaussian mechanism: ``Φ(−ε/μ + μ/2) − e^ε Φ(−ε/μ − μ/2)`` (seed 000, Thm.
-    4.2). ``mu = 0`` gives 0 (for ε ≥ 0), ``mu = inf`` gives 1.
+    """Optimal δ(ε) of the μ-Gaussian mechanism: ``Φ(−ε/μ + μ/2) − e^ε Φ(−ε/μ − μ/2)`` ([SecAgg-MIA]
+    Thm. 4.2, [AnalyticGauss] Thm. 8).
+
+    Edge cases: ``mu = 0`` (identical distributions) gives ``max(0, 1 − e^ε)``; ``mu = inf`` (mutually
+    singular distributions) gives 1 for every ε; for finite ``mu`` the curve reaches 1 at ``ε = −inf``
+    and 0 at ``ε = inf``. A negative or NaN ``mu`` and a NaN ``ε`` raise ``ValueError``.
 
     >>> round(float(gaussian_delta(1.0, 0.0)[0]), 6)
     0.382925
+    >>> gaussian_delta(1.0, [float("-inf"), float("inf")]).tolist()
+    [1.0, 0.0]
+    >>> gaussian_delta(0.0, [0.0, 1.0]).tolist(), gaussian_delta(float("inf"), [0.0, 1.0]).tolist()
+    ([0.0, 0.0], [1.0, 1.0])
     """
     e = np.atleast_1d(np.asarray(eps, dtype=float))
-    if mu < 0:
-        raise ValueError("mu must be >= 0")
+    _check_mu(mu)
+    if np.isnan(e).any():
+        raise ValueError(f"eps must not be NaN, got {e.tolist()!r}")
     if mu == 0:
         return np.where(e >= 0, 0.0, -np.expm1(e))
     if math.isinf(mu):
         return np.ones_like(e)
-    return np.clip(_log_ndtr_diff(-e / mu + mu / 2, -e / mu - mu / 2, e), 0.0, 1.0)
+    finite = np.where(np.isposinf(e), 0.0, e)  # ε = inf: δ = 0, kept out of the log-space arithmetic
+    value = np.clip(_log_ndtr_diff(-finite / mu + mu / 2, -finite / mu - mu / 2, finite), 0.0, 1.0)
+    return np.where(np.isposinf(e), 0.0, value)
 
 
 def gaussian_epsilon(mu: float, delta: float) -> float:
-    """Smallest ε ≥ 0 with ``δ_G(ε) ≤ delta`` (bisection on the strictly decreasing closed form)."""
-    if not 0 <= delta <= 1:
-        raise ValueError("delta must be in [0, 1]")
+    """Smallest ε ≥ 0 with ``δ_G(ε) ≤ delta`` for the μ-Gaussian mechanism (bisection on the strictly
+    decreasing closed form :func:`gaussian_delta`, to 1e-15 absolute below ε = 1 and relative above).
+
+    Edge cases: 0 when ``δ_G(0) ≤ delta`` (``mu = 0``, ``delta = 1``, or a small ``mu``); ``inf`` when no
+    finite ε reaches ``delta`` (``delta = 0`` with ``mu > 0``, or ``mu = inf`` with ``delta < 1``).
+
+    >>> round(gaussian_epsilon(1.0, 1e-5), 6)
+    4.377178
+    >>> gaussian_epsilon(1.0, 0.0), gaussian_epsilon(0.0, 0.0), gaussian_epsilon(float("inf"), 0.5)
+    (inf, 0.0, inf)
+    """
+    _check_mu(mu)
+    _check_delta(delta)
     if gaussian_delta(mu, 0.0)[0] <= delta:
         return 0.0
-    if delta == 0:
+    if delta == 0 or math.isinf(mu):
         return math.inf
     lo, hi = 0.0, 1.0
-    while gaussian_delta(mu, hi)[0] > delta:
+    while gaussian_delta(mu, hi)[0] > delta:  # ends: δ_G(ε) → 0 as ε → inf, and δ_G(inf) = 0
         hi *= 2
-        if hi > 1e6:
-            return math.inf
     for _ in range(200):
         mid = 0.5 * (lo + hi)
         if gaussian_delta(mu, mid)[0] > delta:
@@ -88,6 +123,40 @@ def gaussian_epsilon(mu: float, delta: float) -> float:
         if hi - lo <= 1e-15 * max(1.0, hi):
             break
     return hi
+
+
+def gaussian_mu(eps: float, delta: float) -> float:
+    """Largest μ whose Gaussian curve satisfies ``δ_G(ε) ≤ delta`` (bisection to a relative 1e-12; δ_G(ε)
+    increases with μ): the calibration inverse of :func:`gaussian_delta` beside :func:`gaussian_epsilon`.
+
+    Edge cases: ``inf`` when every μ satisfies it (``eps = inf`` or ``delta = 1``); 0 when only μ = 0 does
+    (``delta = 0`` with a finite ``eps``). A negative or NaN ``eps`` raises ``ValueError``.
+
+    >>> mu = gaussian_mu(1.0, 1e-5)
+    >>> round(mu, 6), abs(float(gaussian_delta(mu, 1.0)[0]) - 1e-5) < 1e-12
+    (0.268051, True)
+    >>> gaussian_mu(float("inf"), 1e-5), gaussian_mu(1.0, 1.0), gaussian_mu(1.0, 0.0)
+    (inf, inf, 0.0)
+    """
+    if not eps >= 0:  # also rejects NaN
+        raise ValueError(f"eps must be >= 0, got {eps!r}")
+    _check_delta(delta)
+    if math.isinf(eps) or delta == 1:
+        return math.inf
+    if delta == 0:
+        return 0.0
+    lo, hi = 0.0, 1.0
+    while gaussian_delta(hi, eps)[0] <= delta:
+        lo, hi = hi, hi * 2
+    for _ in range(_BISECTION_STEPS):
+        mid = 0.5 * (lo + hi)
+        if gaussian_delta(mid, eps)[0] <= delta:
+            lo = mid
+        else:
+            hi = mid
+        if hi - lo <= 1e-12 * hi:
+            break
+    return lo
 
 
 def gaussian_tradeoff(mu: float, alpha: ArrayLike) -> FloatArray:

@@ -1,9 +1,11 @@
-"""Gaussian / Laplace closed forms (seed 000 Thm. 4.2, Prop. 1) and the discretisation brackets."""
+"""Gaussian / Laplace closed forms ([SecAgg-MIA] Thm. 4.2, Prop. 1), the Gaussian inverses with their edge
+cases, and the discretisation brackets."""
 
 from __future__ import annotations
 
 import itertools
 import math
+from collections.abc import Callable
 
 import mpmath
 import numpy as np
@@ -17,6 +19,7 @@ from checker.crossval.gaussian import (
     gaussian_epsilon,
     gaussian_grid,
     gaussian_loss_tails,
+    gaussian_mu,
     gaussian_tradeoff,
     laplace_delta,
     laplace_loss_tails,
@@ -33,7 +36,11 @@ def mp_gauss_delta(mu: float, eps: float) -> float:
     return float(mpmath.ncdf(-e / m + m / 2) - mpmath.exp(e) * mpmath.ncdf(-e / m - m / 2))
 
 
-def quad_hockey(logp, logq, eps: float, lo: float, hi: float, points=None) -> float:  # type: ignore[no-untyped-def]
+LogDensity = Callable[[float], float]
+
+
+def quad_hockey(logp: LogDensity, logq: LogDensity, eps: float, lo: float, hi: float,
+                points: list[float] | None = None) -> float:
     """Direct numerical integration of ∫ (p(z) − e^ε q(z))⁺ dz."""
     f = lambda z: max(0.0, math.exp(logp(z)) - math.exp(eps + logq(z)))  # noqa: E731
     val, _ = integrate.quad(f, lo, hi, points=points, limit=400, epsabs=1e-14, epsrel=1e-12)
@@ -75,6 +82,109 @@ def test_gaussian_epsilon_inverts() -> None:
             assert gaussian_delta(mu, e)[0] == pytest.approx(d, rel=1e-9)
     assert gaussian_epsilon(1.0, 0.0) == math.inf
     assert gaussian_epsilon(1.0, 0.5) == 0.0
+
+
+INF = math.inf
+MU_GRID = (0.0, 1e-8, 0.1, 1.0, 4.0, 30.0, 1e4, INF)
+DELTA_GRID = (0.0, 1e-300, 1e-12, 1e-5, 0.1, 0.5, 1.0 - 1e-12, 1.0)
+EPS_GRID = (0.0, 1e-8, 0.3, 1.0, 10.0, 200.0, INF)
+
+
+def test_gaussian_delta_edges() -> None:
+    """μ at 0 (identical distributions) and ∞ (mutually singular), ε at ±∞, for every μ."""
+    assert gaussian_delta(0.0, [0.0, 1.0, INF]).tolist() == [0.0, 0.0, 0.0]
+    assert gaussian_delta(0.0, [-1.0])[0] == pytest.approx(1 - math.exp(-1.0), rel=1e-15)
+    assert gaussian_delta(INF, [-INF, 0.0, 1e300, INF]).tolist() == [1.0] * 4
+    for mu in (1e-8, 0.1, 1.0, 30.0, 1e4):
+        assert gaussian_delta(mu, [-INF, INF]).tolist() == [1.0, 0.0], mu
+        assert gaussian_delta(mu, 1e300)[0] == 0.0
+
+
+@pytest.mark.parametrize(
+    "call, value",
+    [
+        (lambda: gaussian_delta(-1.0, 0.0), "-1.0"),
+        (lambda: gaussian_delta(math.nan, 0.0), "nan"),
+        (lambda: gaussian_delta(1.0, [0.0, math.nan]), "nan"),
+        (lambda: gaussian_epsilon(-0.5, 0.1), "-0.5"),
+        (lambda: gaussian_epsilon(math.nan, 0.1), "nan"),
+        (lambda: gaussian_epsilon(1.0, 1.5), "1.5"),
+        (lambda: gaussian_epsilon(1.0, -1e-3), "-0.001"),
+        (lambda: gaussian_epsilon(1.0, math.nan), "nan"),
+        (lambda: gaussian_mu(-2.0, 0.1), "-2.0"),
+        (lambda: gaussian_mu(math.nan, 0.1), "nan"),
+        (lambda: gaussian_mu(1.0, 2.0), "2.0"),
+        (lambda: gaussian_mu(1.0, math.nan), "nan"),
+    ],
+)
+def test_invalid_arguments_are_named_with_their_value(call: Callable[[], object], value: str) -> None:
+    with pytest.raises(ValueError, match=value):
+        call()
+
+
+def test_gaussian_epsilon_edges() -> None:
+    assert gaussian_epsilon(0.0, 0.0) == 0.0  # identical distributions: (0, 0)-DP
+    assert gaussian_epsilon(1.0, 1.0) == gaussian_epsilon(INF, 1.0) == 0.0  # δ = 1 holds for any ε
+    assert gaussian_epsilon(1.0, 0.0) == gaussian_epsilon(INF, 0.0) == INF
+    assert gaussian_epsilon(INF, 0.5) == gaussian_epsilon(INF, 1.0 - 1e-12) == INF
+    # a large but finite μ has a finite ε (about μ²/2 + μ·Φ⁻¹(1 − δ))
+    e = gaussian_epsilon(1e4, 1e-5)
+    assert math.isfinite(e) and 1e4**2 / 2 < e < 1e4**2 / 2 + 1e4 * 5
+    assert gaussian_delta(1e4, e)[0] <= 1e-5
+
+
+def test_gaussian_mu_edges() -> None:
+    assert gaussian_mu(INF, 0.0) == gaussian_mu(INF, 1e-5) == INF
+    assert gaussian_mu(0.0, 1.0) == gaussian_mu(3.0, 1.0) == INF
+    assert gaussian_mu(0.0, 0.0) == gaussian_mu(5.0, 0.0) == 0.0
+    # at ε = 0 the closed form is 2Φ(μ/2) − 1, so μ = 2Φ⁻¹((1 + δ)/2)
+    assert gaussian_mu(0.0, 0.1) == pytest.approx(2 * stats.norm.ppf(0.55), rel=1e-10)
+
+
+def _round_trip_rel(mu: float, delta: float) -> float:
+    """Relative accuracy of a round trip: tight where the closed form keeps full precision, looser for
+    δ near the smallest floats or μ near 0, where δ_G itself is accurate to about 1e-6."""
+    return 1e-9 if 1e-12 <= delta <= 0.5 and 0.1 <= mu <= 30 else 1e-4
+
+
+@pytest.mark.parametrize("mu", MU_GRID)
+@pytest.mark.parametrize("delta", DELTA_GRID)
+def test_epsilon_round_trip_over_grid_with_edges(mu: float, delta: float) -> None:
+    """ε = gaussian_epsilon(μ, δ) is the smallest ε ≥ 0 with δ_G(ε) ≤ δ, and gaussian_mu gives μ back;
+    ε = inf exactly in the two documented cases."""
+    eps = gaussian_epsilon(mu, delta)
+    if eps == INF:
+        assert (delta == 0 and mu > 0) or (mu == INF and delta < 1)
+        return
+    assert gaussian_delta(mu, eps)[0] <= delta
+    if eps == 0:
+        return
+    if eps * 1e-6 > 1e-15:  # a smaller ε (beyond the bisection's resolution) misses δ
+        assert gaussian_delta(mu, eps * (1 - 1e-6))[0] > delta
+    assert gaussian_mu(eps, delta) == pytest.approx(mu, rel=_round_trip_rel(mu, delta))
+
+
+@pytest.mark.parametrize("eps", EPS_GRID)
+@pytest.mark.parametrize("delta", DELTA_GRID)
+def test_mu_round_trip_over_grid_with_edges(eps: float, delta: float) -> None:
+    """μ = gaussian_mu(ε, δ) is the largest μ with δ_G(ε) ≤ δ, and gaussian_epsilon gives ε back;
+    μ = inf exactly when every μ satisfies δ, μ = 0 exactly when only μ = 0 does."""
+    mu = gaussian_mu(eps, delta)
+    if mu == INF:
+        assert eps == INF or delta == 1
+        return
+    if mu == 0:
+        assert delta == 0
+        return
+    assert gaussian_delta(mu, eps)[0] <= delta
+    assert gaussian_delta(mu * (1 + 1e-6), eps)[0] > delta
+    back = gaussian_epsilon(mu, delta)
+    rel = _round_trip_rel(mu, delta)
+    assert back <= eps * (1 + rel) + 1e-15  # δ_G(ε) ≤ δ at this μ, so its smallest such ε is ≤ ε
+    if eps == 0:
+        assert back == 0
+    elif delta <= 0.5:  # near δ = 1 the curve is flat and ε is ill-conditioned in float64
+        assert back == pytest.approx(eps, rel=rel)
 
 
 @settings(max_examples=15, deadline=None)
