@@ -47,7 +47,7 @@ from checker.verdict import Verdict
 from flmodel.errors import Diagnostic, ModelError
 from flmodel.scenario import load_scenario
 from flmodel.scenario_ast import PropertyDecl, Scenario
-from flmodel.scenario_build import ScenarioSystem, build_system
+from flmodel.scenario_build import ScenarioSystem, build_system, neighbour_dataset
 from flmodel.scenario_check import check_observables
 
 __all__ = ["CheckReport", "PropertyResult", "check_file", "check_scenario", "default_scenario"]
@@ -190,7 +190,7 @@ class _Context:
 
     def structure(self, neighbour: str) -> Kripke:
         if neighbour not in self.structures:
-            ts = self.system.with_dataset(self.scenario.neighbour_dataset(neighbour))
+            ts = self.system.with_dataset(neighbour_dataset(self.scenario, neighbour))
             self.structures[neighbour] = explore(ts, limits=self.limits, source=f"{self.scenario.source} "
                                                  f"(neighbour {neighbour})")
         return self.structures[neighbour]
@@ -518,8 +518,7 @@ def _validate_formulas(scenario: Scenario, kripke: Kripke) -> list[Diagnostic]:
         except InputError as exc:
             pos = exc.position or Position(scenario.source)
             exp = f"; expected {exc.expected}" if getattr(exc, "expected", None) else ""
-            diags.append(Diagnostic(pos.source, pos.line, pos.column,
-                                    f"property {p.name!r}: {exc.message}{exp}"))
+            diags.append(Diagnostic(pos, f"property {p.name!r}: {exc.message}{exp}"))
     return diags
 
 

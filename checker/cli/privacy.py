@@ -138,24 +138,11 @@ def load_fl_model(model: str) -> tuple[Any, list[Any], list[tuple[str, Any]]]:
     except ImportError as exc:
         raise InputError(f"scenario files are not supported in this build ({exc})",
                          Position(str(path))) from None
-    from flmodel.system import FLSystem
+    from flmodel.scenario_build import build_fl_system, neighbour_dataset, universe
 
     scenario = load_scenario(path)
-    system = None
-    for attr in ("system", "fl_system", "transition_system"):
-        obj = getattr(scenario, attr, None)
-        if obj is None:
-            continue
-        cand = obj() if callable(obj) and not isinstance(obj, FLSystem) else obj
-        if isinstance(cand, FLSystem):
-            system = cand
-            break
-    if system is None:
-        raise InputError("the scenario does not define an FL system", Position(str(path)), "an FL scenario")
-    uni = getattr(scenario, "universe", None)
-    universe = list(uni() if callable(uni) else uni or [])
-    declared = [(n.name, scenario.neighbour_dataset(n.name)) for n in getattr(scenario, "neighbours", ())]
-    return system, universe, declared
+    declared = [(n.name, neighbour_dataset(scenario, n.name)) for n in scenario.neighbours]
+    return build_fl_system(scenario), universe(scenario), declared
 
 
 def run(args: argparse.Namespace) -> int:

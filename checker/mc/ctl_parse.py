@@ -20,7 +20,7 @@ from fractions import Fraction
 from typing import Any
 
 import lark
-from flcheck_spec import describe_terminals, lalr_parser
+from flcheck_spec import describe_terminals, lalr_parser, unquote
 from lark import Lark, Token, Transformer, v_args
 
 from checker.errors import InputError, Position
@@ -74,22 +74,6 @@ def _number(tokens: list[Token]) -> Fraction:
             raise ZeroDivisionError
         num = num / den
     return num
-
-
-def _unquote(tok: str) -> str:
-    body = tok[1:-1]
-    out: list[str] = []
-    i = 0
-    while i < len(body):
-        ch = body[i]
-        if ch == "\\" and i + 1 < len(body):
-            nxt = body[i + 1]
-            out.append({"n": "\n", "t": "\t"}.get(nxt, nxt))
-            i += 2
-        else:
-            out.append(ch)
-            i += 1
-    return "".join(out)
 
 
 class _ToAst(Transformer[Any, Any]):
@@ -155,7 +139,7 @@ class _ToAst(Transformer[Any, Any]):
     @v_args(meta=True)
     def enabled(self, meta: Any, items: list[Token]) -> A.Formula:
         tok = items[0]
-        name = _unquote(str(tok)) if tok.type == "STRING" else str(tok)
+        name = unquote(str(tok)) if tok.type == "STRING" else str(tok)
         return A.Enabled(name, pos=self._pos(meta))
 
     @v_args(meta=True)
@@ -191,7 +175,7 @@ class _ToAst(Transformer[Any, Any]):
         return A.Ref(str(items[0]), pos=self._pos(meta))
 
     def string(self, items: list[Token]) -> A.Term:
-        return A.Const(_unquote(str(items[0])))
+        return A.Const(unquote(str(items[0])))
 
     def true(self, items: list[Any]) -> A.Term:
         return A.Const(True)
