@@ -59,7 +59,7 @@ def ensure_model(k: int, r: int, v: int) -> Path:
 
 def run_one(prefix: str, semantics: str) -> dict[str, object]:
     """Load + check in this process; returns the figures as a dict."""
-    from checker.io.explicit import read_explicit
+    from checker.io.prism import read_explicit
     from checker.mc.ctl import ModelChecker
     from checker.mc.ctl_parse import parse_formula
 

@@ -80,17 +80,17 @@ def ctl_formulas(draw: st.DrawFn, atoms: tuple[str, ...] = ATOMS, max_leaves: in
     """A random CTL formula (``checker.mc.ctl_ast``) over the labels ``atoms`` using every operator of
     IIIf's MC theory (EX AX EF AF EG AG, E/A until and release) and the boolean connectives
     (n-ary and/or, implies, iff)."""
-    from checker.mc import ctl_ast as A
-    leaves = st.one_of(st.sampled_from(atoms).map(A.Label), st.sampled_from([A.TrueF(), A.FalseF()]))
+    from checker.mc import ctl_ast
+    leaves = st.one_of(st.sampled_from(atoms).map(ctl_ast.Label), st.sampled_from([ctl_ast.TrueF(), ctl_ast.FalseF()]))
 
-    def extend(children: st.SearchStrategy[A.Formula]) -> st.SearchStrategy[A.Formula]:
-        unary = st.sampled_from([A.Not, A.EX, A.AX, A.EF, A.AF, A.EG, A.AG])
-        binary = st.sampled_from([A.EU, A.AU, A.ER, A.AR, A.Implies, A.Iff])
+    def extend(children: st.SearchStrategy[ctl_ast.Formula]) -> st.SearchStrategy[ctl_ast.Formula]:
+        unary = st.sampled_from([ctl_ast.Not, ctl_ast.EX, ctl_ast.AX, ctl_ast.EF, ctl_ast.AF, ctl_ast.EG, ctl_ast.AG])
+        binary = st.sampled_from([ctl_ast.EU, ctl_ast.AU, ctl_ast.ER, ctl_ast.AR, ctl_ast.Implies, ctl_ast.Iff])
         return st.one_of(
             st.builds(lambda op, f: op(f), unary, children),
             st.builds(lambda op, f, g: op(f, g), binary, children, children),
-            st.lists(children, min_size=2, max_size=4).map(lambda fs: A.And(tuple(fs))),
-            st.lists(children, min_size=2, max_size=4).map(lambda fs: A.Or(tuple(fs))),
+            st.lists(children, min_size=2, max_size=4).map(lambda fs: ctl_ast.And(tuple(fs))),
+            st.lists(children, min_size=2, max_size=4).map(lambda fs: ctl_ast.Or(tuple(fs))),
         )
 
     return draw(st.recursive(leaves, extend, max_leaves=max_leaves))

@@ -11,7 +11,8 @@ from collections.abc import Sequence
 from pathlib import Path
 
 from checker.errors import InputError, Position
-from checker.io.explicit import read_explicit, read_json
+from checker.io.kripke_json import read_json
+from checker.io.prism import read_explicit
 from checker.mc.explore import Limits, ProgressCallback, explore
 from checker.mc.kripke import Kripke
 

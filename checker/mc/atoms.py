@@ -29,7 +29,7 @@ from typing import Any
 import numpy as np
 
 from checker.errors import InputError
-from checker.mc import ctl_ast as A
+from checker.mc import ctl_ast
 from checker.mc.kripke import Kripke
 
 Bounds = tuple[np.ndarray, np.ndarray]
@@ -154,10 +154,10 @@ class AtomEvaluator:
     def __init__(self, kripke: Kripke):
         self.k = kripke
         self._factor: dict[str, tuple[list[object], np.ndarray]] = {}
-        self._cache: dict[A.Atom, Bounds] = {}
+        self._cache: dict[ctl_ast.Atom, Bounds] = {}
 
     # -------------------------------------------------------------------- helpers
-    def _err(self, atom: A.Atom, message: str, expected: str | None = None) -> InputError:
+    def _err(self, atom: ctl_ast.Atom, message: str, expected: str | None = None) -> InputError:
         return InputError(f"{message} (in '{atom}')", atom.pos, expected)
 
     def _known(self) -> str:
@@ -186,19 +186,19 @@ class AtomEvaluator:
                 self._factor[name] = (uniq_list, np.asarray(codes_list, dtype=np.int64))
         return self._factor[name]
 
-    def _const(self, term: A.Term) -> object:
-        if isinstance(term, A.Const):
+    def _const(self, term: ctl_ast.Term) -> object:
+        if isinstance(term, ctl_ast.Const):
             return term.value
-        if isinstance(term, A.Ref):
+        if isinstance(term, ctl_ast.Ref):
             return _Symbol(term.name)
-        if isinstance(term, A.VectorLit):
+        if isinstance(term, ctl_ast.VectorLit):
             return tuple(self._const(t) for t in term.items)
-        if isinstance(term, A.SetLit):
+        if isinstance(term, ctl_ast.SetLit):
             return frozenset(self._const(t) for t in term.items)
         raise TypeError(term)
 
-    def _is_obs(self, term: A.Term) -> bool:
-        return isinstance(term, A.Ref) and term.name in self.k.observables
+    def _is_obs(self, term: ctl_ast.Term) -> bool:
+        return isinstance(term, ctl_ast.Ref) and term.name in self.k.observables
 
     def _per_value(self, name: str, pred: Callable[[object], bool]) -> np.ndarray:
         uniq, codes = self.factorise(name)
@@ -215,22 +215,22 @@ class AtomEvaluator:
         return table[inv.reshape(-1)] if len(key) else np.zeros(0, dtype=bool)
 
     # -------------------------------------------------------------------- evaluation
-    def evaluate(self, atom: A.Atom) -> Bounds:
+    def evaluate(self, atom: ctl_ast.Atom) -> Bounds:
         """(lower, upper) boolean arrays of the states satisfying ``atom`` (equal unless ``atom`` is
         ``enabled(...)`` on an incomplete structure)."""
         if atom not in self._cache:
             self._cache[atom] = self._evaluate(atom)
         return self._cache[atom]
 
-    def _evaluate(self, atom: A.Atom) -> Bounds:
-        if isinstance(atom, A.Enabled):
+    def _evaluate(self, atom: ctl_ast.Atom) -> Bounds:
+        if isinstance(atom, ctl_ast.Enabled):
             return self._enabled(atom)
         try:
-            if isinstance(atom, A.Label):
+            if isinstance(atom, ctl_ast.Label):
                 arr = self._label(atom)
-            elif isinstance(atom, A.Compare):
+            elif isinstance(atom, ctl_ast.Compare):
                 arr = self._compare(atom)
-            elif isinstance(atom, A.Member):
+            elif isinstance(atom, ctl_ast.Member):
                 arr = self._membership(atom)
             else:  # pragma: no cover
                 raise TypeError(atom)
@@ -239,7 +239,7 @@ class AtomEvaluator:
         arr = np.ascontiguousarray(arr, dtype=bool)
         return arr, arr
 
-    def _label(self, atom: A.Label) -> np.ndarray:
+    def _label(self, atom: ctl_ast.Label) -> np.ndarray:
         if atom.name in self.k.labels:
             return self.k.labels[atom.name]
         if atom.name in self.k.observables:
@@ -250,7 +250,7 @@ class AtomEvaluator:
             return self._per_value(atom.name, lambda v: bool(v))
         raise self._err(atom, f"unknown label {atom.name!r}", self._known())
 
-    def _enabled(self, atom: A.Enabled) -> Bounds:
+    def _enabled(self, atom: ctl_ast.Enabled) -> Bounds:
         k = self.k
         act_ok = np.fromiter((atom.rule in (a.rule, str(a)) for a in k.actions), dtype=bool,
                              count=len(k.actions))
@@ -276,15 +276,15 @@ class AtomEvaluator:
             return scaled != num
         return _ORDER[op](scaled, num)
 
-    def _compare(self, atom: A.Compare) -> np.ndarray:
+    def _compare(self, atom: ctl_ast.Compare) -> np.ndarray:
         left, right, op = atom.left, atom.right, atom.op
         lo, ro = self._is_obs(left), self._is_obs(right)
         if not lo and not ro:
-            names = [t.name for t in (left, right) if isinstance(t, A.Ref)]
+            names = [t.name for t in (left, right) if isinstance(t, ctl_ast.Ref)]
             what = f"unknown observable {names[0]!r}" if names else "neither side is an observable"
             raise self._err(atom, what, self._known())
         if lo and ro:
-            assert isinstance(left, A.Ref) and isinstance(right, A.Ref)
+            assert isinstance(left, ctl_ast.Ref) and isinstance(right, ctl_ast.Ref)
             if op in ("==", "!="):
                 eq = self._per_pair(left.name, right.name, lambda a, b: canonical(a) == canonical(b))
                 return eq if op == "==" else ~eq
@@ -294,7 +294,7 @@ class AtomEvaluator:
         if not lo:  # constant OP observable: mirror
             left, right = right, left
             op = {"<": ">", "<=": ">=", ">": "<", ">=": "<="}.get(op, op)
-        assert isinstance(left, A.Ref)
+        assert isinstance(left, ctl_ast.Ref)
         const = self._const(right)
         fast = self._numeric_fast(left.name, op, const)
         if fast is not None:
@@ -317,23 +317,23 @@ class AtomEvaluator:
                         for v in uniq):
             raise TypeError(f"unknown observable {symbol!r} (observable {name!r} holds no names)")
 
-    def _membership(self, atom: A.Member) -> np.ndarray:
+    def _membership(self, atom: ctl_ast.Member) -> np.ndarray:
         el, coll = atom.element, atom.collection
         eo, co = self._is_obs(el), self._is_obs(coll)
-        if co and isinstance(coll, A.Ref):
+        if co and isinstance(coll, ctl_ast.Ref):
             if eo:
-                assert isinstance(el, A.Ref)
+                assert isinstance(el, ctl_ast.Ref)
                 res = self._per_pair(el.name, coll.name, lambda e, c: _member(canonical(e), c))
             else:
                 const = self._const(el)
                 res = self._per_value(coll.name, lambda c: _member(const, c))
-        elif eo and isinstance(el, A.Ref):
+        elif eo and isinstance(el, ctl_ast.Ref):
             cconst = self._const(coll)
             if not isinstance(cconst, frozenset | tuple):
                 raise TypeError(f"{coll} is not a collection (write {{a, b}} or an observable)")
             res = self._per_value(el.name, lambda e: any(matches(e, c) for c in cconst))  # type: ignore[union-attr]
         else:
-            name = coll.name if isinstance(coll, A.Ref) else str(coll)
+            name = coll.name if isinstance(coll, ctl_ast.Ref) else str(coll)
             raise TypeError(f"unknown observable {name!r}")
         return ~res if atom.negated else res
 

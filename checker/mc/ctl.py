@@ -1,4 +1,4 @@
-"""CTL model checking on explicit Kripke structures (IIIf MC; ``shared/iiif-notes.md``, seed 004).
+"""CTL model checking on explicit Kripke structures ([IIIf] MC; ``shared/iiif-notes.md``, [IIIf-FL]).
 
 ``M ⊢ f`` (IIIf: every initial state of ``M`` is in the set ``f``) is decided by computing the
 satisfaction set of every sub-formula bottom-up as numpy boolean arrays; the temporal operators are the
@@ -35,141 +35,25 @@ from typing import Any
 
 import numpy as np
 
-from checker.mc import ctl_ast as A
-from checker.mc.atoms import AtomEvaluator
+from checker.mc import ctl_ast
 from checker.mc.ctl_parse import parse_formula
 from checker.mc.evidence import Trace, explain, make_trace
-from checker.mc.fixpoints import Graph, Semantics
+from checker.mc.fixpoints import Semantics
 from checker.mc.kripke import Kripke
+from checker.mc.satisfaction import SatisfactionSets, as_formula
+from checker.mc.vacuity import Vacuity, find_vacuity
 from checker.verdict import Verdict
 
-Bounds = tuple[np.ndarray, np.ndarray]
 
-
-class ModelChecker:
-    """Satisfaction sets of CTL formulas on one structure under one semantics, memoised per
-    sub-formula (formulas are compared structurally), so repeated or shared sub-formulas cost nothing.
-
-    Parameters
-    ----------
-    kripke:
-        The structure (complete or incomplete).
-    semantics:
-        ``"iiif"`` (default, IIIf deadlock semantics) or ``"total"`` (deadlocks get a self-loop).
-    """
-
-    def __init__(self, kripke: Kripke, semantics: Semantics | str = Semantics.IIIF):
-        self.kripke = kripke
-        self.semantics = Semantics(semantics)
-        self.graph = Graph(kripke, self.semantics)
-        self.atoms = AtomEvaluator(kripke)
-        self.exact = self.graph.frontier is None
-        self._memo: dict[A.Formula, Bounds] = {}
-        n = kripke.num_states
-        self._true = np.ones(n, dtype=bool)
-        self._false = np.zeros(n, dtype=bool)
-
-    # ------------------------------------------------------------------ public set operations
-    def sat(self, formula: A.Formula | str) -> np.ndarray:
-        """The states that certainly satisfy ``formula`` (exact on a complete structure)."""
-        return self.sat_bounds(formula)[0]
-
-    def sat_bounds(self, formula: A.Formula | str) -> Bounds:
-        """``(lower, upper)`` bounds of the satisfaction set (identical arrays when complete)."""
-        f = _as_formula(formula)
-        got = self._memo.get(f)
-        if got is None:
-            got = self._compute(f)
-            self._memo[f] = got
-        return got
-
-    def ef(self, target: np.ndarray) -> np.ndarray:
-        """``EF target`` for an arbitrary boolean state set (lower bound on incomplete structures)."""
-        return self.graph.eu(self._true, np.asarray(target, dtype=bool))
-
-    def eu(self, f: np.ndarray, g: np.ndarray) -> np.ndarray:
-        """``E[f U g]`` for arbitrary state sets."""
-        return self.graph.eu(np.asarray(f, dtype=bool), np.asarray(g, dtype=bool))
-
-    def path(self, start: int, target: np.ndarray, through: np.ndarray | None = None) -> list[int] | None:
-        """A shortest path from ``start`` to a ``target`` state, all earlier states in ``through``
-        (default: anywhere); ``None`` if there is none."""
-        thr = self._true if through is None else np.asarray(through, dtype=bool)
-        return self.graph.shortest_path(int(start), np.asarray(target, dtype=bool), thr)
-
-    # ------------------------------------------------------------------ evaluation
-    def _both(self, fn: Any, *args: Bounds) -> Bounds:
-        """Apply a monotone primitive to lower bounds (pessimistic) and upper bounds (optimistic)."""
-        lo = fn(*(a[0] for a in args), False)
-        if self.exact:
-            return lo, lo
-        return lo, fn(*(a[1] for a in args), True)
-
-    def _neg(self, b: Bounds) -> Bounds:
-        lo, hi = b
-        if lo is hi:
-            neg = ~lo
-            return neg, neg
-        return ~hi, ~lo
-
-    def _compute(self, f: A.Formula) -> Bounds:
-        g = self.graph
-        if isinstance(f, A.TrueF):
-            return self._true, self._true
-        if isinstance(f, A.FalseF):
-            return self._false, self._false
-        if isinstance(f, A.Atom):
-            lo, hi = self.atoms.evaluate(f)
-            return (lo, lo) if self.exact else (lo, hi)
-        if isinstance(f, A.Not):
-            return self._neg(self.sat_bounds(f.arg))
-        if isinstance(f, A.And | A.Or):
-            parts = [self.sat_bounds(a) for a in f.args]
-            op = np.logical_and if isinstance(f, A.And) else np.logical_or
-            start = self._true if isinstance(f, A.And) else self._false
-            lo = start.copy()
-            for p in parts:
-                op(lo, p[0], out=lo)
-            if self.exact:
-                return lo, lo
-            hi = start.copy()
-            for p in parts:
-                op(hi, p[1], out=hi)
-            return lo, hi
-        if isinstance(f, A.Implies):
-            return self.sat_bounds(A.Or((A.Not(f.left), f.right)))
-        if isinstance(f, A.Iff):
-            return self.sat_bounds(A.Or((A.And((f.left, f.right)), A.And((A.Not(f.left), A.Not(f.right))))))
-        if isinstance(f, A.EX):
-            return self._both(g.ex, self.sat_bounds(f.arg))
-        if isinstance(f, A.EF):
-            return self._both(lambda x, o: g.eu(self._true, x, o), self.sat_bounds(f.arg))
-        if isinstance(f, A.EG):
-            return self._both(g.eg, self.sat_bounds(f.arg))
-        if isinstance(f, A.EU):
-            return self._both(g.eu, self.sat_bounds(f.left), self.sat_bounds(f.right))
-        if isinstance(f, A.ER):
-            # E[f R g] = E[g U (f ∧ g)] ∨ EG g
-            return self.sat_bounds(A.Or((A.EU(f.right, A.And((f.left, f.right))), A.EG(f.right))))
-        # universal operators: duals of the existential ones (fixpoints module docstring)
-        if isinstance(f, A.AX):
-            return self.sat_bounds(A.Not(A.EX(A.Not(f.arg))))
-        if isinstance(f, A.AG):
-            return self.sat_bounds(A.Not(A.EF(A.Not(f.arg))))
-        if isinstance(f, A.AF):
-            return self.sat_bounds(A.Not(A.EG(A.Not(f.arg))))
-        if isinstance(f, A.AR):
-            return self.sat_bounds(A.Not(A.EU(A.Not(f.left), A.Not(f.right))))
-        if isinstance(f, A.AU):
-            nl, nr = A.Not(f.left), A.Not(f.right)
-            return self.sat_bounds(A.Not(A.Or((A.EU(nr, A.And((nl, nr))), A.EG(nr)))))
-        raise TypeError(f"not a CTL formula: {f!r}")
+class ModelChecker(SatisfactionSets):
+    """Decides CTL properties on one structure under one semantics (:meth:`check`), on top of the
+    memoised satisfaction sets of :class:`checker.mc.satisfaction.SatisfactionSets`."""
 
     # ------------------------------------------------------------------ verdicts
-    def check(self, formula: A.Formula | str, *, evidence: bool = True, vacuity: bool = True) -> CheckResult:
+    def check(self, formula: ctl_ast.Formula | str, *, evidence: bool = True, vacuity: bool = True) -> CheckResult:
         """Decide ``M ⊢ formula`` for the initial states; see :func:`check`."""
         t0 = time.perf_counter()
-        f = _as_formula(formula)
+        f = as_formula(formula)
         lo, hi = self.sat_bounds(f)
         k = self.kripke
         init = np.asarray(k.initial, dtype=np.int64)
@@ -196,8 +80,6 @@ class ModelChecker:
                 if got:
                     result.counterexample = make_trace(self, "counterexample", got[0], got[1], got[2])
         if vacuity and verdict is Verdict.HOLDS and self.exact:
-            from checker.mc.vacuity import find_vacuity
-
             vac = find_vacuity(self, f)
             if vac is not None:
                 result.vacuity = vac
@@ -206,19 +88,6 @@ class ModelChecker:
             result.verdict = Verdict.HOLDS_VACUOUSLY
         result.seconds = time.perf_counter() - t0
         return result
-
-
-@dataclass
-class Vacuity:
-    """Why a property holds vacuously: ``subformula`` does not affect the verdict (replacing it by
-    ``replaced_by`` keeps the property true); ``reason`` is the human explanation."""
-
-    subformula: str
-    replaced_by: str
-    reason: str
-
-    def to_json(self) -> dict[str, str]:
-        return {"subformula": self.subformula, "replaced_by": self.replaced_by, "reason": self.reason}
 
 
 @dataclass
@@ -232,7 +101,7 @@ class CheckResult:
     ``verdict`` is "holds vacuously" when :mod:`checker.mc.vacuity` finds a sub-formula that can be
     replaced by ``false`` (or when there is no initial state)."""
 
-    formula: A.Formula
+    formula: ctl_ast.Formula
     verdict: Verdict
     semantics: Semantics
     states: int
@@ -293,13 +162,7 @@ class CheckResult:
         return "\n".join(lines)
 
 
-def _as_formula(formula: A.Formula | str) -> A.Formula:
-    if isinstance(formula, A.Formula):
-        return formula
-    return parse_formula(formula)
-
-
-def check(kripke: Kripke, formula: A.Formula | str, *, semantics: Semantics | str = Semantics.IIIF,
+def check(kripke: Kripke, formula: ctl_ast.Formula | str, *, semantics: Semantics | str = Semantics.IIIF,
           evidence: bool = True, vacuity: bool = True) -> CheckResult:
     """Decide whether every initial state of ``kripke`` satisfies ``formula`` (IIIf ``M ⊢ f``).
 
@@ -310,7 +173,7 @@ def check(kripke: Kripke, formula: A.Formula | str, *, semantics: Semantics | st
     return ModelChecker(kripke, semantics).check(formula, evidence=evidence, vacuity=vacuity)
 
 
-def sat(kripke: Kripke, formula: A.Formula | str, *,
+def sat(kripke: Kripke, formula: ctl_ast.Formula | str, *,
         semantics: Semantics | str = Semantics.IIIF) -> np.ndarray:
     """The satisfaction set of ``formula`` (lower bound on an incomplete structure)."""
     return ModelChecker(kripke, semantics).sat(formula)

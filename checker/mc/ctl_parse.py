@@ -24,7 +24,7 @@ from flcheck_spec import describe_terminals, lalr_parser, unquote
 from lark import Lark, Token, Transformer, v_args
 
 from checker.errors import InputError, Position
-from checker.mc import ctl_ast as A
+from checker.mc import ctl_ast
 
 #: Readable names of the grammar's named terminals (anonymous ones are shown as their literal text).
 _TERMINAL_TEXT = {
@@ -87,115 +87,115 @@ class _ToAst(Transformer[Any, Any]):
         return self.off.position(meta.line, meta.column)
 
     # connectives -------------------------------------------------------------------------
-    def iff(self, items: list[A.Formula]) -> A.Formula:
+    def iff(self, items: list[ctl_ast.Formula]) -> ctl_ast.Formula:
         out = items[0]
         for nxt in items[1:]:
-            out = A.Iff(out, nxt)
+            out = ctl_ast.Iff(out, nxt)
         return out
 
-    def implies(self, items: list[A.Formula]) -> A.Formula:
-        return A.Implies(items[0], items[1])
+    def implies(self, items: list[ctl_ast.Formula]) -> ctl_ast.Formula:
+        return ctl_ast.Implies(items[0], items[1])
 
-    def or_(self, items: list[A.Formula]) -> A.Formula:
-        return A.Or(tuple(items))
+    def or_(self, items: list[ctl_ast.Formula]) -> ctl_ast.Formula:
+        return ctl_ast.Or(tuple(items))
 
-    def and_(self, items: list[A.Formula]) -> A.Formula:
-        return A.And(tuple(items))
+    def and_(self, items: list[ctl_ast.Formula]) -> ctl_ast.Formula:
+        return ctl_ast.And(tuple(items))
 
-    def not_(self, items: list[A.Formula]) -> A.Formula:
-        return A.Not(items[0])
+    def not_(self, items: list[ctl_ast.Formula]) -> ctl_ast.Formula:
+        return ctl_ast.Not(items[0])
 
-    def ex(self, items: list[A.Formula]) -> A.Formula:
-        return A.EX(items[0])
+    def ex(self, items: list[ctl_ast.Formula]) -> ctl_ast.Formula:
+        return ctl_ast.EX(items[0])
 
-    def ax(self, items: list[A.Formula]) -> A.Formula:
-        return A.AX(items[0])
+    def ax(self, items: list[ctl_ast.Formula]) -> ctl_ast.Formula:
+        return ctl_ast.AX(items[0])
 
-    def ef(self, items: list[A.Formula]) -> A.Formula:
-        return A.EF(items[0])
+    def ef(self, items: list[ctl_ast.Formula]) -> ctl_ast.Formula:
+        return ctl_ast.EF(items[0])
 
-    def af(self, items: list[A.Formula]) -> A.Formula:
-        return A.AF(items[0])
+    def af(self, items: list[ctl_ast.Formula]) -> ctl_ast.Formula:
+        return ctl_ast.AF(items[0])
 
-    def eg(self, items: list[A.Formula]) -> A.Formula:
-        return A.EG(items[0])
+    def eg(self, items: list[ctl_ast.Formula]) -> ctl_ast.Formula:
+        return ctl_ast.EG(items[0])
 
-    def ag(self, items: list[A.Formula]) -> A.Formula:
-        return A.AG(items[0])
+    def ag(self, items: list[ctl_ast.Formula]) -> ctl_ast.Formula:
+        return ctl_ast.AG(items[0])
 
-    def eu(self, items: list[A.Formula]) -> A.Formula:
-        return A.EU(items[0], items[1])
+    def eu(self, items: list[ctl_ast.Formula]) -> ctl_ast.Formula:
+        return ctl_ast.EU(items[0], items[1])
 
-    def au(self, items: list[A.Formula]) -> A.Formula:
-        return A.AU(items[0], items[1])
+    def au(self, items: list[ctl_ast.Formula]) -> ctl_ast.Formula:
+        return ctl_ast.AU(items[0], items[1])
 
-    def er(self, items: list[A.Formula]) -> A.Formula:
-        return A.ER(items[0], items[1])
+    def er(self, items: list[ctl_ast.Formula]) -> ctl_ast.Formula:
+        return ctl_ast.ER(items[0], items[1])
 
-    def ar(self, items: list[A.Formula]) -> A.Formula:
-        return A.AR(items[0], items[1])
+    def ar(self, items: list[ctl_ast.Formula]) -> ctl_ast.Formula:
+        return ctl_ast.AR(items[0], items[1])
 
     # atoms ---------------------------------------------------------------------------------
     @v_args(meta=True)
-    def enabled(self, meta: Any, items: list[Token]) -> A.Formula:
+    def enabled(self, meta: Any, items: list[Token]) -> ctl_ast.Formula:
         tok = items[0]
         name = unquote(str(tok)) if tok.type == "STRING" else str(tok)
-        return A.Enabled(name, pos=self._pos(meta))
+        return ctl_ast.Enabled(name, pos=self._pos(meta))
 
     @v_args(meta=True)
-    def compare(self, meta: Any, items: list[Any]) -> A.Formula:
+    def compare(self, meta: Any, items: list[Any]) -> ctl_ast.Formula:
         left, op, right = items
         op_text = "==" if str(op) == "=" else str(op)
-        return A.Compare(op_text, left, right, pos=self._pos(meta))
+        return ctl_ast.Compare(op_text, left, right, pos=self._pos(meta))
 
     @v_args(meta=True)
-    def member(self, meta: Any, items: list[A.Term]) -> A.Formula:
-        return A.Member(items[0], items[1], False, pos=self._pos(meta))
+    def member(self, meta: Any, items: list[ctl_ast.Term]) -> ctl_ast.Formula:
+        return ctl_ast.Member(items[0], items[1], False, pos=self._pos(meta))
 
     @v_args(meta=True)
-    def not_member(self, meta: Any, items: list[A.Term]) -> A.Formula:
-        return A.Member(items[0], items[1], True, pos=self._pos(meta))
+    def not_member(self, meta: Any, items: list[ctl_ast.Term]) -> ctl_ast.Formula:
+        return ctl_ast.Member(items[0], items[1], True, pos=self._pos(meta))
 
     @v_args(meta=True)
-    def bare(self, meta: Any, items: list[A.Term]) -> A.Formula:
+    def bare(self, meta: Any, items: list[ctl_ast.Term]) -> ctl_ast.Formula:
         term = items[0]
-        if isinstance(term, A.Ref):
-            return A.Label(term.name, pos=self._pos(meta))
-        if isinstance(term, A.Const) and isinstance(term.value, bool):
-            return A.TrueF() if term.value else A.FalseF()
-        if isinstance(term, A.Const) and isinstance(term.value, str):
-            return A.Label(term.value, pos=self._pos(meta))
+        if isinstance(term, ctl_ast.Ref):
+            return ctl_ast.Label(term.name, pos=self._pos(meta))
+        if isinstance(term, ctl_ast.Const) and isinstance(term.value, bool):
+            return ctl_ast.TrueF() if term.value else ctl_ast.FalseF()
+        if isinstance(term, ctl_ast.Const) and isinstance(term.value, str):
+            return ctl_ast.Label(term.value, pos=self._pos(meta))
         pos = self._pos(meta)
         raise InputError(f"{term} is a value, not a property", pos,
                          "a comparison such as 'x == value' or a label")
 
     # terms ---------------------------------------------------------------------------------
     @v_args(meta=True)
-    def ref(self, meta: Any, items: list[Token]) -> A.Term:
-        return A.Ref(str(items[0]), pos=self._pos(meta))
+    def ref(self, meta: Any, items: list[Token]) -> ctl_ast.Term:
+        return ctl_ast.Ref(str(items[0]), pos=self._pos(meta))
 
-    def string(self, items: list[Token]) -> A.Term:
-        return A.Const(unquote(str(items[0])))
+    def string(self, items: list[Token]) -> ctl_ast.Term:
+        return ctl_ast.Const(unquote(str(items[0])))
 
-    def true(self, items: list[Any]) -> A.Term:
-        return A.Const(True)
+    def true(self, items: list[Any]) -> ctl_ast.Term:
+        return ctl_ast.Const(True)
 
-    def false(self, items: list[Any]) -> A.Term:
-        return A.Const(False)
+    def false(self, items: list[Any]) -> ctl_ast.Term:
+        return ctl_ast.Const(False)
 
     @v_args(meta=True)
-    def number(self, meta: Any, items: list[Token]) -> A.Term:
+    def number(self, meta: Any, items: list[Token]) -> ctl_ast.Term:
         try:
-            return A.Const(_number(items))
+            return ctl_ast.Const(_number(items))
         except ZeroDivisionError:
             raise InputError("division by zero in a number", self._pos(meta),
                              "a non-zero denominator") from None
 
-    def vector(self, items: list[A.Term]) -> A.Term:
-        return A.VectorLit(tuple(items))
+    def vector(self, items: list[ctl_ast.Term]) -> ctl_ast.Term:
+        return ctl_ast.VectorLit(tuple(items))
 
-    def set_lit(self, items: list[A.Term | None]) -> A.Term:
-        return A.SetLit(tuple(i for i in items if i is not None))
+    def set_lit(self, items: list[ctl_ast.Term | None]) -> ctl_ast.Term:
+        return ctl_ast.SetLit(tuple(i for i in items if i is not None))
 
 
 def _end_position(text: str) -> tuple[int, int]:
@@ -205,7 +205,7 @@ def _end_position(text: str) -> tuple[int, int]:
     return len(lines), len(lines[-1]) + 1
 
 
-def parse_formula(text: str, *, source: str = "<formula>", line: int = 1, column: int = 1) -> A.Formula:
+def parse_formula(text: str, *, source: str = "<formula>", line: int = 1, column: int = 1) -> ctl_ast.Formula:
     """Parse ``text`` into a :class:`checker.mc.ctl_ast.Formula`.
 
     ``source``, ``line`` and ``column`` locate ``text`` inside an embedding file: a token at line ``l``,
@@ -238,7 +238,7 @@ def parse_formula(text: str, *, source: str = "<formula>", line: int = 1, column
         if isinstance(exc.orig_exc, InputError):
             raise exc.orig_exc from None
         raise
-    if isinstance(result, A.Term):  # pragma: no cover - the grammar wraps terms in atoms
+    if isinstance(result, ctl_ast.Term):  # pragma: no cover - the grammar wraps terms in atoms
         raise InputError("a value is not a property", off.position(1, 1))
     return result
 

@@ -1,4 +1,4 @@
-"""Witnesses and counterexamples as paths of a Kripke structure (issue 3, item 4).
+"""Witnesses and counterexamples as paths of a Kripke structure.
 
 A :class:`Trace` is a finite path ``s0 → s1 → … → sk`` (a *lasso* when ``loop_start`` is set: the last
 state steps back to ``states[loop_start]``). It is printed as the sequence of actions and, per step,
@@ -20,16 +20,14 @@ from __future__ import annotations
 
 from collections.abc import Mapping
 from dataclasses import dataclass, field
-from typing import TYPE_CHECKING, Any
+from typing import Any
 
 import numpy as np
 
 from checker.io.render import json_value, value_text
-from checker.mc import ctl_ast as A
+from checker.mc import ctl_ast, reach
 from checker.mc.atoms import freeze
-
-if TYPE_CHECKING:
-    from checker.mc.ctl import ModelChecker
+from checker.mc.satisfaction import SatisfactionSets
 
 
 @dataclass
@@ -92,7 +90,7 @@ class Trace:
 class _Valuation:
     """Reads the observables and labels of states (frozen values), for the changed-values display."""
 
-    def __init__(self, mc: ModelChecker):
+    def __init__(self, mc: SatisfactionSets):
         k = mc.kripke
         self.k = k
         self.obs: Mapping[str, Any] = k.observables
@@ -109,7 +107,7 @@ class _Valuation:
         return out
 
 
-def _edge_action(mc: ModelChecker, u: int, v: int) -> str:
+def _edge_action(mc: SatisfactionSets, u: int, v: int) -> str:
     k = mc.kripke
     lo, hi = int(k.succ_ptr[u]), int(k.succ_ptr[u + 1])
     succ = np.asarray(k.succ_idx[lo:hi])
@@ -119,7 +117,7 @@ def _edge_action(mc: ModelChecker, u: int, v: int) -> str:
     return "(stutter: deadlock self-loop, total semantics)"
 
 
-def make_trace(mc: ModelChecker, kind: str, shows: str, path: list[int], loop_start: int | None = None,
+def make_trace(mc: SatisfactionSets, kind: str, shows: str, path: list[int], loop_start: int | None = None,
                note: str = "") -> Trace:
     """Build a :class:`Trace` of ``path`` (a lasso if ``loop_start`` is given)."""
     val = _Valuation(mc)
@@ -140,11 +138,11 @@ def make_trace(mc: ModelChecker, kind: str, shows: str, path: list[int], loop_st
 
 
 # ------------------------------------------------------------------------------ path search
-def _lasso(mc: ModelChecker, s: int, f: np.ndarray) -> tuple[list[int], int] | None:
+def _lasso(mc: SatisfactionSets, s: int, f: np.ndarray) -> tuple[list[int], int] | None:
     """A lasso from ``s`` staying in ``f`` forever (``s ⊨ EG f``, lower bound)."""
     g = mc.graph
     seeds, labels = g.cycle_seeds(f, optimistic=False)
-    stem = g.shortest_path(s, seeds, f)
+    stem = reach.shortest_path(g.ptr, g.dst, s, seeds, f)
     if stem is None:
         return None
     u = stem[-1]
@@ -152,7 +150,7 @@ def _lasso(mc: ModelChecker, s: int, f: np.ndarray) -> tuple[list[int], int] | N
         return stem, len(stem) - 1
     assert labels is not None
     comp = (labels == labels[u]) & f
-    order, pred = g.forward_tree(u, comp)
+    order, pred = reach.search_tree(g.ptr, g.dst, [u], expand=comp)
     reached = np.zeros(g.n, dtype=bool)
     reached[order] = True
     pptr, pidx = g.transpose
@@ -169,11 +167,11 @@ def _lasso(mc: ModelChecker, s: int, f: np.ndarray) -> tuple[list[int], int] | N
     return path, len(stem) - 1
 
 
-def witness_path(mc: ModelChecker, f: A.Formula, s: int) -> tuple[list[int], int | None] | None:
+def witness_path(mc: SatisfactionSets, f: ctl_ast.Formula, s: int) -> tuple[list[int], int | None] | None:
     """A path from ``s`` demonstrating the existential formula ``f`` (``s`` in its lower bound), as
     ``(states, loop_start)``; ``None`` if ``f`` is not existential-temporal or ``s`` does not satisfy it."""
     g = mc.graph
-    if isinstance(f, A.EX):
+    if isinstance(f, ctl_ast.EX):
         target = mc.sat(f.arg)
         succ = mc.kripke.successors(s)
         hit = succ[target[succ]]
@@ -182,52 +180,52 @@ def witness_path(mc: ModelChecker, f: A.Formula, s: int) -> tuple[list[int], int
         if g.stutter[s] and target[s]:
             return [s], 0
         return None
-    if isinstance(f, A.EF):
-        p = g.shortest_path(s, mc.sat(f.arg), np.ones(g.n, dtype=bool))
+    if isinstance(f, ctl_ast.EF):
+        p = reach.shortest_path(g.ptr, g.dst, s, mc.sat(f.arg), np.ones(g.n, dtype=bool))
         return (p, None) if p else None
-    if isinstance(f, A.EU):
-        p = g.shortest_path(s, mc.sat(f.right), mc.sat(f.left))
+    if isinstance(f, ctl_ast.EU):
+        p = reach.shortest_path(g.ptr, g.dst, s, mc.sat(f.right), mc.sat(f.left))
         return (p, None) if p else None
-    if isinstance(f, A.EG):
+    if isinstance(f, ctl_ast.EG):
         lasso = _lasso(mc, s, mc.sat(f.arg))
         return lasso
-    if isinstance(f, A.ER):
+    if isinstance(f, ctl_ast.ER):
         fs, gs = mc.sat(f.left), mc.sat(f.right)
-        p = g.shortest_path(s, fs & gs, gs)
+        p = reach.shortest_path(g.ptr, g.dst, s, fs & gs, gs)
         if p:
             return p, None
         return _lasso(mc, s, gs)
     return None
 
 
-def negate(f: A.Formula) -> A.Formula:
+def negate(f: ctl_ast.Formula) -> ctl_ast.Formula:
     """``¬f`` without a double negation."""
-    return f.arg if isinstance(f, A.Not) else A.Not(f)
+    return f.arg if isinstance(f, ctl_ast.Not) else ctl_ast.Not(f)
 
 
-def existential_dual(f: A.Formula) -> A.Formula | None:
+def existential_dual(f: ctl_ast.Formula) -> ctl_ast.Formula | None:
     """The existential formula equivalent to ``¬f`` for a universal temporal ``f``."""
-    if isinstance(f, A.AX):
-        return A.EX(negate(f.arg))
-    if isinstance(f, A.AG):
-        return A.EF(negate(f.arg))
-    if isinstance(f, A.AF):
-        return A.EG(negate(f.arg))
-    if isinstance(f, A.AR):
-        return A.EU(negate(f.left), negate(f.right))
-    if isinstance(f, A.AU):
+    if isinstance(f, ctl_ast.AX):
+        return ctl_ast.EX(negate(f.arg))
+    if isinstance(f, ctl_ast.AG):
+        return ctl_ast.EF(negate(f.arg))
+    if isinstance(f, ctl_ast.AF):
+        return ctl_ast.EG(negate(f.arg))
+    if isinstance(f, ctl_ast.AR):
+        return ctl_ast.EU(negate(f.left), negate(f.right))
+    if isinstance(f, ctl_ast.AU):
         nl, nr = negate(f.left), negate(f.right)
-        return A.Or((A.EU(nr, A.And((nl, nr))), A.EG(nr)))
+        return ctl_ast.Or((ctl_ast.EU(nr, ctl_ast.And((nl, nr))), ctl_ast.EG(nr)))
     return None
 
 
-def explain(mc: ModelChecker, f: A.Formula, s: int, want: bool) -> tuple[str, list[int], int | None] | None:
+def explain(mc: SatisfactionSets, f: ctl_ast.Formula, s: int, want: bool) -> tuple[str, list[int], int | None] | None:
     """Evidence that state ``s`` satisfies ``f`` (``want=True``) or violates it (``want=False``):
     ``(shown formula, path, loop_start)``, descending through boolean connectives to the temporal
     operator that decides; ``None`` when no path is meaningful (e.g. an atom)."""
-    if isinstance(f, A.Not):
+    if isinstance(f, ctl_ast.Not):
         return explain(mc, f.arg, s, not want)
-    if isinstance(f, A.And | A.Or):
+    if isinstance(f, ctl_ast.And | ctl_ast.Or):
         # And true / Or false: every operand matters; explain the first temporal one.
         # And false / Or true: explain one operand that decides.
         deciding = [a for a in f.args if bool(mc.sat(a)[s]) == want]
@@ -236,17 +234,17 @@ def explain(mc: ModelChecker, f: A.Formula, s: int, want: bool) -> tuple[str, li
             if got:
                 return got
         return None
-    if isinstance(f, A.Implies):
-        return explain(mc, A.Or((A.Not(f.left), f.right)), s, want)
-    if isinstance(f, A.Iff):
+    if isinstance(f, ctl_ast.Implies):
+        return explain(mc, ctl_ast.Or((ctl_ast.Not(f.left), f.right)), s, want)
+    if isinstance(f, ctl_ast.Iff):
         return None
-    if want and isinstance(f, A.EXISTENTIAL):
+    if want and isinstance(f, ctl_ast.EXISTENTIAL):
         p = witness_path(mc, f, s)
         return (str(f), p[0], p[1]) if p else None
-    if not want and isinstance(f, A.UNIVERSAL):
+    if not want and isinstance(f, ctl_ast.UNIVERSAL):
         dual = existential_dual(f)
         assert dual is not None
-        if isinstance(dual, A.Or):
+        if isinstance(dual, ctl_ast.Or):
             for d in dual.args:
                 if mc.sat(d)[s]:
                     p = witness_path(mc, d, s)

@@ -40,6 +40,7 @@ from fractions import Fraction
 
 import numpy as np
 
+from checker.mc import reach
 from checker.mc.kripke import Kripke
 from checker.mc.ts import Action, TransitionSystem, as_action
 
@@ -377,22 +378,7 @@ def _progress(states: int, expanded: int, transitions: int, seconds: float, dept
 
 
 def depth_of_structure(kripke: Kripke) -> int:
-    """Largest breadth-first distance from the initial states (the ``depth`` of ``flcheck explore``),
-    by a level-synchronous vectorised BFS."""
-    from checker.mc.fixpoints import gather_ranges
-
-    n = kripke.num_states
-    if n == 0 or not len(kripke.initial):
+    """Largest breadth-first distance from the initial states (the ``depth`` of ``flcheck explore``)."""
+    if kripke.num_states == 0 or not len(kripke.initial):
         return 0
-    seen = np.zeros(n, dtype=bool)
-    level = np.unique(kripke.initial)
-    seen[level] = True
-    depth = 0
-    while True:
-        nxt = gather_ranges(kripke.succ_ptr, kripke.succ_idx, level)
-        nxt = nxt[~seen[nxt]]
-        if not len(nxt):
-            return depth
-        seen[nxt] = True
-        level = np.unique(nxt)
-        depth += 1
+    return int(reach.distances(kripke.succ_ptr, kripke.succ_idx, np.unique(kripke.initial)).max())

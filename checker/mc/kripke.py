@@ -136,6 +136,15 @@ class Kripke:
     def successors(self, state: int) -> np.ndarray:
         return self.succ_idx[self.succ_ptr[state] : self.succ_ptr[state + 1]]
 
+    def probability(self, edge: int) -> Fraction | float | None:
+        """The probability of ``edge``: exact when the structure is, else a float; ``None`` for a
+        structure without probabilities."""
+        if self.edge_prob_exact is not None:
+            return Fraction(self.edge_prob_exact[edge])
+        if self.edge_prob is not None:
+            return float(self.edge_prob[edge])
+        return None
+
     def state_name(self, state: int) -> str:
         """Human name of a state: its ``state_names`` entry, else ``s<id>``."""
         if self.state_names is not None:

@@ -9,7 +9,7 @@ from __future__ import annotations
 
 from collections.abc import Callable
 
-from checker.mc import ctl_ast as A
+from checker.mc import ctl_ast
 from checker.mc.kripke import Kripke
 
 StateSet = frozenset[int]
@@ -55,60 +55,60 @@ class ReferenceChecker:
                 return z
             z = nxt
 
-    def sat(self, f: A.Formula) -> StateSet:
+    def sat(self, f: ctl_ast.Formula) -> StateSet:
         S = self.S
-        if isinstance(f, A.TrueF):
+        if isinstance(f, ctl_ast.TrueF):
             return S
-        if isinstance(f, A.FalseF):
+        if isinstance(f, ctl_ast.FalseF):
             return frozenset()
-        if isinstance(f, A.Label):
+        if isinstance(f, ctl_ast.Label):
             return self.labels[f.name]
-        if isinstance(f, A.Not):
+        if isinstance(f, ctl_ast.Not):
             return S - self.sat(f.arg)
-        if isinstance(f, A.And):
+        if isinstance(f, ctl_ast.And):
             out = S
             for a in f.args:
                 out = out & self.sat(a)
             return out
-        if isinstance(f, A.Or):
+        if isinstance(f, ctl_ast.Or):
             out2: StateSet = frozenset()
             for a in f.args:
                 out2 = out2 | self.sat(a)
             return out2
-        if isinstance(f, A.Implies):
+        if isinstance(f, ctl_ast.Implies):
             return (S - self.sat(f.left)) | self.sat(f.right)
-        if isinstance(f, A.Iff):
+        if isinstance(f, ctl_ast.Iff):
             a, b = self.sat(f.left), self.sat(f.right)
             return (a & b) | ((S - a) & (S - b))
-        if isinstance(f, A.EX):
+        if isinstance(f, ctl_ast.EX):
             return self.ex(self.sat(f.arg))
-        if isinstance(f, A.AX):
+        if isinstance(f, ctl_ast.AX):
             return self.ax(self.sat(f.arg))
-        if isinstance(f, A.EF):
+        if isinstance(f, ctl_ast.EF):
             a = self.sat(f.arg)
             return self.lfp(lambda z: a | self.ex(z))
-        if isinstance(f, A.AF):
+        if isinstance(f, ctl_ast.AF):
             a = self.sat(f.arg)
             return self.lfp(lambda z: a | self.ax(z))
-        if isinstance(f, A.EG):
+        if isinstance(f, ctl_ast.EG):
             a = self.sat(f.arg)
             return self.gfp(lambda z: a & self.ex(z))
-        if isinstance(f, A.AG):
+        if isinstance(f, ctl_ast.AG):
             a = self.sat(f.arg)
             return self.gfp(lambda z: a & self.ax(z))
-        if isinstance(f, A.EU):
+        if isinstance(f, ctl_ast.EU):
             a, b = self.sat(f.left), self.sat(f.right)
             return self.lfp(lambda z: b | (a & self.ex(z)))
-        if isinstance(f, A.AU):
+        if isinstance(f, ctl_ast.AU):
             a, b = self.sat(f.left), self.sat(f.right)
             return self.lfp(lambda z: b | (a & self.ax(z)))
-        if isinstance(f, A.ER):
+        if isinstance(f, ctl_ast.ER):
             a, b = self.sat(f.left), self.sat(f.right)
             return self.gfp(lambda z: b & (a | self.ex(z)))
-        if isinstance(f, A.AR):
+        if isinstance(f, ctl_ast.AR):
             a, b = self.sat(f.left), self.sat(f.right)
             return self.gfp(lambda z: b & (a | self.ax(z)))
         raise TypeError(f)
 
-    def holds(self, f: A.Formula) -> bool:
+    def holds(self, f: ctl_ast.Formula) -> bool:
         return self.initial <= self.sat(f)

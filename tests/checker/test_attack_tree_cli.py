@@ -71,7 +71,7 @@ def test_bad_input_exit_2(mini: None, capsys: pytest.CaptureFixture[str]) -> Non
 
 def test_end_to_end_from_a_json_model_file(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
     """No monkeypatching: the model goes through the application loader (JSON Kripke format)."""
-    from checker.io.explicit import write_json
+    from checker.io.kripke_json import write_json
 
     path = tmp_path / "mini.json"
     write_json(explore(MiniFL()), path)
@@ -87,7 +87,7 @@ def test_end_to_end_from_a_json_model_file(tmp_path: Path, capsys: pytest.Captur
 
 
 def test_check_reads_back_an_exported_tree(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
-    from checker.io.explicit import write_json
+    from checker.io.kripke_json import write_json
 
     model = tmp_path / "mini.json"
     write_json(explore(MiniFL()), model)

@@ -11,27 +11,27 @@ import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from checker.mc import ctl_ast as A
+from checker.mc import ctl_ast
 from checker.mc.ctl import ModelChecker, check
-from checker.mc.fixpoints import LEVELS_BEFORE_SCIPY
+from checker.mc.reach import LEVELS_BEFORE_SCIPY
 from checker.mc.kripke import Kripke
 from checker.verdict import Verdict
 from tests.checker.ctl_reference import ReferenceChecker
 from tests.strategies import kripke_structures
 
 SEMANTICS = ("iiif", "total")
-ATOMS = st.sampled_from([A.Label("p"), A.Label("q"), A.Label("r"), A.TrueF(), A.FalseF()])
+ATOMS = st.sampled_from([ctl_ast.Label("p"), ctl_ast.Label("q"), ctl_ast.Label("r"), ctl_ast.TrueF(), ctl_ast.FalseF()])
 
 
-def formulas(max_leaves: int = 12) -> st.SearchStrategy[A.Formula]:
-    def extend(children: st.SearchStrategy[A.Formula]) -> st.SearchStrategy[A.Formula]:
-        unary = st.sampled_from([A.Not, A.EX, A.AX, A.EF, A.AF, A.EG, A.AG])
-        binary = st.sampled_from([A.EU, A.AU, A.ER, A.AR, A.Implies, A.Iff])
+def formulas(max_leaves: int = 12) -> st.SearchStrategy[ctl_ast.Formula]:
+    def extend(children: st.SearchStrategy[ctl_ast.Formula]) -> st.SearchStrategy[ctl_ast.Formula]:
+        unary = st.sampled_from([ctl_ast.Not, ctl_ast.EX, ctl_ast.AX, ctl_ast.EF, ctl_ast.AF, ctl_ast.EG, ctl_ast.AG])
+        binary = st.sampled_from([ctl_ast.EU, ctl_ast.AU, ctl_ast.ER, ctl_ast.AR, ctl_ast.Implies, ctl_ast.Iff])
         return st.one_of(
             st.builds(lambda op, f: op(f), unary, children),
             st.builds(lambda op, f, g: op(f, g), binary, children, children),
-            st.builds(lambda fs: A.And(tuple(fs)), st.lists(children, min_size=2, max_size=4)),
-            st.builds(lambda fs: A.Or(tuple(fs)), st.lists(children, min_size=2, max_size=4)),
+            st.builds(lambda fs: ctl_ast.And(tuple(fs)), st.lists(children, min_size=2, max_size=4)),
+            st.builds(lambda fs: ctl_ast.Or(tuple(fs)), st.lists(children, min_size=2, max_size=4)),
         )
 
     return st.recursive(ATOMS, extend, max_leaves=max_leaves)
@@ -44,7 +44,7 @@ def as_set(arr: np.ndarray) -> frozenset[int]:
 # ------------------------------------------------------------------ fast == reference
 @settings(max_examples=250, deadline=None)
 @given(k=kripke_structures(max_states=8), f=formulas(), semantics=st.sampled_from(SEMANTICS))
-def test_fast_checker_equals_naive_reference(k: Kripke, f: A.Formula, semantics: str) -> None:
+def test_fast_checker_equals_naive_reference(k: Kripke, f: ctl_ast.Formula, semantics: str) -> None:
     fast = ModelChecker(k, semantics)
     ref = ReferenceChecker(k, semantics)
     for sub in f.subformulas():
@@ -56,34 +56,34 @@ def test_fast_checker_equals_naive_reference(k: Kripke, f: A.Formula, semantics:
 
 @settings(max_examples=60, deadline=None)
 @given(k=kripke_structures(max_states=14, allow_deadlocks=False), f=formulas(8))
-def test_semantics_agree_without_deadlocks(k: Kripke, f: A.Formula) -> None:
+def test_semantics_agree_without_deadlocks(k: Kripke, f: ctl_ast.Formula) -> None:
     """On a total relation the two semantics coincide."""
     assert np.array_equal(ModelChecker(k, "iiif").sat(f), ModelChecker(k, "total").sat(f))
 
 
 # ------------------------------------------------------------------ dualities
-def dualities(f: A.Formula, g: A.Formula) -> list[tuple[A.Formula, A.Formula]]:
-    n = A.Not
+def dualities(f: ctl_ast.Formula, g: ctl_ast.Formula) -> list[tuple[ctl_ast.Formula, ctl_ast.Formula]]:
+    n = ctl_ast.Not
     return [
-        (A.AG(f), n(A.EF(n(f)))),
-        (A.AF(f), n(A.EG(n(f)))),
-        (A.AX(f), n(A.EX(n(f)))),
-        (A.AR(f, g), n(A.EU(n(f), n(g)))),
-        (A.ER(f, g), n(A.AU(n(f), n(g)))),
-        (A.EF(f), A.EU(A.TrueF(), f)),
-        (A.AF(f), A.AU(A.TrueF(), f)),
-        (A.EG(f), A.ER(A.FalseF(), f)),
-        (A.AG(f), A.AR(A.FalseF(), f)),
-        (A.EU(f, g), A.Or((g, A.And((f, A.EX(A.EU(f, g))))))),  # fixpoint unfolding
-        (A.AU(f, g), A.Or((g, A.And((f, A.AX(A.AU(f, g))))))),
-        (A.EG(f), A.And((f, A.EX(A.EG(f))))),
-        (A.AG(f), A.And((f, A.AX(A.AG(f))))),
+        (ctl_ast.AG(f), n(ctl_ast.EF(n(f)))),
+        (ctl_ast.AF(f), n(ctl_ast.EG(n(f)))),
+        (ctl_ast.AX(f), n(ctl_ast.EX(n(f)))),
+        (ctl_ast.AR(f, g), n(ctl_ast.EU(n(f), n(g)))),
+        (ctl_ast.ER(f, g), n(ctl_ast.AU(n(f), n(g)))),
+        (ctl_ast.EF(f), ctl_ast.EU(ctl_ast.TrueF(), f)),
+        (ctl_ast.AF(f), ctl_ast.AU(ctl_ast.TrueF(), f)),
+        (ctl_ast.EG(f), ctl_ast.ER(ctl_ast.FalseF(), f)),
+        (ctl_ast.AG(f), ctl_ast.AR(ctl_ast.FalseF(), f)),
+        (ctl_ast.EU(f, g), ctl_ast.Or((g, ctl_ast.And((f, ctl_ast.EX(ctl_ast.EU(f, g))))))),  # fixpoint unfolding
+        (ctl_ast.AU(f, g), ctl_ast.Or((g, ctl_ast.And((f, ctl_ast.AX(ctl_ast.AU(f, g))))))),
+        (ctl_ast.EG(f), ctl_ast.And((f, ctl_ast.EX(ctl_ast.EG(f))))),
+        (ctl_ast.AG(f), ctl_ast.And((f, ctl_ast.AX(ctl_ast.AG(f))))),
     ]
 
 
 @settings(max_examples=120, deadline=None)
 @given(k=kripke_structures(max_states=10), f=formulas(5), g=formulas(5), semantics=st.sampled_from(SEMANTICS))
-def test_dualities_and_unfoldings(k: Kripke, f: A.Formula, g: A.Formula, semantics: str) -> None:
+def test_dualities_and_unfoldings(k: Kripke, f: ctl_ast.Formula, g: ctl_ast.Formula, semantics: str) -> None:
     mc = ModelChecker(k, semantics)
     for lhs, rhs in dualities(f, g):
         assert np.array_equal(mc.sat(lhs), mc.sat(rhs)), f"{lhs} vs {rhs} ({semantics})"
@@ -136,21 +136,21 @@ def test_every_result_names_its_semantics() -> None:
 # ------------------------------------------------------------------ n-ary connectives
 @settings(max_examples=60, deadline=None)
 @given(k=kripke_structures(max_states=8), fs=st.lists(formulas(4), min_size=2, max_size=5))
-def test_nary_or_and_equal_nested_binary(k: Kripke, fs: list[A.Formula]) -> None:
+def test_nary_or_and_equal_nested_binary(k: Kripke, fs: list[ctl_ast.Formula]) -> None:
     mc = ModelChecker(k)
     nested_or, nested_and = fs[0], fs[0]
     for f in fs[1:]:
-        nested_or = A.Or((nested_or, f))
-        nested_and = A.And((nested_and, f))
-    assert np.array_equal(mc.sat(A.Or(tuple(fs))), mc.sat(nested_or))
-    assert np.array_equal(mc.sat(A.And(tuple(fs))), mc.sat(nested_and))
+        nested_or = ctl_ast.Or((nested_or, f))
+        nested_and = ctl_ast.And((nested_and, f))
+    assert np.array_equal(mc.sat(ctl_ast.Or(tuple(fs))), mc.sat(nested_or))
+    assert np.array_equal(mc.sat(ctl_ast.And(tuple(fs))), mc.sat(nested_and))
 
 
 def test_parsed_chains_are_nary() -> None:
     from checker.mc.ctl_parse import parse_formula
 
-    assert parse_formula("p | q | r") == A.Or((A.Label("p"), A.Label("q"), A.Label("r")))
-    assert parse_formula("p & q & r & p") == A.And((A.Label("p"), A.Label("q"), A.Label("r"), A.Label("p")))
+    assert parse_formula("p | q | r") == ctl_ast.Or((ctl_ast.Label("p"), ctl_ast.Label("q"), ctl_ast.Label("r")))
+    assert parse_formula("p & q & r & p") == ctl_ast.And((ctl_ast.Label("p"), ctl_ast.Label("q"), ctl_ast.Label("r"), ctl_ast.Label("p")))
 
 
 # ------------------------------------------------------------------ evidence
@@ -167,9 +167,9 @@ def _step_ok(k: Kripke, u: int, v: int, semantics: str) -> bool:
 @settings(max_examples=150, deadline=None)
 @given(k=kripke_structures(max_states=9), f=formulas(5), g=formulas(5), semantics=st.sampled_from(SEMANTICS),
        op=st.sampled_from(["EX", "EF", "EG", "EU", "ER", "AX", "AG", "AF", "AU", "AR"]))
-def test_witnesses_and_counterexamples_are_real_paths(k: Kripke, f: A.Formula, g: A.Formula, semantics: str,
+def test_witnesses_and_counterexamples_are_real_paths(k: Kripke, f: ctl_ast.Formula, g: ctl_ast.Formula, semantics: str,
                                                       op: str) -> None:
-    formula: A.Formula = A.UNARY_OPS[op](f) if op in A.UNARY_OPS else A.BINARY_OPS[(op[0], op[1])](f, g)
+    formula: ctl_ast.Formula = ctl_ast.UNARY_OPS[op](f) if op in ctl_ast.UNARY_OPS else ctl_ast.BINARY_OPS[(op[0], op[1])](f, g)
     mc = ModelChecker(k, semantics)
     res = mc.check(formula, vacuity=False)
     ref = ReferenceChecker(k, semantics)
@@ -251,7 +251,7 @@ def test_non_vacuous_properties() -> None:
 @settings(max_examples=150, deadline=None)
 @given(k=kripke_structures(max_states=9), f=formulas(8), semantics=st.sampled_from(SEMANTICS),
        data=st.data())
-def test_incomplete_bounds_contain_every_completion(k: Kripke, f: A.Formula, semantics: str,
+def test_incomplete_bounds_contain_every_completion(k: Kripke, f: ctl_ast.Formula, semantics: str,
                                                     data: st.DataObject) -> None:
     """Cut the successors of a random set of states (the frontier): the lower/upper bounds computed on
     the cut structure must enclose the true satisfaction set of the original (one completion)."""

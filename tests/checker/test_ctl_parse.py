@@ -11,7 +11,7 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 
 from checker.errors import InputError
-from checker.mc import ctl_ast as A
+from checker.mc import ctl_ast
 from checker.mc.ctl import ModelChecker, check
 from checker.mc.ctl_parse import parse_formula
 from checker.mc.kripke import Kripke
@@ -21,34 +21,34 @@ from checker.mc.ts import Action
 NAMES = st.sampled_from(["p", "goal", "all_ready", "x1", "sat 1", "EF", "in"])
 
 
-def atoms() -> st.SearchStrategy[A.Formula]:
-    refs = st.sampled_from([A.Ref("round"), A.Ref("ready"), A.Ref("get_grad")])
+def atoms() -> st.SearchStrategy[ctl_ast.Formula]:
+    refs = st.sampled_from([ctl_ast.Ref("round"), ctl_ast.Ref("ready"), ctl_ast.Ref("get_grad")])
     consts = st.one_of(
-        st.fractions(min_value=-5, max_value=5, max_denominator=7).map(A.Const),
-        st.sampled_from(["sat1", 'q"x', "a\\b"]).map(A.Const),
-        st.booleans().map(A.Const),
+        st.fractions(min_value=-5, max_value=5, max_denominator=7).map(ctl_ast.Const),
+        st.sampled_from(["sat1", 'q"x', "a\\b"]).map(ctl_ast.Const),
+        st.booleans().map(ctl_ast.Const),
     )
     terms = st.one_of(refs, consts,
                       st.lists(st.one_of(refs, consts), min_size=2, max_size=3).map(
-                          lambda x: A.VectorLit(tuple(x))),
-                      st.lists(consts, max_size=3).map(lambda x: A.SetLit(tuple(x))))
+                          lambda x: ctl_ast.VectorLit(tuple(x))),
+                      st.lists(consts, max_size=3).map(lambda x: ctl_ast.SetLit(tuple(x))))
     return st.one_of(
-        NAMES.map(A.Label),
-        st.builds(A.Compare, st.sampled_from(A.COMPARE_OPS), refs, terms),
-        st.builds(A.Member, terms, refs, st.booleans()),
-        NAMES.map(A.Enabled),
-        st.just(A.TrueF()), st.just(A.FalseF()),
+        NAMES.map(ctl_ast.Label),
+        st.builds(ctl_ast.Compare, st.sampled_from(ctl_ast.COMPARE_OPS), refs, terms),
+        st.builds(ctl_ast.Member, terms, refs, st.booleans()),
+        NAMES.map(ctl_ast.Enabled),
+        st.just(ctl_ast.TrueF()), st.just(ctl_ast.FalseF()),
     )
 
 
-def formulas() -> st.SearchStrategy[A.Formula]:
-    def extend(ch: st.SearchStrategy[A.Formula]) -> st.SearchStrategy[A.Formula]:
+def formulas() -> st.SearchStrategy[ctl_ast.Formula]:
+    def extend(ch: st.SearchStrategy[ctl_ast.Formula]) -> st.SearchStrategy[ctl_ast.Formula]:
         return st.one_of(
-            st.builds(lambda op, f: op(f), st.sampled_from([A.Not, *A.UNARY_OPS.values()]), ch),
-            st.builds(lambda op, f, g: op(f, g), st.sampled_from([*A.BINARY_OPS.values(), A.Implies, A.Iff]),
+            st.builds(lambda op, f: op(f), st.sampled_from([ctl_ast.Not, *ctl_ast.UNARY_OPS.values()]), ch),
+            st.builds(lambda op, f, g: op(f, g), st.sampled_from([*ctl_ast.BINARY_OPS.values(), ctl_ast.Implies, ctl_ast.Iff]),
                       ch, ch),
-            st.lists(ch, min_size=2, max_size=3).map(lambda x: A.And(tuple(x))),
-            st.lists(ch, min_size=2, max_size=3).map(lambda x: A.Or(tuple(x))),
+            st.lists(ch, min_size=2, max_size=3).map(lambda x: ctl_ast.And(tuple(x))),
+            st.lists(ch, min_size=2, max_size=3).map(lambda x: ctl_ast.Or(tuple(x))),
         )
 
     return st.recursive(atoms(), extend, max_leaves=10)
@@ -56,38 +56,38 @@ def formulas() -> st.SearchStrategy[A.Formula]:
 
 @settings(max_examples=300, deadline=None)
 @given(f=formulas())
-def test_print_parse_round_trip(f: A.Formula) -> None:
+def test_print_parse_round_trip(f: ctl_ast.Formula) -> None:
     assert parse_formula(str(f)) == f
 
 
 @pytest.mark.parametrize(
     ("text", "expected"),
     [
-        ("EF goal", A.EF(A.Label("goal"))),
-        ('EF "goal"', A.EF(A.Label("goal"))),
-        ("AG !goal", A.AG(A.Not(A.Label("goal")))),
-        ("E[!clipped U goal]", A.EU(A.Not(A.Label("clipped")), A.Label("goal"))),
-        ("E(p U q)", A.EU(A.Label("p"), A.Label("q"))),
-        ("A[p R q]", A.AR(A.Label("p"), A.Label("q"))),
-        ("curmodpar == 1/2", A.Compare("==", A.Ref("curmodpar"), A.Const(Fraction(1, 2)))),
-        ("curmodpar = 0.5", A.Compare("==", A.Ref("curmodpar"), A.Const(Fraction(1, 2)))),
-        ('"sat1" in ready', A.Member(A.Const("sat1"), A.Ref("ready"))),
-        ('"sat1" not in ready', A.Member(A.Const("sat1"), A.Ref("ready"), negated=True)),
-        ("ready == clients", A.Compare("==", A.Ref("ready"), A.Ref("clients"))),
-        ("round >= 2", A.Compare(">=", A.Ref("round"), A.Const(Fraction(2)))),
-        ("enabled(eval_server)", A.Enabled("eval_server")),
-        ("last == get_grad", A.Compare("==", A.Ref("last"), A.Ref("get_grad"))),
+        ("EF goal", ctl_ast.EF(ctl_ast.Label("goal"))),
+        ('EF "goal"', ctl_ast.EF(ctl_ast.Label("goal"))),
+        ("AG !goal", ctl_ast.AG(ctl_ast.Not(ctl_ast.Label("goal")))),
+        ("E[!clipped U goal]", ctl_ast.EU(ctl_ast.Not(ctl_ast.Label("clipped")), ctl_ast.Label("goal"))),
+        ("E(p U q)", ctl_ast.EU(ctl_ast.Label("p"), ctl_ast.Label("q"))),
+        ("A[p R q]", ctl_ast.AR(ctl_ast.Label("p"), ctl_ast.Label("q"))),
+        ("curmodpar == 1/2", ctl_ast.Compare("==", ctl_ast.Ref("curmodpar"), ctl_ast.Const(Fraction(1, 2)))),
+        ("curmodpar = 0.5", ctl_ast.Compare("==", ctl_ast.Ref("curmodpar"), ctl_ast.Const(Fraction(1, 2)))),
+        ('"sat1" in ready', ctl_ast.Member(ctl_ast.Const("sat1"), ctl_ast.Ref("ready"))),
+        ('"sat1" not in ready', ctl_ast.Member(ctl_ast.Const("sat1"), ctl_ast.Ref("ready"), negated=True)),
+        ("ready == clients", ctl_ast.Compare("==", ctl_ast.Ref("ready"), ctl_ast.Ref("clients"))),
+        ("round >= 2", ctl_ast.Compare(">=", ctl_ast.Ref("round"), ctl_ast.Const(Fraction(2)))),
+        ("enabled(eval_server)", ctl_ast.Enabled("eval_server")),
+        ("last == get_grad", ctl_ast.Compare("==", ctl_ast.Ref("last"), ctl_ast.Ref("get_grad"))),
         ("pos == (1, -2)",
-         A.Compare("==", A.Ref("pos"), A.VectorLit((A.Const(Fraction(1)), A.Const(Fraction(-2)))))),
-        ("p -> q -> r", A.Implies(A.Label("p"), A.Implies(A.Label("q"), A.Label("r")))),
-        ("p & q | r", A.Or((A.And((A.Label("p"), A.Label("q"))), A.Label("r")))),
-        ("not p and q or r", A.Or((A.And((A.Not(A.Label("p")), A.Label("q"))), A.Label("r")))),
-        ("p <-> q", A.Iff(A.Label("p"), A.Label("q"))),
-        ("EFgoal", A.Label("EFgoal")),
-        ("AG EF p -- a comment", A.AG(A.EF(A.Label("p")))),
+         ctl_ast.Compare("==", ctl_ast.Ref("pos"), ctl_ast.VectorLit((ctl_ast.Const(Fraction(1)), ctl_ast.Const(Fraction(-2)))))),
+        ("p -> q -> r", ctl_ast.Implies(ctl_ast.Label("p"), ctl_ast.Implies(ctl_ast.Label("q"), ctl_ast.Label("r")))),
+        ("p & q | r", ctl_ast.Or((ctl_ast.And((ctl_ast.Label("p"), ctl_ast.Label("q"))), ctl_ast.Label("r")))),
+        ("not p and q or r", ctl_ast.Or((ctl_ast.And((ctl_ast.Not(ctl_ast.Label("p")), ctl_ast.Label("q"))), ctl_ast.Label("r")))),
+        ("p <-> q", ctl_ast.Iff(ctl_ast.Label("p"), ctl_ast.Label("q"))),
+        ("EFgoal", ctl_ast.Label("EFgoal")),
+        ("AG EF p -- a comment", ctl_ast.AG(ctl_ast.EF(ctl_ast.Label("p")))),
     ],
 )
-def test_parse_examples(text: str, expected: A.Formula) -> None:
+def test_parse_examples(text: str, expected: ctl_ast.Formula) -> None:
     assert parse_formula(text) == expected
 
 

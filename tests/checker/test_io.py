@@ -17,15 +17,9 @@ from hypothesis import strategies as st
 
 from checker.cli import main
 from checker.errors import InputError
-from checker.io.explicit import (
-    kripke_from_json,
-    kripke_to_json,
-    read_explicit,
-    read_json,
-    to_dot,
-    write_explicit,
-    write_json,
-)
+from checker.io.dot import to_dot
+from checker.io.kripke_json import kripke_from_json, kripke_to_json, read_json, write_json
+from checker.io.prism import read_explicit, write_explicit
 from checker.mc.ctl import ModelChecker
 from checker.mc.kripke import Kripke
 from checker.mc.ts import Action

@@ -7,7 +7,7 @@ from pathlib import Path
 import pytest
 
 from checker.errors import InputError
-from checker.io.explicit import read_explicit
+from checker.io.prism import read_explicit
 
 LAB = "#DECLARATION\ninit goal\n#END\n0 init\n2 goal\n"
 

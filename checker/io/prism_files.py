@@ -1,0 +1,349 @@
+"""Readers of the three files of a PRISM/Storm explicit model, each on its own (:mod:`checker.io.prism`
+assembles them into a Kripke structure).
+
+
+"""
+
+from __future__ import annotations
+
+import io
+import re
+import warnings
+from fractions import Fraction
+from pathlib import Path
+from typing import Any
+
+import numpy as np
+
+from checker.errors import InputError, Position
+
+STORM_HEADERS = {"dtmc", "mdp", "ctmc", "ma"}
+
+
+def input_error(path: str | Path, line: int | None, message: str, expected: str | None = None) -> InputError:
+    """An input error at ``path:line`` (``line`` ``None``: the whole file)."""
+    return InputError(message, Position(str(path), line, None), expected)
+
+
+
+
+def _first_line(path: Path) -> tuple[str, int]:
+    """The first non-blank line and its 1-based number."""
+    with open(path, encoding="utf-8") as fh:
+        for no, line in enumerate(fh, 1):
+            if line.strip():
+                return line.strip(), no
+    raise input_error(path, None, "empty file", "a header line ('dtmc', 'mdp' or 'N M')")
+
+
+def _find_tra_error(path: Path, header_line: int, ncols: int) -> InputError | None:
+    """Slow line-by-line scan for the first malformed transition line (called after a bulk failure)."""
+    with open(path, encoding="utf-8") as fh:
+        for no, line in enumerate(fh, 1):
+            if no <= header_line or not line.strip():
+                continue
+            parts = line.split()
+            if len(parts) != ncols:
+                return input_error(path, no, f"{len(parts)} fields on a transition line",
+                            f"{ncols} fields: " + ("src dst prob" if ncols == 3 else "src choice dst prob"))
+            for i, tok in enumerate(parts[:-1]):
+                if not tok.isdigit():
+                    return input_error(path, no, f"field {i + 1} is {tok!r}", "a non-negative integer")
+            try:
+                Fraction(parts[-1])
+            except (ValueError, ZeroDivisionError):
+                return input_error(path, no, f"probability {parts[-1]!r} is not a number", "a decimal or p/q")
+    return None
+
+
+def _scan_tra_error(path: Path, header_line: int, ncols: int) -> InputError:
+    return _find_tra_error(path, header_line, ncols) or input_error(path, None, "malformed transitions file")
+
+
+def read_tra(path: str | Path, *, probabilities: bool = True) -> dict[str, Any]:
+    """Read a ``.tra`` file: ``{"kind": "dtmc"|"mdp", "src", "dst", "choice" (MDP), "prob" (float
+    array or None), "prob_exact" (Fractions when the file uses p/q), "num_states" (PRISM header or
+    None)}``. ``probabilities=False`` skips the probability column (faster; CTL needs only the graph)."""
+    path = Path(path)
+    header, header_line = _first_line(path)
+    words = header.split()
+    num_states: int | None = None
+    if header.lower() in STORM_HEADERS:
+        kind = header.lower()
+    elif all(w.isdigit() for w in words) and len(words) in (2, 3):
+        kind = "dtmc" if len(words) == 2 else "mdp"
+        num_states = int(words[0])
+    else:
+        raise input_error(path, header_line, f"unrecognised header {header!r}",
+                   "'dtmc', 'mdp' (Storm) or 'N M' / 'N C M' (PRISM)")
+    if kind in ("ctmc", "ma"):
+        kind = "dtmc" if kind == "ctmc" else "mdp"
+    ncols = 3 if kind == "dtmc" else 4
+    int_cols = tuple(range(ncols - 1))
+    try:
+        with warnings.catch_warnings():
+            warnings.simplefilter("ignore", UserWarning)  # "input contained no data": no transitions
+            ints = np.loadtxt(path, skiprows=header_line, usecols=int_cols, dtype=np.int64, ndmin=2,
+                              comments=None)
+    except ValueError:
+        raise _scan_tra_error(path, header_line, ncols) from None
+    if ints.shape[1] != ncols - 1:  # pragma: no cover - loadtxt guarantees the shape
+        raise _scan_tra_error(path, header_line, ncols)
+    if len(ints) and ints.min() < 0:
+        row = int(np.flatnonzero((ints < 0).any(axis=1))[0])
+        raise input_error(path, _data_line(path, header_line, row), "negative state or choice index",
+                   "a non-negative integer")
+    prob = np.zeros(0, dtype=np.float64) if probabilities else None
+    exact = None
+    if probabilities and len(ints):
+        try:
+            prob = np.loadtxt(path, skiprows=header_line, usecols=(ncols - 1,), dtype=np.float64, ndmin=1,
+                              comments=None)
+        except ValueError:
+            found = _find_tra_error(path, header_line, ncols)
+            if found is not None:
+                raise found from None
+            exact = _read_exact_column(path, header_line, ncols)
+            prob = np.array([float(p) for p in exact], dtype=np.float64)
+    _check_columns(path, header_line, ncols, len(ints))
+    out: dict[str, Any] = {"kind": kind, "num_states": num_states, "prob": prob, "prob_exact": exact,
+                           "src": ints[:, 0], "dst": ints[:, -1]}
+    if kind == "mdp":
+        out["choice"] = ints[:, 1]
+    return out
+
+
+def _count_fields(path: Path, header_line: int, chunk: int = 1 << 26) -> int:
+    """Number of whitespace-separated fields after the header: token starts counted with numpy
+    (one comparison and one shifted AND per byte), reading the file in chunks so that memory stays
+    bounded on multi-gigabyte files."""
+    total = 0
+    prev_sep = True
+    with open(path, "rb") as fh:
+        for _ in range(header_line):
+            fh.readline()
+        while True:
+            data = fh.read(chunk)
+            if not data:
+                return total
+            ns = np.frombuffer(data, dtype=np.uint8) > 32
+            total += int(np.count_nonzero(ns[1:] & ~ns[:-1])) + int(ns[0] and prev_sep)
+            prev_sep = not ns[-1]
+
+
+def _check_columns(path: Path, header_line: int, ncols: int, rows: int) -> None:
+    """Reject lines with extra fields (``usecols`` alone would ignore them)."""
+    if _count_fields(path, header_line) != rows * ncols:
+        raise _scan_tra_error(path, header_line, ncols)
+
+
+def _data_line(path: Path, header_line: int, row: int) -> int:
+    with open(path, encoding="utf-8") as fh:
+        seen = -1
+        for no, line in enumerate(fh, 1):
+            if no > header_line and line.strip():
+                seen += 1
+                if seen == row:
+                    return no
+    return header_line + row + 1
+
+
+def _read_exact_column(path: Path, header_line: int, ncols: int) -> list[Fraction]:
+    out: list[Fraction] = []
+    with open(path, encoding="utf-8") as fh:
+        for no, line in enumerate(fh, 1):
+            if no <= header_line or not line.strip():
+                continue
+            tok = line.split()[ncols - 1] if len(line.split()) >= ncols else ""
+            try:
+                out.append(Fraction(tok))
+            except (ValueError, ZeroDivisionError):
+                raise input_error(path, no, f"probability {tok!r} is not a number", "a decimal or p/q") from None
+    return out
+
+
+def _tokens(body: bytes, extra_sep: bytes = b"") -> tuple[np.ndarray, np.ndarray, np.ndarray, np.ndarray]:
+    """Vectorised tokeniser: token start/end offsets, each token's line index, and line starts."""
+    b = np.frombuffer(body, dtype=np.uint8)
+    sep = b <= 32
+    for ch in extra_sep:
+        sep |= b == ch
+    ns = (~sep).view(np.int8)
+    edge = np.diff(ns, prepend=np.int8(0), append=np.int8(0))
+    starts = np.flatnonzero(edge == 1)
+    ends = np.flatnonzero(edge == -1)
+    line_starts = np.concatenate(([0], np.flatnonzero(b == 10) + 1))
+    tok_line = np.searchsorted(line_starts, starts, side="right") - 1
+    return starts, ends, tok_line, line_starts
+
+
+def _parse_uints(b: np.ndarray, starts: np.ndarray, ends: np.ndarray) -> np.ndarray:
+    """Parse decimal non-negative integer tokens; -1 marks a token that is not one."""
+    lens = ends - starts
+    out = np.full(len(starts), -1, dtype=np.int64)
+    for ln in np.unique(lens).tolist():
+        m = np.flatnonzero(lens == ln)
+        if ln > 18:
+            continue
+        mat = b[starts[m][:, None] + np.arange(ln)] - np.uint8(48)
+        good = (mat <= 9).all(axis=1)
+        vals = mat.astype(np.int64) @ (10 ** np.arange(ln - 1, -1, -1, dtype=np.int64))
+        out[m[good]] = vals[good]
+    return out
+
+
+def _sorted_unique(ids: np.ndarray) -> np.ndarray:
+    """``np.unique`` with a fast path for already strictly increasing input."""
+    if len(ids) < 2 or bool(np.all(ids[1:] > ids[:-1])):
+        return ids
+    return np.unique(ids)
+
+
+def read_lab(path: str | Path, num_states: int | None = None) -> tuple[dict[str, np.ndarray], int]:
+    """Read a ``.lab`` file (either flavour): ``(labels name -> sorted state ids, max id + 1)``."""
+    path = Path(path)
+    data = path.read_bytes()
+    text_head = data[:4096].decode("utf-8", "replace")
+    names: list[str]
+    if text_head.lstrip().startswith("#DECLARATION"):
+        m = re.match(rb"\s*#DECLARATION\s*\n(.*?)\n\s*#END\s*\n?", data, re.S)
+        if not m:
+            raise input_error(path, 1, "#DECLARATION block without #END", "'#END' after the label names")
+        names = m.group(1).decode("utf-8").split()
+        body_start = m.end()
+        prism = False
+        declared = {}
+    else:
+        first_nl = data.find(b"\n")
+        first = data[: first_nl if first_nl >= 0 else len(data)].decode("utf-8", "replace")
+        decl = re.findall(r'(\d+)="([^"]*)"', first)
+        if not decl or re.sub(r'\s*\d+="[^"]*"\s*', "", first).strip():
+            raise input_error(path, 1, f"unrecognised label header {first[:60]!r}",
+                       "'#DECLARATION' (Storm) or '0=\"init\" 1=\"...\"' (PRISM)")
+        names = [n for _, n in decl]
+        declared = {int(i): n for i, n in decl}
+        body_start = first_nl + 1 if first_nl >= 0 else len(data)
+        prism = True
+    header_lines = data[:body_start].count(b"\n")
+    body = data[body_start:]
+    b = np.frombuffer(body, dtype=np.uint8)
+    starts, ends, tok_line, _ = _tokens(body, b":" if prism else b"")
+    labels = {n: np.zeros(0, dtype=np.int64) for n in names}
+    if not len(starts):
+        return labels, 0
+    first_tok = np.ones(len(starts), dtype=bool)
+    first_tok[1:] = tok_line[1:] != tok_line[:-1]
+    ids = _parse_uints(b, starts[first_tok], ends[first_tok])
+    if (ids < 0).any():
+        bad = int(np.flatnonzero(ids < 0)[0])
+        line = int(tok_line[np.flatnonzero(first_tok)[bad]]) + header_lines + 1
+        raise input_error(path, line, "a labelled line must start with a state id", "a non-negative integer")
+    state_of_tok = ids[np.cumsum(first_tok) - 1]
+    rest = ~first_tok
+    if prism:
+        # PRISM: ids must be followed by ':' (the tokeniser treats ':' as a separator)
+        lab_idx = _parse_uints(b, starts[rest], ends[rest])
+        bad_mask = ~np.isin(lab_idx, np.array(sorted(declared), dtype=np.int64))
+        if bad_mask.any():
+            bad = int(np.flatnonzero(rest)[np.flatnonzero(bad_mask)[0]])
+            raise input_error(path, int(tok_line[bad]) + header_lines + 1, "undeclared label index",
+                       "one of " + ", ".join(str(k) for k in sorted(declared)))
+        for v, name in declared.items():
+            labels[name] = _sorted_unique(state_of_tok[rest][lab_idx == v])
+    else:
+        rs, re_ = starts[rest], ends[rest]
+        lens = re_ - rs
+        matched = np.zeros(len(rs), dtype=bool)
+        owners = state_of_tok[rest]
+        for name in names:
+            raw = name.encode("utf-8")
+            cand = np.flatnonzero(lens == len(raw))
+            mat = b[rs[cand][:, None] + np.arange(len(raw))]
+            hit = cand[(mat == np.frombuffer(raw, dtype=np.uint8)).all(axis=1)]
+            matched[hit] = True
+            labels[name] = _sorted_unique(owners[hit])
+        if not matched.all():
+            bad_tok = int(np.flatnonzero(~matched)[0])
+            bad = int(np.flatnonzero(rest)[bad_tok])
+            text = bytes(b[rs[bad_tok]:re_[bad_tok]]).decode("utf-8", "replace")
+            raise input_error(path, int(tok_line[bad]) + header_lines + 1, f"undeclared label {text!r}",
+                       "one of " + ", ".join(names))
+    n_seen = int(ids.max()) + 1
+    if num_states is not None and n_seen > num_states:
+        raise input_error(path, None, f"state id {n_seen - 1} out of range", f"ids below {num_states}")
+    return labels, n_seen
+
+
+def read_sta(path: str | Path, num_states: int | None = None) -> tuple[dict[str, Any], int]:
+    """Read a ``.sta`` file: observables (variable name -> numpy array of ints, or list of Python
+    values for non-integer variables) and the number of states it describes."""
+    path = Path(path)
+    data = path.read_bytes()
+    nl = data.find(b"\n")
+    head = data[: nl if nl >= 0 else len(data)].decode("utf-8").strip()
+    m = re.fullmatch(r"\((.*)\)", head)
+    if not m:
+        raise input_error(path, 1, f"unrecognised header {head[:60]!r}", "'(var1,var2,...)'")
+    names = [v.strip() for v in m.group(1).split(",")]
+    body = data[nl + 1:] if nl >= 0 else b""
+    k = len(names)
+    table = body.translate(bytes.maketrans(b"():,", b"    "))
+    try:
+        arr = np.loadtxt(io.BytesIO(table), dtype=np.int64, ndmin=2)
+        if arr.size and arr.shape[1] != k + 1:
+            raise ValueError
+    except ValueError:
+        return _read_sta_slow(path, names, num_states)
+    if not len(arr):
+        return {n: np.zeros(0, dtype=np.int64) for n in names}, 0
+    ids = arr[:, 0]
+    n = int(ids.max()) + 1 if num_states is None else num_states
+    if ids.min() < 0 or ids.max() >= n:
+        raise input_error(path, None, "state id out of range", f"ids 0..{n - 1}")
+    out: dict[str, Any] = {}
+    for j, name in enumerate(names):
+        col = np.zeros(n, dtype=np.int64)
+        col[ids] = arr[:, j + 1]
+        out[name] = col
+    return out, n
+
+
+def _sta_value(tok: str) -> object:
+    t = tok.strip()
+    if t in ("true", "false"):
+        return t == "true"
+    try:
+        return int(t)
+    except ValueError:
+        pass
+    try:
+        return Fraction(t)
+    except (ValueError, ZeroDivisionError):
+        return t
+
+
+def _read_sta_slow(path: Path, names: list[str], num_states: int | None) -> tuple[dict[str, Any], int]:
+    rows: dict[int, list[object]] = {}
+    with open(path, encoding="utf-8") as fh:
+        for no, line in enumerate(fh, 1):
+            if no == 1 or not line.strip():
+                continue
+            m = re.fullmatch(r"\s*(\d+)\s*:\s*\((.*)\)\s*", line)
+            if not m:
+                raise input_error(path, no, f"malformed valuation {line.strip()[:60]!r}", "'id:(v1,v2,...)'")
+            vals = [_sta_value(v) for v in m.group(2).split(",")]
+            if len(vals) != len(names):
+                raise input_error(path, no, f"{len(vals)} values for {len(names)} variables",
+                           f"{len(names)} comma-separated values")
+            rows[int(m.group(1))] = vals
+    n = (max(rows) + 1 if rows else 0) if num_states is None else num_states
+    out: dict[str, Any] = {}
+    for j, name in enumerate(names):
+        col: list[object] = [None] * n
+        for i, vals in rows.items():
+            if i >= n:
+                raise input_error(path, None, f"state id {i} out of range", f"ids 0..{n - 1}")
+            col[i] = vals[j]
+        out[name] = col
+    return out, n
+
