@@ -2,25 +2,9 @@
 
 from __future__ import annotations
 
-from dataclasses import dataclass
+from flcheck_spec.vocab import Position
 
-
-@dataclass(frozen=True)
-class Position:
-    """Where in an input something went wrong (1-based line and column; ``source`` is a file name
-    or a description such as ``"<formula>"``)."""
-
-    source: str
-    line: int | None = None
-    column: int | None = None
-
-    def __str__(self) -> str:
-        where = self.source
-        if self.line is not None:
-            where += f":{self.line}"
-            if self.column is not None:
-                where += f":{self.column}"
-        return where
+__all__ = ["InputError", "LimitReached", "Position"]
 
 
 class InputError(ValueError):

@@ -1,26 +1,16 @@
-"""Errors raised by flmodel for bad input (malformed scenarios, inconsistent models)."""
+"""Errors raised by flmodel for bad input (malformed scenarios, inconsistent models).
+
+:class:`Diagnostic` (one problem: a position and a message) is the shared vocabulary's
+(``flcheck_spec.vocab``), re-exported here."""
 
 from __future__ import annotations
 
-from dataclasses import dataclass
+from flcheck_spec.vocab import Diagnostic, Position
 
+__all__ = ["Diagnostic", "ModelError"]
 
-@dataclass(frozen=True)
-class Diagnostic:
-    """One problem in a scenario: where (file, 1-based line and column, when known) and what."""
-
-    source: str
-    line: int | None
-    column: int | None
-    message: str
-
-    def __str__(self) -> str:
-        where = self.source
-        if self.line is not None:
-            where += f":{self.line}"
-            if self.column is not None:
-                where += f":{self.column}"
-        return f"{where}: {self.message}"
+#: Where a problem of a model built in Python (not read from a file) is reported.
+MODEL_POSITION = Position("<model>")
 
 
 class ModelError(ValueError):
@@ -29,6 +19,6 @@ class ModelError(ValueError):
 
     def __init__(self, diagnostics: list[Diagnostic] | str):
         if isinstance(diagnostics, str):
-            diagnostics = [Diagnostic("<model>", None, None, diagnostics)]
+            diagnostics = [Diagnostic(MODEL_POSITION, diagnostics)]
         self.diagnostics = list(diagnostics)
         super().__init__("\n".join(str(d) for d in self.diagnostics))

@@ -9,8 +9,8 @@ and checks it; ``load_scenario(path)`` reads a file. Errors are :class:`flmodel.
   to 1, a model whose dimension does not fit the data, …) are collected and reported all at once, one
   :class:`~flmodel.errors.Diagnostic` each, in file order.
 
-The semantics of a scenario is the bounded ``→FL`` system of seed 004, III-B, built by
-:mod:`flmodel.scenario_build` (``Scenario.transition_system()``).
+The semantics of a scenario is the bounded ``→FL`` system of [IIIf-FL] III-B, built by
+:mod:`flmodel.scenario_build` (``build_system(scenario)``).
 """
 
 from __future__ import annotations
@@ -20,7 +20,8 @@ from pathlib import Path
 from typing import Any
 
 import lark
-from flcheck_spec import describe_terminals, lalr_parser
+from flcheck_spec import describe_terminals, lalr_parser, unquote
+from flcheck_spec.vocab import Position
 from lark import Lark, Token, Transformer, v_args
 
 from flmodel.errors import Diagnostic, ModelError
@@ -41,12 +42,12 @@ from flmodel.scenario_ast import (
     PartDecl,
     Placed,
     PolicyDecl,
-    Pos,
     PropertyDecl,
     ProtocolDecl,
     Scenario,
 )
-from flmodel.scenario_check import ACTIONS, LOSS_NAMES, PROTOCOLS, check_scenario
+from flmodel.scenario_build import build_system
+from flmodel.scenario_check import ACTIONS, LOSS_NAMES, PROTOCOLS, check_observables, check_scenario
 
 __all__ = ["ACTIONS", "LOSS_NAMES", "PROTOCOLS", "check_scenario", "load_scenario", "parse_scenario"]
 
@@ -96,10 +97,14 @@ class _Build(Transformer[Any, Any]):
         self.source = source
         self.diags: list[Diagnostic] = []
 
-    def _p(self, x: Any) -> Pos:
+    def _p(self, x: Any) -> Position:
         line = getattr(x, "line", None)
         col = getattr(x, "column", None)
-        return Pos(self.source, line, col)
+        return Position(self.source, line, col)
+
+    def _at(self, meta: Any) -> Position:
+        """The position of a rule's first token (``meta`` of ``v_args(meta=True)``; empty: unknown)."""
+        return Position(self.source) if meta.empty else Position(self.source, meta.line, meta.column)
 
     def _named(self, tok: Token) -> Named:
         return Named(str(tok), self._p(tok))
@@ -110,7 +115,7 @@ class _Build(Transformer[Any, Any]):
         if len(items) == 2:
             den = int(items[1])
             if den == 0:
-                self.diags.append(Diagnostic(self.source, items[1].line, items[1].column,
+                self.diags.append(Diagnostic(Position(self.source, items[1].line, items[1].column),
                                              "division by zero in a number; expected a non-zero denominator"))
                 return Fraction(0)
             value /= den
@@ -121,7 +126,7 @@ class _Build(Transformer[Any, Any]):
 
     # statements: each returns (tag, payload)
     def header(self, items: list[Token]) -> tuple[str, Any]:
-        return ("header", (_unquote(str(items[0])), self._p(items[0])))
+        return ("header", (unquote(str(items[0])), self._p(items[0])))
 
     def locations(self, items: list[Token]) -> tuple[str, Any]:
         return ("locations", tuple(self._named(t) for t in items))
@@ -176,8 +181,7 @@ class _Build(Transformer[Any, Any]):
 
     @v_args(meta=True)
     def dataset(self, meta: Any, items: list[Token]) -> tuple[str, Any]:
-        return ("dataset", (tuple(self._named(t) for t in items), Pos(self.source, meta.line, meta.column)
-                            if not meta.empty else Pos(self.source)))
+        return ("dataset", (tuple(self._named(t) for t in items), self._at(meta)))
 
     def part(self, items: list[Token]) -> PartDecl:
         client, *pts = items
@@ -185,7 +189,7 @@ class _Build(Transformer[Any, Any]):
 
     @v_args(meta=True)
     def partition(self, meta: Any, items: list[PartDecl]) -> tuple[str, Any]:
-        return ("partition", (tuple(items), Pos(self.source, meta.line, meta.column)))
+        return ("partition", (tuple(items), self._at(meta)))
 
     @v_args(meta=True)
     def model(self, meta: Any, items: list[Any]) -> tuple[str, Any]:
@@ -195,17 +199,16 @@ class _Build(Transformer[Any, Any]):
     # noise
     @v_args(meta=True)
     def mech_none(self, meta: Any, items: list[Any]) -> MechanismDecl:
-        return MechanismDecl("none", pos=Pos(self.source, meta.line, meta.column) if not meta.empty
-                             else Pos(self.source))
+        return MechanismDecl("none", pos=self._at(meta))
 
     @v_args(meta=True)
     def mech_rr(self, meta: Any, items: list[Fraction]) -> MechanismDecl:
         *grid, r = items
-        return MechanismDecl("rr", base=r, grid=tuple(grid), pos=Pos(self.source, meta.line, meta.column))
+        return MechanismDecl("rr", base=r, grid=tuple(grid), pos=self._at(meta))
 
     @v_args(meta=True)
     def mech_additive(self, meta: Any, items: list[tuple[Fraction, Fraction]]) -> MechanismDecl:
-        return MechanismDecl("additive", table=tuple(items), pos=Pos(self.source, meta.line, meta.column))
+        return MechanismDecl("additive", table=tuple(items), pos=self._at(meta))
 
     def noise_entry(self, items: list[Fraction]) -> tuple[Fraction, Fraction]:
         return (items[0], items[1])
@@ -217,7 +220,7 @@ class _Build(Transformer[Any, Any]):
         base, lo, hi, *rest = items
         step = rest[0][1] if rest else None
         return MechanismDecl(kind, base=base, lo=lo, hi=hi, step=step,  # type: ignore[arg-type]
-                             pos=Pos(self.source, meta.line, meta.column))
+                             pos=self._at(meta))
 
     @v_args(meta=True)
     def mech_geometric(self, meta: Any, items: list[Any]) -> MechanismDecl:
@@ -245,7 +248,7 @@ class _Build(Transformer[Any, Any]):
                 clients = it[1]
             else:
                 target = it[1]
-        pos = Pos(self.source, meta.line, meta.column)
+        pos = self._at(meta)
         decl = NoiseDecl(None if clients is None else tuple(n.name for n in clients), mech,  # type: ignore[arg-type]
                          target, pos)
         return ("noise", (decl, clients))
@@ -310,7 +313,7 @@ class _Build(Transformer[Any, Any]):
         if isinstance(value, Fraction):
             return Option(str(key), value)
         if value.type == "STRING":
-            return Option(str(key), _unquote(str(value)), True)
+            return Option(str(key), unquote(str(value)), True)
         return Option(str(key), str(value))
 
     def _formula(self, tok: Token) -> FormulaText:
@@ -370,22 +373,6 @@ class _Build(Transformer[Any, Any]):
         return items
 
 
-def _unquote(text: str) -> str:
-    body = text[1:-1]
-    out = []
-    i = 0
-    while i < len(body):
-        ch = body[i]
-        if ch == "\\" and i + 1 < len(body):
-            nxt = body[i + 1]
-            out.append({"n": "\n", "t": "\t"}.get(nxt, nxt))
-            i += 2
-            continue
-        out.append(ch)
-        i += 1
-    return "".join(out)
-
-
 def _syntax_error(exc: lark.exceptions.UnexpectedInput, text: str, source: str) -> ModelError:
     if isinstance(exc, lark.exceptions.UnexpectedToken):
         tok = exc.token
@@ -396,13 +383,13 @@ def _syntax_error(exc: lark.exceptions.UnexpectedInput, text: str, source: str) 
         else:
             line, col = exc.line, exc.column
             what = f"unexpected {str(tok)!r}"
-        return ModelError([Diagnostic(source, line, col, what + _expected(exc.expected))])
+        return ModelError([Diagnostic(Position(source, line, col), what + _expected(exc.expected))])
     if isinstance(exc, lark.exceptions.UnexpectedCharacters):
         ch = text[exc.pos_in_stream] if exc.pos_in_stream < len(text) else "?"
-        return ModelError([Diagnostic(source, exc.line, exc.column,
+        return ModelError([Diagnostic(Position(source, exc.line, exc.column),
                                       f"unexpected character {ch!r}" + _expected(exc.allowed))])
     lines = text.rstrip().split("\n")
-    return ModelError([Diagnostic(source, len(lines), len(lines[-1]) + 1,
+    return ModelError([Diagnostic(Position(source, len(lines), len(lines[-1]) + 1),
                                   "unexpected end of file" + _expected(getattr(exc, "expected", None)))])
 
 
@@ -418,15 +405,10 @@ def _assemble(parts: list[Any], source: str, diags: list[Diagnostic]) -> tuple[S
             name = payload[0]
             continue
         if tag in singles:
-            with_pos = ("policies_mode", "dataset", "partition", "model", "protocol")
-            pos = payload[1] if tag in with_pos else None
-            if tag == "server":
-                pos = payload.pos
-            if tag == "attacker":
-                pos = payload.pos
+            # server and attacker are declarations with a position; the others are (value, position)
+            pos: Position = payload.pos if tag in ("server", "attacker") else payload[1]
             if tag in fields:
-                diags.append(Diagnostic(pos.source, pos.line, pos.column,  # type: ignore[union-attr]
-                                        f"'{tag}' given twice; a scenario has one {tag} statement"))
+                diags.append(Diagnostic(pos, f"'{tag}' given twice; a scenario has one {tag} statement"))
                 continue
             if tag == "server":
                 fields["server"] = payload
@@ -496,7 +478,7 @@ def parse_scenario(text: str, source: str = "<scenario>", *, check: bool = True)
     try:
         parts = builder.transform(tree)
     except lark.exceptions.VisitError as exc:  # pragma: no cover - transformer bug
-        raise ModelError([Diagnostic(source, None, None,
+        raise ModelError([Diagnostic(Position(source),
                                      f"internal error reading the scenario: {exc}")]) from exc
     diags = list(builder.diags)
     scenario, extras = _assemble(parts, source, diags)
@@ -513,9 +495,6 @@ def parse_scenario(text: str, source: str = "<scenario>", *, check: bool = True)
 def _check_built(scenario: Scenario) -> list[Diagnostic]:
     """Problems only the built system reveals: observed names (attacker, ``observing``) that are not
     observables of the system."""
-    from flmodel.scenario_build import build_system
-    from flmodel.scenario_check import check_observables
-
     try:
         system = build_system(scenario)
     except ModelError as exc:
@@ -531,7 +510,7 @@ def load_scenario(path: str | Path) -> Scenario:
     except FileNotFoundError:
         raise FileNotFoundError(f"scenario file not found: {p}") from None
     except UnicodeDecodeError as exc:
-        raise ModelError([Diagnostic(str(p), None, None, f"not a UTF-8 text file ({exc})")]) from None
+        raise ModelError([Diagnostic(Position(str(p)), f"not a UTF-8 text file ({exc})")]) from None
     return parse_scenario(text, str(p))
 
 

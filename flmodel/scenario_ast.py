@@ -1,7 +1,10 @@
 """The abstract syntax of the scenario language (``spec/grammar/scenario.lark``) and its pretty printer.
 
-Every declaration carries the source position (:class:`Pos`) where it was written; positions never take
-part in equality, so ``parse(to_text(s)) == s`` (the round trip) compares meaning, not layout.
+Every declaration carries the source position (:class:`flcheck_spec.vocab.Position`) where it was
+written; positions never take part in equality (``field(compare=False)``), so ``parse(to_text(s)) == s``
+(the round trip) compares meaning, not layout. The AST is syntax only: the transition system of a
+scenario is built by :mod:`flmodel.scenario_build` (``build_system(scenario)``,
+``neighbour_dataset(scenario, name)``).
 Formulas are kept as text (:class:`FormulaText`) with the position of their first character: flmodel
 does not import the checker, the application layer parses them (``checker.mc.ctl_parse.parse_formula``
 with that offset), so a formula error points into the scenario file.
@@ -11,35 +14,15 @@ Numbers are exact ``Fraction``s (``0.25`` is read as ``1/4``) and are printed as
 
 from __future__ import annotations
 
-import builtins
+import math
 from dataclasses import dataclass, field
 from fractions import Fraction
-from typing import TYPE_CHECKING, Literal
+from typing import Literal
 
-if TYPE_CHECKING:  # pragma: no cover
-    from flmodel.scenario_build import ScenarioSystem
+from flcheck_spec.vocab import Position
 
-
-@dataclass(frozen=True)
-class Pos:
-    """A 1-based position in a scenario file."""
-
-    source: str = "<scenario>"
-    line: int | None = None
-    column: int | None = None
-
-    def __str__(self) -> str:
-        out = self.source
-        if self.line is not None:
-            out += f":{self.line}"
-            if self.column is not None:
-                out += f":{self.column}"
-        return out
-
-
-NOPOS = Pos()
-
-
+#: The position of a node built in Python rather than read from a file.
+NOPOS = Position("<scenario>")
 
 
 def num_text(x: Fraction) -> str:
@@ -56,7 +39,7 @@ class Named:
     """A name written at a position (a location, an item of a list)."""
 
     name: str
-    pos: Pos = field(default=NOPOS, compare=False, repr=False)
+    pos: Position = field(default=NOPOS, compare=False, repr=False)
 
 
 @dataclass(frozen=True)
@@ -66,7 +49,7 @@ class Link:
     a: str
     b: str
     directed: bool = False
-    pos: Pos = field(default=NOPOS, compare=False, repr=False)
+    pos: Position = field(default=NOPOS, compare=False, repr=False)
 
     def text(self) -> str:
         return f"{self.a} {'->' if self.directed else '--'} {self.b}"
@@ -78,7 +61,7 @@ class Placed:
 
     actor: str
     location: str
-    pos: Pos = field(default=NOPOS, compare=False, repr=False)
+    pos: Position = field(default=NOPOS, compare=False, repr=False)
 
     def text(self) -> str:
         return f"{self.actor} at {self.location}"
@@ -93,7 +76,7 @@ class PolicyDecl:
     actors: tuple[str, ...] | None
     actions: tuple[str, ...]
     anywhere: bool = False
-    pos: Pos = field(default=NOPOS, compare=False, repr=False)
+    pos: Position = field(default=NOPOS, compare=False, repr=False)
 
     def text(self) -> str:
         who = "any" if self.actors is None else ", ".join(self.actors)
@@ -110,7 +93,7 @@ class DataDecl:
     target: Fraction
     secret: bool = False
     owner: str | None = None
-    pos: Pos = field(default=NOPOS, compare=False, repr=False)
+    pos: Position = field(default=NOPOS, compare=False, repr=False)
 
     def text(self) -> str:
         out = f"data {self.name} = {vec_text(self.features)} -> {num_text(self.target)}"
@@ -127,7 +110,7 @@ class PartDecl:
 
     client: str
     points: tuple[Named, ...]
-    pos: Pos = field(default=NOPOS, compare=False, repr=False)
+    pos: Position = field(default=NOPOS, compare=False, repr=False)
 
     def text(self) -> str:
         return f"{self.client}: {{{', '.join(p.name for p in self.points)}}}"
@@ -140,7 +123,7 @@ class ModelDecl:
     loss: str
     rate: Fraction
     initial: tuple[Fraction, ...]
-    pos: Pos = field(default=NOPOS, compare=False, repr=False)
+    pos: Position = field(default=NOPOS, compare=False, repr=False)
 
     def text(self) -> str:
         return f"model {self.loss} rate {num_text(self.rate)} initial {vec_text(self.initial)}"
@@ -158,7 +141,7 @@ class MechanismDecl:
     hi: Fraction | None = None
     step: Fraction | None = None
     table: tuple[tuple[Fraction, Fraction], ...] = ()
-    pos: Pos = field(default=NOPOS, compare=False, repr=False)
+    pos: Position = field(default=NOPOS, compare=False, repr=False)
 
     def text(self) -> str:
         if self.kind == "none":
@@ -181,7 +164,7 @@ class NoiseDecl:
     clients: tuple[str, ...] | None
     mechanism: MechanismDecl
     target: str | None = None
-    pos: Pos = field(default=NOPOS, compare=False, repr=False)
+    pos: Position = field(default=NOPOS, compare=False, repr=False)
 
     def text(self) -> str:
         out = "noise "
@@ -199,7 +182,7 @@ class ProtocolDecl:
 
     variant: str
     traces: str | None = None
-    pos: Pos = field(default=NOPOS, compare=False, repr=False)
+    pos: Position = field(default=NOPOS, compare=False, repr=False)
 
     def text(self) -> str:
         return f"protocol {self.variant}" + (f" traces {self.traces}" if self.traces else "")
@@ -211,7 +194,7 @@ class BoundDecl:
 
     kind: str
     value: int
-    pos: Pos = field(default=NOPOS, compare=False, repr=False)
+    pos: Position = field(default=NOPOS, compare=False, repr=False)
 
 
 @dataclass(frozen=True)
@@ -221,7 +204,7 @@ class Change:
     kind: Literal["replace", "remove", "add"]
     old: str | None
     new: str | None
-    pos: Pos = field(default=NOPOS, compare=False, repr=False)
+    pos: Position = field(default=NOPOS, compare=False, repr=False)
 
     def text(self) -> str:
         if self.kind == "replace":
@@ -233,12 +216,12 @@ class Change:
 
 @dataclass(frozen=True)
 class NeighbourDecl:
-    """``neighbour NAME: change, …`` — a dataset D1 next to the scenario's dataset D0 (seed 004,
-    III-C ``D0 ◇1 D1``)."""
+    """``neighbour NAME: change, …`` — a dataset D1 next to the scenario's dataset D0 ([IIIf-FL]
+    III-C, ``D0 ◇1 D1``)."""
 
     name: str
     changes: tuple[Change, ...]
-    pos: Pos = field(default=NOPOS, compare=False, repr=False)
+    pos: Position = field(default=NOPOS, compare=False, repr=False)
 
     def text(self) -> str:
         return f"neighbour {self.name}: " + ", ".join(c.text() for c in self.changes)
@@ -252,7 +235,7 @@ class AttackerDecl:
     name: str
     location: str | None
     observes: tuple[Named, ...]
-    pos: Pos = field(default=NOPOS, compare=False, repr=False)
+    pos: Position = field(default=NOPOS, compare=False, repr=False)
 
     def text(self) -> str:
         at = f" at {self.location}" if self.location else ""
@@ -264,7 +247,7 @@ class FormulaText:
     """A formula of the property language as written, with the position of its first character."""
 
     text: str
-    pos: Pos = field(default=NOPOS, compare=False, repr=False)
+    pos: Position = field(default=NOPOS, compare=False, repr=False)
 
 
 @dataclass(frozen=True)
@@ -278,8 +261,6 @@ class EpsSpec:
         return f"ln({num_text(self.value)})" if self.log else num_text(self.value)
 
     def as_float(self) -> float:
-        import math
-
         return math.log(self.value) if self.log else float(self.value)
 
 
@@ -329,7 +310,7 @@ class PropertyDecl:
     compare: str | None = None
     attack: str | None = None
     options: tuple[Option, ...] = ()
-    pos: Pos = field(default=NOPOS, compare=False, repr=False)
+    pos: Position = field(default=NOPOS, compare=False, repr=False)
 
     def text(self) -> str:
         head = f"property {self.name}: "
@@ -363,7 +344,7 @@ class PropertyDecl:
 class Scenario:
     """A parsed (and, from :func:`flmodel.scenario.parse_scenario`, semantically checked) scenario.
 
-    The components follow seed 004, III-B: ``gra`` (``locations``, ``links``), ``aloc`` (``server``,
+    The components follow [IIIf-FL] III-B: ``gra`` (``locations``, ``links``), ``aloc`` (``server``,
     ``clients``, ``actors``), ``poli`` (``policies``, ``policies_mode``), ``dataset``/``partition``
     (``data``, ``dataset``, ``partition``), the learning task (``model``), the noise mechanism
     (``noise``), the protocol variant and bounds, the neighbouring datasets of III-C, the attacker and
@@ -443,42 +424,3 @@ class Scenario:
             if b.kind == kind:
                 return b.value
         return None
-
-    # ------------------------------------------------------------------ building (flmodel.scenario_build)
-    def transition_system(self) -> ScenarioSystem:
-        """The bounded FL transition system of this scenario (helper A's ``FLSystem`` wrapped with
-        property-language-friendly observable names; see :mod:`flmodel.scenario_build`)."""
-        from flmodel.scenario_build import build_system
-
-        return build_system(self)
-
-    def fl_system(self):  # type: ignore[no-untyped-def]
-        """Helper A's :class:`~flmodel.system.FLSystem` of this scenario (unwrapped: seed observable
-        names such as ``gradient:sat1``; ``with_dataset`` rebuilds it on another dataset)."""
-        from flmodel.scenario_build import build_system
-
-        return build_system(self).fl
-
-    @builtins.property  # (the method ``property`` above shadows the builtin in the class body)
-    def universe(self) -> list:  # type: ignore[type-arg]
-        """Every declared data point (the dataset's and those only neighbours use), for neighbour
-        generation (``flmodel.data.neighbours``)."""
-        from flmodel.scenario_build import data_points
-
-        return list(data_points(self).values())
-
-    def neighbour_system(self, neighbour: str) -> ScenarioSystem:
-        """The system of the neighbouring dataset ``neighbour`` (``D1``; ``D0`` is the scenario's)."""
-        from flmodel.scenario_build import build_system
-
-        return build_system(self).with_dataset(self.neighbour_dataset(neighbour))
-
-    def neighbour_dataset(self, neighbour: str):  # type: ignore[no-untyped-def]
-        """``D1`` of the neighbour declaration ``neighbour`` (a frozenset of data points)."""
-        from flmodel.scenario_build import neighbour_dataset
-
-        return neighbour_dataset(self, neighbour)
-
-    def with_dataset(self, data):  # type: ignore[no-untyped-def]
-        """The transition system on another initial dataset (partition by the points' owners)."""
-        return self.transition_system().with_dataset(data)

@@ -1,6 +1,6 @@
 """From a checked :class:`~flmodel.scenario_ast.Scenario` to the bounded ``→FL`` transition system.
 
-The construction (seed 004, III-B):
+The construction ([IIIf-FL] III-B):
 
 * ``gra`` = the declared locations and links (``a -- b`` gives both directed edges);
 * ``aloc`` = the placements of the server, the clients, the other actors and the attacker (an
@@ -17,11 +17,15 @@ The construction (seed 004, III-B):
   specialised per client, :func:`per_client_noise`), bounds and the trace mode (default ``full``
   for ``published`` — the literal trace sets — and ``drop`` for ``fedavg_rounds``).
 
-:class:`ScenarioSystem` wraps helper A's :class:`~flmodel.system.FLSystem`: same states, successors and
+:class:`ScenarioSystem` wraps the :class:`~flmodel.system.FLSystem`: same states, successors and
 probabilities; its observables are the FLSystem's with ``:`` replaced by ``_`` (``gradient_sat1``,
 ``ready_sat1``, ``enabled_eval_round``), because the property language's names cannot contain ``:``,
 plus ``secret_in_dataset`` (some secret point is in the dataset) and per secret point ``x``
 ``holds_x`` (the name of the client whose part contains ``x``, ``"none"`` if none).
+
+The functions of this module are the way from a :class:`~flmodel.scenario_ast.Scenario` to its
+semantics: :func:`build_system` (the wrapped system), :func:`build_fl_system` (the unwrapped
+``FLSystem``), :func:`neighbour_dataset`, :func:`neighbour_system` and :func:`universe`.
 """
 
 from __future__ import annotations
@@ -31,6 +35,8 @@ from collections.abc import Iterable, Iterator, Sequence
 from dataclasses import dataclass
 from fractions import Fraction
 from typing import Any
+
+from flcheck_spec.vocab import Position
 
 from flmodel.data import DataPoint, Dataset
 from flmodel.errors import Diagnostic, ModelError
@@ -49,7 +55,7 @@ from flmodel.scenario_ast import MechanismDecl, Scenario
 from flmodel.system import Bounds, FLState, FLSystem
 
 __all__ = ["AdditiveNoise", "ScenarioSystem", "build_fl_system", "build_system", "data_points",
-           "initial_dataset", "mechanism_of", "neighbour_dataset"]
+           "initial_dataset", "mechanism_of", "neighbour_dataset", "neighbour_system", "universe"]
 
 
 @dataclass(frozen=True)
@@ -99,6 +105,12 @@ def data_points(s: Scenario) -> dict[str, DataPoint]:
     return {d.name: DataPoint(d.name, tuple(d.features), d.target) for d in s.data}
 
 
+def universe(s: Scenario) -> list[DataPoint]:
+    """Every declared data point (the dataset's and those only neighbours use), for neighbour
+    generation (``flmodel.data.neighbours``)."""
+    return list(data_points(s).values())
+
+
 def initial_dataset(s: Scenario) -> Dataset:
     """``dataset G`` of the initial state."""
     pts = data_points(s)
@@ -122,7 +134,7 @@ def owners(s: Scenario) -> dict[str, str]:
 
 
 def neighbour_dataset(s: Scenario, name: str) -> Dataset:
-    """``D1`` of ``neighbour name``: the scenario's dataset with the changes applied (seed 004, III-C)."""
+    """``D1`` of ``neighbour name``: the scenario's dataset with the changes applied ([IIIf-FL] III-C)."""
     for nb in s.neighbours:
         if nb.name == name:
             pts = data_points(s)
@@ -151,7 +163,7 @@ def _poli(s: Scenario, g: Igraph) -> tuple[Poli, bool]:
 
 
 def build_fl_system(s: Scenario) -> FLSystem:
-    """Helper A's :class:`FLSystem` of a checked scenario (see the module docstring)."""
+    """The :class:`FLSystem` of a checked scenario (see the module docstring)."""
     assert s.server is not None and s.model is not None
     clients = tuple(c.actor for c in s.clients)
     aloc = {p.actor: p.location for p in (s.server, *s.clients, *s.actors)}
@@ -249,7 +261,7 @@ def per_client_noise(base: RuleSet, mechs: dict[str, Mechanism | None], targets:
 
 
 class ScenarioSystem:
-    """The transition system of a scenario (``checker.mc.ts.TransitionSystem``): helper A's FLSystem with
+    """The transition system of a scenario (``checker.mc.ts.TransitionSystem``): the FLSystem with
     property-language observable names (see the module docstring). ``fl`` is the wrapped FLSystem."""
 
     def __init__(self, fl: FLSystem, secrets: Sequence[DataPoint] = (), scenario: Scenario | None = None):
@@ -314,9 +326,14 @@ def build_system(s: Scenario) -> ScenarioSystem:
         fl = build_fl_system(s)
     except (ValueError, TypeError) as exc:
         if isinstance(exc, ModelError):
-            diags = [Diagnostic(s.source, d.line, d.column, d.message) for d in exc.diagnostics]
+            diags = [Diagnostic(Position(s.source, d.line, d.column), d.message) for d in exc.diagnostics]
             raise ModelError(diags) from None
-        raise ModelError([Diagnostic(s.source, None, None, f"cannot build the FL system: {exc}")]) from None
+        raise ModelError([Diagnostic(Position(s.source), f"cannot build the FL system: {exc}")]) from None
     pts = data_points(s)
     secrets = [pts[d.name] for d in s.data if d.secret]
     return ScenarioSystem(fl, secrets, s)
+
+
+def neighbour_system(s: Scenario, name: str) -> ScenarioSystem:
+    """The system of the neighbouring dataset ``name`` (``D1``; ``D0`` is the scenario's)."""
+    return build_system(s).with_dataset(neighbour_dataset(s, name))

@@ -1,6 +1,6 @@
 """Semantic checks of a scenario (all problems collected, each with its position).
 
-Checked (seed 004, III-B unless stated): locations are declared once and every link, actor, policy and
+Checked ([IIIf-FL] III-B unless stated): locations are declared once and every link, actor, policy and
 attacker location is declared; actor names are unique, the server is not a client, there is a server
 and at least one client; policies name known actors and the IIIf FL actions ``put_part``, ``get_grad``,
 ``eval_server``; data points are declared once with the same number of features; the dataset names
@@ -23,25 +23,30 @@ from collections import Counter
 from fractions import Fraction
 from typing import Any
 
+from flcheck_spec.vocab import Position
+
 from flmodel.errors import Diagnostic
-from flmodel.scenario_ast import Named, Pos, Scenario
+from flmodel.scenario_ast import DataDecl, MechanismDecl, Named, NeighbourDecl, Scenario
 
 ACTIONS = ("put_part", "get_grad", "eval_server")
 LOSS_NAMES = ("squared", "squared_nobias", "hinge")
 PROTOCOLS = ("published", "fedavg_rounds")
 
 
-class _Diags:
-    def __init__(self, default: Pos):
+class _Report:
+    """The problems found so far; a problem without a known position is reported at ``default``."""
+
+    def __init__(self, default: Position):
         self.items: list[Diagnostic] = []
         self.default = default
 
-    def add(self, pos: Pos | None, message: str) -> None:
-        p = pos if pos is not None and pos.line is not None else self.default
-        self.items.append(Diagnostic(p.source, p.line, p.column, message))
+    def add(self, pos: Position | None, message: str) -> None:
+        where = pos if pos is not None and pos.line is not None else self.default
+        self.items.append(Diagnostic(where, message))
 
 
-def _close(name: str, known: list[str] | set[str] | tuple[str, ...]) -> str:
+def _known_text(known: list[str] | set[str] | tuple[str, ...]) -> str:
+    """``known: a, b, …`` (the first ten names), for a message about an unknown name."""
     items = sorted(known)
     if not items:
         return "none declared"
@@ -51,235 +56,302 @@ def _close(name: str, known: list[str] | set[str] | tuple[str, ...]) -> str:
 
 
 def check_scenario(s: Scenario, extras: dict[str, Any] | None = None) -> list[Diagnostic]:
-    """All semantic problems of ``s`` (empty list when it is fine)."""
-    extras = extras or {}
-    positions: dict[str, Pos] = extras.get("positions", {})
-    d = _Diags(Pos(s.source, 1, 1))
+    """All semantic problems of ``s`` (empty list when it is fine).
 
-    # --- locations and links (gra) --------------------------------------------------------------
-    locs: set[str] = set()
-    for n in s.locations:
-        if n.name in locs:
-            d.add(n.pos, f"location {n.name!r} declared twice")
-        locs.add(n.name)
+    ``extras`` are the parser's positions of things the AST does not keep a position for:
+    ``positions`` (statement tag -> position), ``policy_names`` and ``noise_names`` (the names of a
+    policy or noise statement, each with its own position) and ``prop_extra`` (per property: the
+    positions ``_nbpos`` of its neighbour and ``_boundpos`` of its bound)."""
+    checks = _ScenarioChecks(s, extras or {})
+    checks.check_locations()
+    checks.check_links()
+    checks.check_actors()
+    checks.check_policies()
+    checks.check_data_points()
+    checks.check_dataset()
+    checks.check_partition()
+    checks.check_model()
+    checks.check_noise()
+    checks.check_protocol()
+    checks.check_bounds()
+    checks.check_neighbours()
+    checks.check_attacker()
+    checks.check_properties()
+    return checks.report.items
 
-    def need_loc(name: str | None, pos: Pos, what: str) -> None:
-        if name is not None and name not in locs:
-            d.add(pos, f"unknown location {name!r} in {what}; {_close(name, locs)}")
 
-    for lk in s.links:
-        need_loc(lk.a, lk.pos, "a link")
-        need_loc(lk.b, lk.pos, "a link")
-        if lk.a == lk.b:
-            d.add(lk.pos, f"link from {lk.a!r} to itself")
+class _ScenarioChecks:
+    """One method per part of a scenario, run in file-section order by :func:`check_scenario`; a
+    method may rely on the names the methods before it collected (locations, actors, points, …)."""
+
+    def __init__(self, s: Scenario, extras: dict[str, Any]):
+        self.s = s
+        self.extras = extras
+        self.positions: dict[str, Position] = extras.get("positions", {})
+        self.report = _Report(Position(s.source, 1, 1))
+        self.locs: set[str] = set()
+        self.actor_locs: dict[str, str] = {}
+        self.clients = {c.actor for c in s.clients}
+        self.points: dict[str, DataDecl] = {}
+        self.features: int | None = None  # the number of features most data points have
+        self.dataset: set[str] = set()
+        self.neighbour_names: set[str] = set()
+
+    # --- locations and links (gra) ----------------------------------------------------------------
+    def check_locations(self) -> None:
+        for n in self.s.locations:
+            if n.name in self.locs:
+                self.report.add(n.pos, f"location {n.name!r} declared twice")
+            self.locs.add(n.name)
+
+    def _need_location(self, name: str | None, pos: Position, what: str) -> None:
+        if name is not None and name not in self.locs:
+            self.report.add(pos, f"unknown location {name!r} in {what}; {_known_text(self.locs)}")
+
+    def check_links(self) -> None:
+        for lk in self.s.links:
+            self._need_location(lk.a, lk.pos, "a link")
+            self._need_location(lk.b, lk.pos, "a link")
+            if lk.a == lk.b:
+                self.report.add(lk.pos, f"link from {lk.a!r} to itself")
 
     # --- actors (aloc) ----------------------------------------------------------------------------
-    actors: dict[str, str] = {}
-    placed = ([s.server] if s.server else []) + list(s.clients) + list(s.actors)
-    for p in placed:
-        if p.actor in actors:
-            d.add(p.pos, f"actor {p.actor!r} declared twice (each actor has one location: aloc)")
-        actors[p.actor] = p.location
-        need_loc(p.location, p.pos, f"the placement of {p.actor!r}")
-    clients = {c.actor for c in s.clients}
-    if s.server is None:
-        d.add(None, "no server declared; expected a statement 'server NAME at LOCATION'")
-    if not s.clients:
-        d.add(None, "no clients declared; expected a statement 'clients NAME at LOCATION, …'")
+    def check_actors(self) -> None:
+        s = self.s
+        placed = ([s.server] if s.server else []) + list(s.clients) + list(s.actors)
+        for p in placed:
+            if p.actor in self.actor_locs:
+                self.report.add(p.pos, f"actor {p.actor!r} declared twice "
+                                "(each actor has one location: aloc)")
+            self.actor_locs[p.actor] = p.location
+            self._need_location(p.location, p.pos, f"the placement of {p.actor!r}")
+        if s.server is None:
+            self.report.add(None, "no server declared; expected a statement 'server NAME at LOCATION'")
+        if not s.clients:
+            self.report.add(None, "no clients declared; expected a statement 'clients NAME at LOCATION, …'")
 
-    # --- policies (poli) ----------------------------------------------------------------------------
-    if s.policies_mode is not None and s.policies:
-        d.add(positions.get("policies_mode"), f"'policies {s.policies_mode}' together with explicit "
-              "'policy' statements; use one or the other")
-    who_names = {id(decl): (who, acts) for decl, who, acts in extras.get("policy_names", [])}
-    for pol in s.policies:
-        need_loc(pol.location, pol.pos, "a policy")
-        who, acts = who_names.get(id(pol), (None, ()))
-        if pol.actors is not None:
-            named = who or tuple(Named(a, pol.pos) for a in pol.actors)
-            for n in named:
-                if n.name not in actors:
-                    d.add(n.pos, f"policy at {pol.location!r} names unknown actor {n.name!r}; "
-                          f"{_close(n.name, set(actors))}")
-        acts = acts or tuple(Named(a, pol.pos) for a in pol.actions)
-        for a in acts:
-            if a.name not in ACTIONS:
-                d.add(a.pos, f"unknown action {a.name!r} in a policy; expected one of {', '.join(ACTIONS)}")
+    # --- policies (poli) --------------------------------------------------------------------------
+    def check_policies(self) -> None:
+        s = self.s
+        if s.policies_mode is not None and s.policies:
+            self.report.add(self.positions.get("policies_mode"), f"'policies {s.policies_mode}' together "
+                            "with explicit 'policy' statements; use one or the other")
+        names_of = {id(decl): (who, acts) for decl, who, acts in self.extras.get("policy_names", [])}
+        for pol in s.policies:
+            self._need_location(pol.location, pol.pos, "a policy")
+            who, acts = names_of.get(id(pol), (None, ()))
+            if pol.actors is not None:
+                for n in who or tuple(Named(a, pol.pos) for a in pol.actors):
+                    if n.name not in self.actor_locs:
+                        self.report.add(n.pos, f"policy at {pol.location!r} names unknown actor {n.name!r}; "
+                                        f"{_known_text(set(self.actor_locs))}")
+            for a in acts or tuple(Named(a, pol.pos) for a in pol.actions):
+                if a.name not in ACTIONS:
+                    self.report.add(a.pos, f"unknown action {a.name!r} in a policy; expected one of "
+                                    f"{', '.join(ACTIONS)}")
 
-    # --- data, dataset, partition ----------------------------------------------------------------
-    points: dict[str, Any] = {}
-    nfeat = Counter(len(p.features) for p in s.data)
-    common = nfeat.most_common(1)[0][0] if nfeat else None
-    for p in s.data:
-        if p.name in points:
-            d.add(p.pos, f"data point {p.name!r} declared twice")
-        points[p.name] = p
-        if common is not None and len(p.features) != common:
-            d.add(p.pos, f"data point {p.name!r} has {len(p.features)} features; the others have {common}")
-        if p.owner is not None and p.owner not in clients:
-            d.add(p.pos, f"data point {p.name!r} is observed by {p.owner!r}, which is not a client; "
-                  f"{_close(p.owner, clients)}")
-    if s.dataset is not None:
-        seen: set[str] = set()
-        for n in s.dataset:
-            if n.name not in points:
-                d.add(n.pos, f"dataset names unknown data point {n.name!r}; {_close(n.name, set(points))}")
-            if n.name in seen:
-                d.add(n.pos, f"data point {n.name!r} listed twice in the dataset (a dataset is a set)")
-            seen.add(n.name)
-        dataset = seen
-    else:
-        dataset = set(points)
-    if s.partition is not None:
-        given: dict[str, Any] = {}
+    # --- data, dataset, partition -----------------------------------------------------------------
+    def check_data_points(self) -> None:
+        counts = Counter(len(p.features) for p in self.s.data)
+        self.features = counts.most_common(1)[0][0] if counts else None
+        for p in self.s.data:
+            if p.name in self.points:
+                self.report.add(p.pos, f"data point {p.name!r} declared twice")
+            self.points[p.name] = p
+            if self.features is not None and len(p.features) != self.features:
+                self.report.add(p.pos, f"data point {p.name!r} has {len(p.features)} features; the others "
+                                f"have {self.features}")
+            if p.owner is not None and p.owner not in self.clients:
+                self.report.add(p.pos, f"data point {p.name!r} is observed by {p.owner!r}, which is not a "
+                                f"client; {_known_text(self.clients)}")
+
+    def check_dataset(self) -> None:
+        if self.s.dataset is None:
+            self.dataset = set(self.points)
+            return
+        for n in self.s.dataset:
+            if n.name not in self.points:
+                self.report.add(n.pos, f"dataset names unknown data point {n.name!r}; "
+                                f"{_known_text(set(self.points))}")
+            if n.name in self.dataset:
+                self.report.add(n.pos, f"data point {n.name!r} listed twice in the dataset "
+                                "(a dataset is a set)")
+            self.dataset.add(n.name)
+
+    def check_partition(self) -> None:
+        """``dataset G = ⋃•_{c} Part c``: one part per client, only to clients, pairwise disjoint,
+        covering the dataset."""
+        s = self.s
+        if s.partition is None:
+            return
+        given: set[str] = set()
         owner_of: dict[str, str] = {}
         for part in s.partition:
-            if part.client not in clients:
+            if part.client not in self.clients:
                 what = "the server" if s.server and part.client == s.server.actor else "not a client"
-                d.add(part.pos, f"partition gives a part to {part.client!r}, which is {what}")
+                self.report.add(part.pos, f"partition gives a part to {part.client!r}, which is {what}")
             if part.client in given:
-                d.add(part.pos, f"client {part.client!r} has two parts in the partition")
-            given[part.client] = part
+                self.report.add(part.pos, f"client {part.client!r} has two parts in the partition")
+            given.add(part.client)
             for n in part.points:
-                if n.name not in points:
-                    d.add(n.pos, f"partition names unknown data point {n.name!r}")
+                if n.name not in self.points:
+                    self.report.add(n.pos, f"partition names unknown data point {n.name!r}")
                     continue
-                if n.name not in dataset:
-                    d.add(n.pos, f"partition puts {n.name!r}, which is not in the dataset, "
-                          f"on {part.client!r}")
+                if n.name not in self.dataset:
+                    self.report.add(n.pos, f"partition puts {n.name!r}, which is not in the dataset, "
+                                    f"on {part.client!r}")
                 if n.name in owner_of:
-                    d.add(n.pos, f"parts overlap: {n.name!r} is in the parts of both {owner_of[n.name]!r} "
-                          f"and {part.client!r} (put_part needs disjoint parts)")
+                    self.report.add(n.pos, f"parts overlap: {n.name!r} is in the parts of both "
+                                    f"{owner_of[n.name]!r} and {part.client!r} "
+                                    "(put_part needs disjoint parts)")
                 else:
                     owner_of[n.name] = part.client
-        ppos = positions.get("partition")
+        where = self.positions.get("partition")
         for c in s.clients:
             if c.actor not in given:
-                d.add(ppos, f"client {c.actor!r} has no part in the partition (write '{c.actor}: {{}}' "
-                      "for an empty part)")
-        missing = sorted(dataset - set(owner_of))
+                self.report.add(where, f"client {c.actor!r} has no part in the partition (write "
+                                f"'{c.actor}: {{}}' for an empty part)")
+        missing = sorted(self.dataset - set(owner_of))
         if missing:
-            d.add(ppos, f"the partition does not cover the dataset: {', '.join(missing)} "
-                  "on no client (put_part needs dataset = the disjoint union of the parts)")
-        for name, p in points.items():
+            self.report.add(where, f"the partition does not cover the dataset: {', '.join(missing)} "
+                            "on no client (put_part needs dataset = the disjoint union of the parts)")
+        for name, p in self.points.items():
             if name in owner_of and p.owner is not None and p.owner != owner_of[name]:
-                d.add(p.pos, f"data point {name!r} is observed by {p.owner!r} but the partition gives it "
-                      f"to {owner_of[name]!r}")
+                self.report.add(p.pos, f"data point {name!r} is observed by {p.owner!r} but the partition "
+                                f"gives it to {owner_of[name]!r}")
 
-    # --- model ---------------------------------------------------------------------------------
-    if s.model is None:
-        d.add(None, "no learning model; expected 'model LOSS rate ETA initial (W, …)'")
-    else:
-        m = s.model
+    # --- model ------------------------------------------------------------------------------------
+    def check_model(self) -> None:
+        m = self.s.model
+        if m is None:
+            self.report.add(None, "no learning model; expected 'model LOSS rate ETA initial (W, …)'")
+            return
         if m.loss not in LOSS_NAMES:
-            d.add(m.pos, f"unknown loss {m.loss!r}; expected one of {', '.join(LOSS_NAMES)}")
+            self.report.add(m.pos, f"unknown loss {m.loss!r}; expected one of {', '.join(LOSS_NAMES)}")
         else:
-            if common is not None:
-                need = common + (0 if m.loss == "squared_nobias" else 1)
+            if self.features is not None:
+                need = self.features + (0 if m.loss == "squared_nobias" else 1)
                 if len(m.initial) != need:
-                    d.add(m.pos, f"initial model has dimension {len(m.initial)}; loss {m.loss} on data with "
-                          f"{common} feature(s) needs {need}")
+                    self.report.add(m.pos, f"initial model has dimension {len(m.initial)}; loss {m.loss} on "
+                                    f"data with {self.features} feature(s) needs {need}")
             if m.loss == "hinge":
-                for p in s.data:
+                for p in self.s.data:
                     if p.target not in (1, -1):
-                        d.add(p.pos, f"hinge loss needs labels -1 or +1; {p.name!r} has {p.target}")
+                        self.report.add(p.pos, f"hinge loss needs labels -1 or +1; {p.name!r} has {p.target}")
         if m.rate <= 0:
-            d.add(m.pos, f"learning rate must be positive, got {m.rate}")
+            self.report.add(m.pos, f"learning rate must be positive, got {m.rate}")
 
-    # --- noise ---------------------------------------------------------------------------------
-    mechs: dict[str, tuple[Any, Pos]] = {}
-    noise_names = {id(decl): cl for decl, cl in extras.get("noise_names", [])}
-    for nd in s.noise:
-        _check_mechanism(nd.mechanism, nd.pos, d)
-        named = noise_names.get(id(nd)) or (tuple(Named(c, nd.pos) for c in nd.clients)
-                                            if nd.clients is not None else None)
-        if named is None:  # "noise MECH": every client (later "noise for" statements refine it)
-            continue
-        for n in named:
-            if n.name not in clients:
-                d.add(n.pos, f"noise for {n.name!r}, which is not a client; {_close(n.name, clients)}")
-            key = (nd.mechanism.kind, nd.mechanism.base, nd.mechanism.grid, nd.mechanism.lo,
-                   nd.mechanism.hi, nd.mechanism.step, nd.mechanism.table, nd.target)
-            if n.name in mechs and mechs[n.name][0] != key:
-                d.add(n.pos, f"client {n.name!r} gets two different noise mechanisms "
-                      f"(the other at line {mechs[n.name][1].line})")
-            mechs[n.name] = (key, nd.pos)
+    # --- noise ------------------------------------------------------------------------------------
+    def check_noise(self) -> None:
+        """Each mechanism well-formed; client-specific statements name clients and give no client two
+        different mechanisms (``noise MECH`` for every client may be refined by ``noise for``)."""
+        first: dict[str, tuple[tuple[object, ...], Position]] = {}
+        names_of = {id(decl): clients for decl, clients in self.extras.get("noise_names", [])}
+        for nd in self.s.noise:
+            _check_mechanism(nd.mechanism, nd.pos, self.report)
+            named = names_of.get(id(nd)) or (tuple(Named(c, nd.pos) for c in nd.clients)
+                                             if nd.clients is not None else None)
+            if named is None:
+                continue
+            m = nd.mechanism
+            key = (m.kind, m.base, m.grid, m.lo, m.hi, m.step, m.table, nd.target)
+            for n in named:
+                if n.name not in self.clients:
+                    self.report.add(n.pos, f"noise for {n.name!r}, which is not a client; "
+                                    f"{_known_text(self.clients)}")
+                if n.name in first and first[n.name][0] != key:
+                    self.report.add(n.pos, f"client {n.name!r} gets two different noise mechanisms "
+                                    f"(the other at line {first[n.name][1].line})")
+                first[n.name] = (key, nd.pos)
 
-    # --- protocol and bounds ------------------------------------------------------------------------
-    if s.protocol is not None and s.protocol.variant not in PROTOCOLS:
-        d.add(s.protocol.pos, f"unknown protocol variant {s.protocol.variant!r}; expected one of "
-              f"{', '.join(PROTOCOLS)}")
-    kinds_seen: set[str] = set()
-    for b in s.bounds:
-        if b.kind in kinds_seen:
-            d.add(b.pos, f"bound {b.kind} given twice")
-        kinds_seen.add(b.kind)
-    if not s.bounds:
-        d.add(None, "no bounds: the state space of →FL is infinite without them; expected "
-              "'bounds rounds N' and/or 'bounds events N'")
+    # --- protocol and bounds ----------------------------------------------------------------------
+    def check_protocol(self) -> None:
+        prot = self.s.protocol
+        if prot is not None and prot.variant not in PROTOCOLS:
+            self.report.add(prot.pos, f"unknown protocol variant {prot.variant!r}; expected one of "
+                            f"{', '.join(PROTOCOLS)}")
 
-    # --- neighbours ----------------------------------------------------------------------------------
-    nb_names: set[str] = set()
-    for nb in s.neighbours:
-        if nb.name in nb_names:
-            d.add(nb.pos, f"neighbour {nb.name!r} declared twice")
-        nb_names.add(nb.name)
-        current = set(dataset)
+    def check_bounds(self) -> None:
+        kinds: set[str] = set()
+        for b in self.s.bounds:
+            if b.kind in kinds:
+                self.report.add(b.pos, f"bound {b.kind} given twice")
+            kinds.add(b.kind)
+        if not self.s.bounds:
+            self.report.add(None, "no bounds: the state space of →FL is infinite without them; expected "
+                            "'bounds rounds N' and/or 'bounds events N'")
+
+    # --- neighbours ([IIIf-FL] III-C) ------------------------------------------------------------
+    def check_neighbours(self) -> None:
+        for nb in self.s.neighbours:
+            if nb.name in self.neighbour_names:
+                self.report.add(nb.pos, f"neighbour {nb.name!r} declared twice")
+            self.neighbour_names.add(nb.name)
+            self._neighbour_changes(nb)
+
+    def _neighbour_changes(self, nb: NeighbourDecl) -> None:
+        """The changes of ``nb`` apply to the dataset in order and give a different dataset."""
+        current = set(self.dataset)
         for ch in nb.changes:
-            for nm in (ch.old, ch.new):
-                if nm is not None and nm not in points:
-                    d.add(ch.pos, f"neighbour {nb.name!r} names unknown data point {nm!r}")
-            if ch.old is not None and ch.old in points:
+            for name in (ch.old, ch.new):
+                if name is not None and name not in self.points:
+                    self.report.add(ch.pos, f"neighbour {nb.name!r} names unknown data point {name!r}")
+            if ch.old is not None and ch.old in self.points:
                 if ch.old not in current:
-                    d.add(ch.pos, f"neighbour {nb.name!r}: {ch.old!r} is not in the dataset")
+                    self.report.add(ch.pos, f"neighbour {nb.name!r}: {ch.old!r} is not in the dataset")
                 current.discard(ch.old)
-            if ch.new is not None and ch.new in points:
+            if ch.new is not None and ch.new in self.points:
                 if ch.new in current:
-                    d.add(ch.pos, f"neighbour {nb.name!r}: {ch.new!r} is already in the dataset")
+                    self.report.add(ch.pos, f"neighbour {nb.name!r}: {ch.new!r} is already in the dataset")
                 current.add(ch.new)
-                if s.partition is not None and ch.kind == "add" and points[ch.new].owner is None:
-                    d.add(ch.pos, f"neighbour {nb.name!r} adds {ch.new!r}, which has no owner; the data are "
-                          f"partitioned, so write 'observed by CLIENT' in its data statement")
-        if current == set(dataset):
-            d.add(nb.pos, f"neighbour {nb.name!r} equals the dataset (D ◇1 D' needs D ≠ D')")
+                if self.s.partition is not None and ch.kind == "add" and self.points[ch.new].owner is None:
+                    self.report.add(ch.pos, f"neighbour {nb.name!r} adds {ch.new!r}, which has no owner; "
+                                    "the data are partitioned, so write 'observed by CLIENT' in its data "
+                                    "statement")
+        if current == self.dataset:
+            self.report.add(nb.pos, f"neighbour {nb.name!r} equals the dataset (D ◇1 D' needs D ≠ D')")
 
-    # --- attacker ------------------------------------------------------------------------------------
-    if s.attacker is not None:
-        a = s.attacker
+    # --- attacker ---------------------------------------------------------------------------------
+    def check_attacker(self) -> None:
+        a = self.s.attacker
+        if a is None:
+            return
         if a.location is not None:
-            need_loc(a.location, a.pos, "the attacker's placement")
-            if a.name in actors and actors[a.name] != a.location:
-                d.add(a.pos, f"attacker {a.name!r} is placed at {actors[a.name]!r}, not {a.location!r}")
-        elif a.name not in actors:
-            d.add(a.pos, f"attacker {a.name!r} is not an actor; declare it or write 'attacker {a.name} at "
-                  "LOCATION observes …'")
+            self._need_location(a.location, a.pos, "the attacker's placement")
+            if a.name in self.actor_locs and self.actor_locs[a.name] != a.location:
+                self.report.add(a.pos, f"attacker {a.name!r} is placed at {self.actor_locs[a.name]!r}, "
+                                f"not {a.location!r}")
+        elif a.name not in self.actor_locs:
+            self.report.add(a.pos, f"attacker {a.name!r} is not an actor; declare it or write 'attacker "
+                            f"{a.name} at LOCATION observes …'")
 
-    # --- properties ----------------------------------------------------------------------------------
-    pnames: set[str] = set()
-    prop_extra = extras.get("prop_extra", {})
-    for p in s.properties:
-        ex = prop_extra.get(id(p), {})
-        if p.name in pnames:
-            d.add(p.pos, f"property {p.name!r} declared twice")
-        pnames.add(p.name)
-        if p.neighbour is not None and p.neighbour not in nb_names:
-            d.add(ex.get("_nbpos", p.pos),
-                  f"property {p.name!r} refers to unknown neighbour {p.neighbour!r}; "
-                  f"{_close(p.neighbour, nb_names)}")
-        if p.bound is not None and p.kind in ("probability", "advantage") and not 0 <= p.bound <= 1:
-            d.add(ex.get("_boundpos", p.pos), f"property {p.name!r}: bound {p.bound} is not in [0, 1]")
-        if p.eps is not None:
-            if p.eps.log and p.eps.value < 1:
-                d.add(p.pos, f"property {p.name!r}: ε = ln({p.eps.value}) is negative; "
-                      "expected ln(r) with r >= 1")
-            if not p.eps.log and p.eps.value < 0:
-                d.add(p.pos, f"property {p.name!r}: ε must be >= 0, got {p.eps.value}")
-    return d.items
+    # --- properties -------------------------------------------------------------------------------
+    def check_properties(self) -> None:
+        names: set[str] = set()
+        positions_of = self.extras.get("prop_extra", {})
+        for p in self.s.properties:
+            where = positions_of.get(id(p), {})
+            if p.name in names:
+                self.report.add(p.pos, f"property {p.name!r} declared twice")
+            names.add(p.name)
+            if p.neighbour is not None and p.neighbour not in self.neighbour_names:
+                self.report.add(where.get("_nbpos", p.pos),
+                                f"property {p.name!r} refers to unknown neighbour {p.neighbour!r}; "
+                                f"{_known_text(self.neighbour_names)}")
+            if p.bound is not None and p.kind in ("probability", "advantage") and not 0 <= p.bound <= 1:
+                self.report.add(where.get("_boundpos", p.pos),
+                                f"property {p.name!r}: bound {p.bound} is not in [0, 1]")
+            if p.eps is not None:
+                if p.eps.log and p.eps.value < 1:
+                    self.report.add(p.pos, f"property {p.name!r}: ε = ln({p.eps.value}) is negative; "
+                                    "expected ln(r) with r >= 1")
+                if not p.eps.log and p.eps.value < 0:
+                    self.report.add(p.pos, f"property {p.name!r}: ε must be >= 0, got {p.eps.value}")
 
 
 def check_observables(s: Scenario, known: set[str]) -> list[Diagnostic]:
     """Observed names (attacker, ``observing``) that the system does not offer."""
-    d = _Diags(Pos(s.source, 1, 1))
+    report = _Report(Position(s.source, 1, 1))
     named: list[Named] = []
     if s.attacker is not None:
         named.extend(s.attacker.observes)
@@ -287,38 +359,40 @@ def check_observables(s: Scenario, known: set[str]) -> list[Diagnostic]:
         named.extend(p.observing)
     for n in named:
         if n.name not in known:
-            d.add(n.pos, f"unknown observable {n.name!r}; {_close(n.name, known)}")
-    return d.items
+            report.add(n.pos, f"unknown observable {n.name!r}; {_known_text(known)}")
+    return report.items
 
 
-def _check_mechanism(m: Any, pos: Pos, d: _Diags) -> None:
+def _check_mechanism(m: MechanismDecl, pos: Position, report: _Report) -> None:
+    """A mechanism is well-formed: bases in range, non-empty whole-step ranges, a probability table."""
     p = m.pos if m.pos.line is not None else pos
     if m.kind == "none":
         return
     if m.kind == "additive":
         total = sum((q for _, q in m.table), Fraction(0))
         if any(q <= 0 for _, q in m.table):
-            d.add(p, "additive noise: every probability must be positive")
+            report.add(p, "additive noise: every probability must be positive")
         if total != 1:
-            d.add(p, f"additive noise: the probabilities sum to {total}, not 1")
+            report.add(p, f"additive noise: the probabilities sum to {total}, not 1")
         if len({z for z, _ in m.table}) != len(m.table):
-            d.add(p, "additive noise: a noise value is listed twice")
+            report.add(p, "additive noise: a noise value is listed twice")
         return
-    base: Fraction = m.base
+    assert m.base is not None  # the grammar gives every mechanism but none and additive a base
+    base = m.base
     if m.kind == "rr":
         if not 0 < base <= 1:
-            d.add(p, f"randomized response needs 0 < r <= 1, got {base}")
+            report.add(p, f"randomized response needs 0 < r <= 1, got {base}")
         if len(set(m.grid)) != len(m.grid):
-            d.add(p, "randomized response grid has repeated values")
+            report.add(p, "randomized response grid has repeated values")
         return
     if not 0 < base < 1:
-        d.add(p, f"{m.kind} mechanism needs 0 < {'r' if m.kind == 'geometric' else 'q'} < 1, got {base}")
+        report.add(p, f"{m.kind} mechanism needs 0 < {'r' if m.kind == 'geometric' else 'q'} < 1, got {base}")
     if m.lo is not None and m.hi is not None and m.lo > m.hi:
-        d.add(p, f"empty range {m.lo} .. {m.hi}")
+        report.add(p, f"empty range {m.lo} .. {m.hi}")
     if m.step is not None and m.step <= 0:
-        d.add(p, f"step must be positive, got {m.step}")
+        report.add(p, f"step must be positive, got {m.step}")
     elif m.lo is not None and m.hi is not None:
         step = m.step if m.step is not None else Fraction(1)
         k = (m.hi - m.lo) / step
         if k.denominator != 1:
-            d.add(p, f"range {m.lo} .. {m.hi} is not a whole number of steps of {step}")
+            report.add(p, f"range {m.lo} .. {m.hi} is not a whole number of steps of {step}")

@@ -2,11 +2,11 @@
 
 It implements the checker's ``TransitionSystem`` protocol structurally (this package never imports the
 checker): ``initial_states()``, ``successors(state)`` yielding ``(action, target, probability)``
-tuples, ``observable_names()`` and ``observe(state, name)``. :class:`Action` has the four attributes
-the checker's ``as_action`` reads (``rule``, ``actor``, ``location``, ``detail``).
+tuples, ``observable_names()`` and ``observe(state, name)``. Its actions are the shared
+:class:`flcheck_spec.vocab.Action` values, the same class the checker's ``checker.mc.ts`` uses.
 
-States (:class:`FLState`) are seed states — ``Infrastructure`` values of seed 004, III-B — annotated
-with bookkeeping the seed's relation does not have but the issue asks for: the number of aggregations
+States (:class:`FLState`) are the states of [IIIf-FL] III-B (``Infrastructure`` values) annotated
+with bookkeeping the published relation does not have: the number of aggregations
 so far (``round``), the number of steps (``events``, only counted when ``max_events`` is set), the
 rule of the last step (``last``) and, for the ``fedavg_rounds`` variant only, whether the data have
 been partitioned. The projection :meth:`FLSystem.project` maps every explored path onto a ``→FL``
@@ -34,8 +34,10 @@ from dataclasses import dataclass
 from fractions import Fraction
 from typing import Any, NamedTuple
 
+from flcheck_spec.vocab import Action
+
 from flmodel.data import DataPoint, Dataset, partition_by
-from flmodel.errors import Diagnostic, ModelError
+from flmodel.errors import MODEL_POSITION, Diagnostic, ModelError
 from flmodel.frozen import FrozenMap
 from flmodel.infrastructure import Infrastructure, Protocol, validate_igraph
 from flmodel.learning import Loss, SquaredLoss, Vec, as_vec
@@ -49,29 +51,6 @@ from flmodel.rules import (
     TraceMode,
     abstract_evs,
 )
-
-
-@dataclass(frozen=True, order=True, slots=True)
-class Action:
-    """What produced a step: rule name, acting actor, its location, and a detail naming the
-    nondeterministic choice (``Part=…`` for ``put_part``, ``l=…`` for the extended trace in ``"full"``
-    trace mode). Noise outcomes of one step share the action (they form one distribution)."""
-
-    rule: str
-    actor: str | None = None
-    location: str | None = None
-    detail: str = ""
-
-    def __str__(self) -> str:
-        text = self.rule
-        if self.actor is not None:
-            text += f"({self.actor}"
-            if self.location is not None:
-                text += f"@{self.location}"
-            text += ")"
-        if self.detail:
-            text += f" [{self.detail}]"
-        return text
 
 
 class FLState(NamedTuple):
@@ -104,7 +83,7 @@ _CacheEntry = tuple[tuple[Action, Infrastructure, Fraction, bool, bool], ...]
 
 
 class FLSystem:
-    """The FL instance as a finite transition system (seed 004, III-B ``→FL`` with bounds).
+    """The FL instance as a finite transition system ([IIIf-FL] III-B, ``→FL`` with bounds).
 
     Parameters: the initial infrastructure; the rule set (``PUBLISHED`` or ``FEDAVG_ROUNDS``, or their
     names); loss ``L`` and learning rate ``η``; an optional noise mechanism (``None``: the published
@@ -146,7 +125,7 @@ class FLSystem:
             raise ModelError(f"unknown noise target {noise_target!r}; expected 'update' or 'gradient'")
         problems = validate_igraph(initial.igra)
         if problems:
-            raise ModelError([Diagnostic("<model>", None, None, p) for p in problems])
+            raise ModelError([Diagnostic(MODEL_POSITION, p) for p in problems])
         self.rules: RuleSet = rules
         self.ctx = RuleContext(
             loss if loss is not None else SquaredLoss(),

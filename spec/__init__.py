@@ -1,6 +1,8 @@
 """The formal specification shipped with flcheck (installed as the package ``flcheck_spec``).
 
-Holds the lark grammars (``grammar/``), the bundled scenario files (``scenarios/``) and ``SPEC.md``.
+Holds the lark grammars (``grammar/``), the bundled scenario files (``scenarios/``), ``SPEC.md`` and
+``IIIF.md``, the helpers both languages' parsers use (:func:`lalr_parser`, :func:`describe_terminals`,
+:func:`unquote`) and, in :mod:`flcheck_spec.vocab`, the values the model and the checker share.
 """
 
 from __future__ import annotations
@@ -61,3 +63,21 @@ def describe_terminals(parser: Lark, names: Iterable[str] | None, readable: Mapp
         return repr(pattern.value) if isinstance(pattern, PatternStr) else name
 
     return sorted({describe(n) for n in names or ()})
+
+
+def unquote(literal: str) -> str:
+    """The text of a quoted string token of the grammars (``"a\\"b"`` -> ``a"b``): the quotes dropped,
+    ``\\n`` and ``\\t`` read as newline and tab, any other escaped character as itself."""
+    body = literal[1:-1]
+    out: list[str] = []
+    i = 0
+    while i < len(body):
+        ch = body[i]
+        if ch == "\\" and i + 1 < len(body):
+            nxt = body[i + 1]
+            out.append({"n": "\n", "t": "\t"}.get(nxt, nxt))
+            i += 2
+        else:
+            out.append(ch)
+            i += 1
+    return "".join(out)

@@ -1,10 +1,10 @@
-"""Stacking-ensemble membership inference without shadow models (seed 003) and single-signal baselines.
+"""Stacking-ensemble membership inference without shadow models ([NIST-MIA]) and single-signal baselines.
 
-Threat model (seed 003, "Bedreigingsmodel"): black-box access to each client's trained model (inputs →
+Threat model ([NIST-MIA], "Bedreigingsmodel"): black-box access to each client's trained model (inputs →
 output probabilities); one colluding client whose true membership labels are known; for every client a
 set of guaranteed non-members ("external" data); a challenge set to attack.
 
-The attack (seed 003, Sec. 2):
+The attack ([NIST-MIA], Sec. 2):
 
 1. Seven base estimators — neural network (MLP), random forest, decision tree, gradient boosting, k
    nearest neighbours, SVM, logistic regression — learn membership from the target model's output on a
@@ -15,8 +15,10 @@ The attack (seed 003, Sec. 2):
    probabilities and the target model's cross-entropy loss ``−log p_y``. On the colluding client the base
    probabilities are out-of-fold predictions (k-fold cross-fitting), the standard stacking protocol, so
    the meta-learner does not learn from base estimators that memorised its own training rows.
-3. A gradient-boosted meta-classifier (XGBoost when importable — it is not a dependency — otherwise
-   scikit-learn's ``GradientBoostingClassifier``) combines them.
+3. A gradient-boosted meta-classifier combines them: ``meta="hist_gradient_boosting"`` (the default,
+   scikit-learn's ``HistGradientBoostingClassifier``, deterministic for a given seed) or ``meta="xgboost"``
+   (XGBoost, as in [NIST-MIA]; not a dependency, so asking for it without it installed is an error). The
+   choice never depends on what is installed.
 4. Domain adaptation on guaranteed non-members (our reading of "fine-tuned on the external data"): for a
    target client, each of the 8 features is mapped through the quantile transform that sends the
    distribution of that client's external non-members onto the colluding client's non-members
@@ -24,8 +26,8 @@ The attack (seed 003, Sec. 2):
    (trained on the colluding client) is applied (``adapt="quantile"``, the default); ``adapt="affine"``
    matches only the per-feature mean and standard deviation; ``adapt="none"`` skips the step.
 
-Baselines: the loss threshold (Yeom et al. 2018, score ``−ℓ_CE``) and an offline LiRA-style single signal
-(Carlini et al. 2022 without shadow models): the logit-scaled confidence ``φ = log p_y − log(1 − p_y)``
+Baselines: the loss threshold (Yeom et al., CSF 2018, score ``−ℓ_CE``) and an offline LiRA-style single
+signal ([LiRA] without shadow models): the logit-scaled confidence ``φ = log p_y − log(1 − p_y)``
 compared with a Gaussian fitted per class to the client's guaranteed non-members, score
 ``(φ − μ_out,y) / σ_out,y``.
 
@@ -36,18 +38,40 @@ whose FPR does not exceed the level).
 
 from __future__ import annotations
 
+import importlib
+import warnings
 from collections.abc import Sequence
 from dataclasses import dataclass
 
 import numpy as np
 from numpy.typing import NDArray
 from scipy import stats
+from sklearn.base import BaseEstimator, clone
+from sklearn.calibration import CalibratedClassifierCV
+from sklearn.ensemble import (
+    GradientBoostingClassifier,
+    HistGradientBoostingClassifier,
+    RandomForestClassifier,
+)
+from sklearn.exceptions import ConvergenceWarning
+from sklearn.linear_model import LogisticRegression
+from sklearn.metrics import roc_auc_score
+from sklearn.model_selection import StratifiedKFold, cross_val_predict
+from sklearn.neighbors import KNeighborsClassifier
+from sklearn.neural_network import MLPClassifier
+from sklearn.pipeline import make_pipeline
+from sklearn.preprocessing import StandardScaler
+from sklearn.svm import SVC
+from sklearn.tree import DecisionTreeClassifier
+
+from checker.crossval.gaussian import gaussian_tradeoff
 
 FloatArray = NDArray[np.float64]
 IntArray = NDArray[np.int64]
 
 __all__ = [
     "BASE_ESTIMATORS",
+    "META_CLASSIFIERS",
     "AttackMetrics",
     "EnsembleMIA",
     "QuantileAligner",
@@ -82,16 +106,11 @@ def base_features(proba: FloatArray, y: IntArray) -> FloatArray:
     return np.concatenate([proba, onehot], axis=1)
 
 
-def _make_base(name: str, seed: int) -> object:
-    from sklearn.ensemble import GradientBoostingClassifier, RandomForestClassifier
-    from sklearn.linear_model import LogisticRegression
-    from sklearn.neighbors import KNeighborsClassifier
-    from sklearn.neural_network import MLPClassifier
-    from sklearn.pipeline import make_pipeline
-    from sklearn.preprocessing import StandardScaler
-    from sklearn.svm import SVC
-    from sklearn.tree import DecisionTreeClassifier
+#: The meta-classifiers :class:`EnsembleMIA` accepts (its ``meta`` field); the first is the default.
+META_CLASSIFIERS: tuple[str, ...] = ("hist_gradient_boosting", "xgboost")
 
+
+def _make_base(name: str, seed: int) -> BaseEstimator:
     if name == "neural_network":
         return make_pipeline(
             StandardScaler(),
@@ -106,25 +125,29 @@ def _make_base(name: str, seed: int) -> object:
     if name == "knn":
         return make_pipeline(StandardScaler(), KNeighborsClassifier(n_neighbors=15))
     if name == "svm":
-        from sklearn.calibration import CalibratedClassifierCV
-
         return make_pipeline(StandardScaler(), CalibratedClassifierCV(SVC(C=1.0), ensemble=False, cv=3))
     if name == "logistic_regression":
         return make_pipeline(StandardScaler(), LogisticRegression(max_iter=1000))
     raise ValueError(f"unknown base estimator {name!r}; expected one of {BASE_ESTIMATORS}")
 
 
-def _make_meta(seed: int) -> object:
-    try:  # pragma: no cover - XGBoost is optional and not installed by default
-        from xgboost import XGBClassifier
-
-        return XGBClassifier(n_estimators=100, max_depth=2, learning_rate=0.1, random_state=seed)
-    except ImportError:
-        from sklearn.ensemble import GradientBoostingClassifier
-
-        return GradientBoostingClassifier(
-            n_estimators=100, max_depth=2, learning_rate=0.05, subsample=0.8, random_state=seed
+def _make_meta(name: str, seed: int) -> BaseEstimator:
+    """The meta-classifier ``name`` (one of :data:`META_CLASSIFIERS`), seeded."""
+    if name == "hist_gradient_boosting":
+        return HistGradientBoostingClassifier(
+            max_iter=100, max_depth=2, learning_rate=0.05, early_stopping=False, random_state=seed
         )
+    if name == "xgboost":
+        try:
+            # xgboost is optional (not a dependency): imported only when asked for
+            xgboost = importlib.import_module("xgboost")
+        except ImportError as exc:
+            raise ValueError(f"meta={name!r} needs the xgboost package, which is not installed") from exc
+        meta: BaseEstimator = xgboost.XGBClassifier(
+            n_estimators=100, max_depth=2, learning_rate=0.1, random_state=seed
+        )
+        return meta
+    raise ValueError(f"unknown meta-classifier {name!r}; expected one of {META_CLASSIFIERS}")
 
 
 class QuantileAligner:
@@ -151,27 +174,23 @@ class QuantileAligner:
 
 @dataclass
 class EnsembleMIA:
-    """The stacking ensemble of seed 003. ``fit`` on the colluding client, ``scores`` on any client."""
+    """The stacking ensemble of [NIST-MIA]. ``fit`` on the colluding client, ``scores`` on any client;
+    ``meta`` names the meta-classifier (:data:`META_CLASSIFIERS`, module doc)."""
 
     seed: int = 0
     folds: int = 3
     bases: tuple[str, ...] = BASE_ESTIMATORS
     adapt: str = "quantile"
+    meta: str = META_CLASSIFIERS[0]
 
     def fit(self, proba: FloatArray, y: IntArray, member: NDArray[np.bool_]) -> EnsembleMIA:
         """Train bases (out-of-fold features for the meta-learner) and the meta-classifier."""
-        import warnings
-
-        from sklearn.exceptions import ConvergenceWarning
-
+        _make_meta(self.meta, self.seed)  # an unknown or missing meta-classifier fails before any training
         with warnings.catch_warnings():
             warnings.simplefilter("ignore", ConvergenceWarning)
             return self._fit(proba, y, member)
 
     def _fit(self, proba: FloatArray, y: IntArray, member: NDArray[np.bool_]) -> EnsembleMIA:
-        from sklearn.base import clone
-        from sklearn.model_selection import StratifiedKFold
-
         member = np.asarray(member, dtype=bool)
         if member.all() or not member.any():
             raise ValueError("the colluding client's records must contain members and non-members")
@@ -183,17 +202,17 @@ class EnsembleMIA:
         for j, name in enumerate(self.bases):
             proto = _make_base(name, self.seed)
             for tr, te in skf.split(xb, lab):
-                m = clone(proto).fit(xb[tr], lab[tr])  # type: ignore[attr-defined]
+                m = clone(proto).fit(xb[tr], lab[tr])
                 oof[te, j] = m.predict_proba(xb[te])[:, 1]
-            self.models_.append(clone(proto).fit(xb, lab))  # type: ignore[attr-defined]
+            self.models_.append(clone(proto).fit(xb, lab))
         feats = np.concatenate([oof, _ce(proba, y)[:, None]], axis=1)
-        self.meta_ = _make_meta(self.seed).fit(feats, lab)  # type: ignore[attr-defined]
+        self.meta_ = _make_meta(self.meta, self.seed).fit(feats, lab)
         self.train_features_ = feats
         self.train_member_ = member
         # decision threshold from out-of-fold meta scores (in-sample boosting scores are overfitted)
-        from sklearn.model_selection import cross_val_predict
-
-        oof_meta = cross_val_predict(_make_meta(self.seed), feats, lab, cv=skf, method="predict_proba")[:, 1]
+        oof_meta = cross_val_predict(
+            _make_meta(self.meta, self.seed), feats, lab, cv=skf, method="predict_proba"
+        )[:, 1]
         self.threshold_ = best_threshold(oof_meta, member)
         return self
 
@@ -222,11 +241,11 @@ class EnsembleMIA:
             else:  # affine: match the non-members' per-feature mean and standard deviation
                 scale = (ref.std(axis=0) + 1e-6) / (ext.std(axis=0) + 1e-6)
                 feats = (feats - ext.mean(axis=0)) * np.clip(scale, 0.2, 5.0) + ref.mean(axis=0)
-        return np.asarray(self.meta_.predict_proba(feats)[:, 1], dtype=float)  # type: ignore[attr-defined]
+        return np.asarray(self.meta_.predict_proba(feats)[:, 1], dtype=float)
 
 
 def loss_scores(proba: FloatArray, y: IntArray) -> FloatArray:
-    """Loss-threshold attack (Yeom et al. 2018): higher score = lower loss = more likely member."""
+    """Loss-threshold attack (Yeom et al., CSF 2018): higher score = lower loss = more likely member."""
     return -_ce(proba, y)
 
 
@@ -290,8 +309,6 @@ class AttackMetrics:
 
 def attack_metrics(scores: FloatArray, member: NDArray[np.bool_], threshold: float) -> AttackMetrics:
     """Balanced accuracy of ``score ≥ threshold``, AUC and TPR at 1 % / 0.1 % FPR."""
-    from sklearn.metrics import roc_auc_score
-
     member = np.asarray(member, dtype=bool)
     acc = 0.5 * (np.mean(scores[member] >= threshold) + np.mean(scores[~member] < threshold))
     return AttackMetrics(
@@ -303,7 +320,7 @@ def attack_metrics(scores: FloatArray, member: NDArray[np.bool_], threshold: flo
 
 
 def clopper_pearson(k: int, n: int, alpha: float = 0.05) -> tuple[float, float]:
-    """Two-sided exact (Clopper–Pearson 1934) ``1 − alpha`` interval for a binomial proportion."""
+    """Two-sided exact ([ClopperPearson]) ``1 − alpha`` interval for a binomial proportion."""
     lo = 0.0 if k == 0 else float(stats.beta.ppf(alpha / 2, k, n - k + 1))
     hi = 1.0 if k == n else float(stats.beta.ppf(1 - alpha / 2, k + 1, n - k))
     return lo, hi
@@ -318,7 +335,7 @@ def pooled(values: Sequence[AttackMetrics]) -> AttackMetrics:
 @dataclass(frozen=True)
 class DPCheck:
     """One point of the audit against a ``μ``-GDP guarantee: at the empirical threshold with FPR ≤ level,
-    the Clopper–Pearson lower end of the TPR must not exceed ``1 − f_G(FPR_upper)`` (seed 000, Prop. 1),
+    the Clopper–Pearson lower end of the TPR must not exceed ``1 − f_G(FPR_upper)`` ([SecAgg-MIA], Prop. 1),
     ``FPR_upper`` being the Clopper–Pearson upper end of the FPR."""
 
     level: float
@@ -346,8 +363,6 @@ def dp_consistency(
     ``TPR ≤ 1 − f_G(FPR) = Φ(Φ⁻¹(FPR) + μ)``; averaging over records keeps the bound because it is concave.
     Each check uses one threshold (the one giving the largest TPR with empirical FPR ≤ level).
     """
-    from checker.crossval.gaussian import gaussian_tradeoff
-
     member = np.asarray(member, dtype=bool)
     n_pos, n_neg = int(member.sum()), int((~member).sum())
     _, tp, fp = roc_counts(scores, member)

@@ -14,36 +14,15 @@ nondeterministic choice (an MDP). A non-probabilistic step has probability 1.
 from __future__ import annotations
 
 from collections.abc import Hashable, Iterable, Sequence
-from dataclasses import dataclass
 from fractions import Fraction
 from typing import Generic, NamedTuple, Protocol, TypeVar, runtime_checkable
+
+from flcheck_spec.vocab import Action
 
 T = TypeVar("T", bound=Hashable)
 
 #: Values an observable can take: exact numbers, names, sets/tuples of them, booleans.
 ObservableValue = object
-
-
-@dataclass(frozen=True, order=True)
-class Action:
-    """What produced a transition: the rule (e.g. ``get_grad``), the actor performing it, where, and an
-    optional detail (e.g. the sampled noisy update). ``str(action)`` is the human reading."""
-
-    rule: str
-    actor: str | None = None
-    location: str | None = None
-    detail: str = ""
-
-    def __str__(self) -> str:
-        text = self.rule
-        if self.actor is not None:
-            text += f"({self.actor}"
-            if self.location is not None:
-                text += f"@{self.location}"
-            text += ")"
-        if self.detail:
-            text += f" [{self.detail}]"
-        return text
 
 
 class Step(NamedTuple, Generic[T]):

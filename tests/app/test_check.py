@@ -92,11 +92,12 @@ def test_moniteo_privacy_figures_match_brute_force(moniteo) -> None:  # type: ig
 def test_moniteo_distribution_agrees_with_helper_d(moniteo) -> None:  # type: ignore[no-untyped-def]
     from checker.app import privacy_fl
     from flmodel.scenario import load_scenario
+    from flmodel.scenario_build import build_system, neighbour_dataset
 
     s = load_scenario(BUNDLED["moniteo"])
-    fl = s.transition_system().fl
+    fl = build_system(s).fl
     obs0 = privacy_fl.observe_dataset(fl)
-    obs1 = privacy_fl.observe_dataset(fl, s.neighbour_dataset("hot"))
+    obs1 = privacy_fl.observe_dataset(fl, neighbour_dataset(s, "hot"))
     e0, e1, *_ = moniteo.artefacts["privacy"]["ni_fl_dp"]
     for ours, theirs in ((e0, obs0.releases), (e1, obs1.releases)):
         expected = {tuple(map(tuple, k)): v for k, v in theirs.items()}
@@ -251,12 +252,13 @@ def test_per_client_noise() -> None:
     each), worse than ln 6 when every satellite adds noise."""
     from checker.app.check import check_scenario
     from flmodel.scenario import parse_scenario
+    from flmodel.scenario_build import build_system
 
     text = BUNDLED["moniteo"].read_text().replace(
         "noise rr grid {0, 1, 2, 3} r 1/3 on update",
         "noise rr grid {0, 1, 2, 3} r 1/3 on update\nnoise for sat1, sat2: none")
     s = parse_scenario(text, "per_client.fl")
-    ts = s.transition_system()
+    ts = build_system(s)
     (s0,) = ts.initial_states()
     outcomes: dict[str, int] = defaultdict(int)
     for action, _, _ in ts.successors(s0):

@@ -1,16 +1,21 @@
-"""Membership inference (seed 003): metrics against sklearn / scipy, the DP audit against the Gaussian
+"""Membership inference ([NIST-MIA]): metrics against sklearn / scipy, the DP audit against the Gaussian
 trade-off curve, the ensemble on a constructed multi-signal case, and the end-to-end run at ε = 10."""
 
 from __future__ import annotations
 
+import importlib
 import math
+import sys
+import types
 
 import numpy as np
 import pytest
 from scipy import stats
 from sklearn.metrics import roc_curve
 
+from checker.crossval import mia
 from checker.crossval.mia import (
+    META_CLASSIFIERS,
     EnsembleMIA,
     QuantileAligner,
     attack_metrics,
@@ -97,6 +102,54 @@ def test_ensemble_combines_signals_that_the_loss_threshold_misses() -> None:
     assert abs(auc_loss - 0.5) < 0.1 and auc_ens > 0.9
     assert ens.features(p_te, y_te).shape == (300, 8)
     assert base_features(p_te, y_te).shape == (300, 10)
+
+
+def test_meta_classifier_default_is_deterministic_hist_gradient_boosting() -> None:
+    rng = np.random.default_rng(4)
+    p_tr, y_tr, m_tr = _multisignal(120, rng)
+    p_te, y_te, _ = _multisignal(80, rng)
+    assert EnsembleMIA().meta == META_CLASSIFIERS[0] == "hist_gradient_boosting"
+    first = EnsembleMIA(seed=1).fit(p_tr, y_tr, m_tr)
+    again = EnsembleMIA(seed=1).fit(p_tr, y_tr, m_tr)
+    assert type(first.meta_).__name__ == "HistGradientBoostingClassifier"
+    np.testing.assert_array_equal(first.scores(p_te, y_te), again.scores(p_te, y_te))
+    assert first.threshold_ == again.threshold_
+
+
+def test_results_do_not_depend_on_what_is_installed(monkeypatch: pytest.MonkeyPatch) -> None:
+    """An importable xgboost (here a stand-in module that would fail if used) changes nothing unless
+    meta="xgboost" is asked for."""
+    rng = np.random.default_rng(5)
+    p_tr, y_tr, m_tr = _multisignal(100, rng)
+    p_te, y_te, _ = _multisignal(60, rng)
+    without = EnsembleMIA(seed=2).fit(p_tr, y_tr, m_tr).scores(p_te, y_te)
+    stand_in = types.ModuleType("xgboost")
+
+    def refuse(*args: object, **kwargs: object) -> None:
+        raise AssertionError("xgboost used although not asked for")
+
+    stand_in.XGBClassifier = refuse  # type: ignore[attr-defined]  # a module attribute set at run time
+    monkeypatch.setitem(sys.modules, "xgboost", stand_in)
+    with_xgb = EnsembleMIA(seed=2).fit(p_tr, y_tr, m_tr).scores(p_te, y_te)
+    np.testing.assert_array_equal(without, with_xgb)
+    with pytest.raises(AssertionError, match="not asked for"):
+        EnsembleMIA(seed=2, meta="xgboost").fit(p_tr, y_tr, m_tr)
+
+
+def test_xgboost_when_not_installed_is_a_clear_error(monkeypatch: pytest.MonkeyPatch) -> None:
+    real_import = importlib.import_module
+
+    def no_xgboost(name: str, package: str | None = None) -> types.ModuleType:
+        if name == "xgboost":
+            raise ModuleNotFoundError("No module named 'xgboost'")
+        return real_import(name, package)
+
+    monkeypatch.setattr(mia.importlib, "import_module", no_xgboost)
+    p, y, m = _multisignal(40, np.random.default_rng(6))
+    with pytest.raises(ValueError, match="meta='xgboost' needs the xgboost package"):
+        EnsembleMIA(meta="xgboost").fit(p, y, m)
+    with pytest.raises(ValueError, match="unknown meta-classifier 'lightgbm'"):
+        EnsembleMIA(meta="lightgbm").fit(p, y, m)
 
 
 def test_epsilon_calibration_round_trip() -> None:

@@ -12,6 +12,13 @@ import pytest
 from flmodel.data import point
 from flmodel.errors import ModelError
 from flmodel.scenario import load_scenario, parse_scenario
+from flmodel.scenario_build import (
+    build_fl_system,
+    build_system,
+    neighbour_dataset,
+    neighbour_system,
+    universe,
+)
 
 BUNDLED = flcheck_spec.bundled_scenarios()
 
@@ -77,7 +84,7 @@ def test_exact_numbers_and_fields() -> None:
 
 def test_built_system_components() -> None:
     s = parse_scenario(GOOD, "good.fl")
-    ts = s.transition_system()
+    ts = build_system(s)
     (s0,) = ts.initial_states()
     g = s0.infra.igra
     assert g.server == "s" and g.clients == frozenset({"c1", "c2"})
@@ -89,9 +96,9 @@ def test_built_system_components() -> None:
     assert ts.observe(s0, "secret_in_dataset") is True
     assert ts.observe(s0, "holds_q") == "c2"
     assert ts.observe(s0, "ready_c1") is False
-    d1 = s.neighbour_dataset("n1")
+    d1 = neighbour_dataset(s, "n1")
     assert point("r", 2, 1) in d1 and point("q", "1/2", "-1/3") not in d1
-    (t0,) = s.neighbour_system("n1").initial_states()
+    (t0,) = neighbour_system(s, "n1").initial_states()
     assert t0.infra.igra.part("c2") == frozenset({point("r", 2, 1)})  # the replacement stays on c2
     # additive noise: one get_grad step splits into 3 x 3 outcomes (2 coordinates) summing to 1
     steps = [st for st in ts.successors(s0) if st[0].actor == "c1"]
@@ -104,7 +111,7 @@ def test_seed_model_scenario_equals_reference_instance() -> None:
     from checker.mc.explore import explore
     from flmodel.examples import seed_model
 
-    ours = explore(load_scenario(BUNDLED["seed_model"]).transition_system())
+    ours = explore(build_system(load_scenario(BUNDLED["seed_model"])))
     ref = explore(seed_model())
     assert (ours.num_states, ours.num_transitions) == (ref.num_states, ref.num_transitions)
     assert sorted(map(str, ours.actions)) == sorted(map(str, ref.actions))
@@ -180,10 +187,10 @@ def test_fl_system_and_universe_for_other_commands() -> None:
     from flmodel.system import FLSystem
 
     s = load_scenario(BUNDLED["moniteo"])
-    fl = s.fl_system()
+    fl = build_fl_system(s)
     assert isinstance(fl, FLSystem)
     assert "gradient:sat1" in fl.observable_names()
-    assert {p.name for p in s.universe} == {"loc_a", "loc_b", "loc_c", "loc_c_hot"}
-    d1 = s.neighbour_dataset("hot")
+    assert {p.name for p in universe(s)} == {"loc_a", "loc_b", "loc_c", "loc_c_hot"}
+    d1 = neighbour_dataset(s, "hot")
     (t0,) = fl.with_dataset(d1).initial_states()
     assert {p.name for p in t0.infra.igra.part("sat3")} == {"loc_c_hot"}
