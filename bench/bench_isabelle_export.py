@@ -14,8 +14,10 @@ import statistics
 import sys
 import time
 
-from checker.app.isabelle import export_texts, golden_specs, load_export, proof_summary, theory_name
-from checker.app.isabelle_syntax import check_export_texts
+from checker.app.isabelle.export_files import export_texts, proof_summary
+from checker.app.isabelle.sources import golden_specs, load_export
+from checker.app.isabelle.syntax import check_export_texts
+from checker.app.isabelle.terms import theory_name
 
 
 def main(repeats: int = 3) -> None:

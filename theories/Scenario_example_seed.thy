@@ -7,7 +7,7 @@ begin
 
 section \<open>Scenario example_seed\<close>
 
-text \<open>The scenario example_seed as flcheck checked it: rule set published, no noise (noise on the update), policies enforced, trace mode full, bounds max_rounds=1, max_events=4. Relation: state_transition_FLx (the published rules with the policy gate). flcheck explores a bounded unfolding of the Kripke structure below; its bookkeeping (round and event counters, last rule) is not part of the Isabelle state.\<close>
+text \<open>The scenario example_seed as flcheck checked it: rule set published, no noise (noise on the update), policies enforced, trace mode drop, bounds max_rounds=1, max_events=4. Relation: state_transition_FLx (the published rules with the policy gate). flcheck explores a bounded unfolding of the Kripke structure below; its bookkeeping (round and event counters, last rule) is not part of the Isabelle state.\<close>
 
 locale scenario_example_seed =
   fixes loc_c1 :: "location"
@@ -52,7 +52,7 @@ subsection \<open>Property c1_reports\<close>
 
 text \<open>As written: EF 'c1' in ready\<close>
 
-text \<open>flcheck's verdict: holds on 14440 states under IIIf's deadlock semantics.\<close>
+text \<open>flcheck's verdict: holds on 712 states under IIIf's deadlock semantics.\<close>
 
 text \<open>The checker's witness: a path of 1 step from the initial state, each step a lemma, the last state in the goal set.\<close>
 
@@ -87,7 +87,7 @@ subsection \<open>Property all_ready_reachable\<close>
 
 text \<open>As written: EF (ready == clients & clients != {})\<close>
 
-text \<open>flcheck's verdict: holds on 14440 states under IIIf's deadlock semantics.\<close>
+text \<open>flcheck's verdict: holds on 712 states under IIIf's deadlock semantics.\<close>
 
 text \<open>The checker's witness: a path of 2 steps from the initial state, each step a lemma, the last state in the goal set.\<close>
 
@@ -130,7 +130,7 @@ subsection \<open>Property model_changes\<close>
 
 text \<open>As written: EF curmodpar != (0, 0)\<close>
 
-text \<open>flcheck's verdict: holds on 14440 states under IIIf's deadlock semantics.\<close>
+text \<open>flcheck's verdict: holds on 712 states under IIIf's deadlock semantics.\<close>
 
 text \<open>The checker's witness: a path of 4 steps from the initial state, each step a lemma, the last state in the goal set.\<close>
 
@@ -189,7 +189,7 @@ subsection \<open>Property ready_within_clients_fails\<close>
 
 text \<open>As written: AG ready == clients\<close>
 
-text \<open>flcheck's verdict: violated on 14440 states under IIIf's deadlock semantics.\<close>
+text \<open>flcheck's verdict: violated on 712 states under IIIf's deadlock semantics.\<close>
 
 text \<open>The checker's counterexample: a path of 0 steps from the initial state, each step a lemma, the last state outside the property.\<close>
 
@@ -207,7 +207,7 @@ subsection \<open>Property clients_fixed\<close>
 
 text \<open>As written: AG clients == {c1, c2}\<close>
 
-text \<open>flcheck's verdict: holds on 14440 states under IIIf's deadlock semantics.\<close>
+text \<open>flcheck's verdict: holds on 712 states under IIIf's deadlock semantics.\<close>
 
 text \<open>The property reads only components that no rule changes, so it is its own invariant: the lemma holds for the unbounded relation, whatever bounds the checker used.\<close>
 

@@ -1,20 +1,37 @@
-"""Load a model for checking: a scenario file (``.fl``, explored through the flmodel transition system),
-a PRISM/Storm explicit model (``base.tra``/``base.lab``[/``base.sta``], given as either path, the pair,
-or the common prefix ``base``), or a JSON Kripke file (``.json``).
+"""Load a model for checking, and resolve a model named on the command line.
+
+:func:`load_model` loads a scenario file (``.fl``, explored through the flmodel transition system), a
+PRISM/Storm explicit model (``base.tra``/``base.lab``[/``base.sta``], given as either path, the pair, or
+the common prefix ``base``), or a JSON Kripke file (``.json``).
+
+:func:`resolve_model_spec` resolves the ``MODEL``/``SCENARIO`` argument of the FL commands (``export
+isabelle``, ``privacy``, ``audit``): ``example:NAME[:key=value,...]`` is an flmodel example system
+(:data:`EXAMPLES`, the same system for every command), anything else a scenario file, by path or by the
+name of a bundled scenario (``flcheck_spec.bundled_scenarios()``).
 
 This is application-layer code (it may import ``flmodel``); the generic engines stay model-agnostic.
 """
 
 from __future__ import annotations
 
-from collections.abc import Sequence
+from collections.abc import Callable, Mapping, Sequence
+from dataclasses import dataclass
+from fractions import Fraction
 from pathlib import Path
+
+import flcheck_spec
 
 from checker.errors import InputError, Position
 from checker.io.kripke_json import read_json
 from checker.io.prism import read_explicit
 from checker.mc.explore import Limits, ProgressCallback, explore
 from checker.mc.kripke import Kripke
+from flmodel import examples
+from flmodel.data import DataPoint, point
+from flmodel.noise import Mechanism, geometric, randomized_response
+from flmodel.scenario import load_scenario
+from flmodel.scenario_build import build_system
+from flmodel.system import FLSystem
 
 EXPLICIT_SUFFIXES = (".tra", ".lab", ".sta")
 
@@ -40,18 +57,6 @@ def model_kind(path_or_paths: str | Path | Sequence[str | Path]) -> str:
                      "a scenario (.fl), an explicit model (.tra/.lab or their common prefix) or .json")
 
 
-def load_scenario_ts(path: str | Path) -> object:
-    """The transition system of a scenario file, via ``flmodel.scenario.load_scenario(path)
-    .transition_system()`` (helper E's API)."""
-    try:
-        from flmodel.scenario import load_scenario  # type: ignore[import-not-found]
-    except ImportError as exc:  # pragma: no cover - depends on the scenario package being present
-        raise InputError(f"scenario files are not supported in this build ({exc})",
-                         Position(str(path))) from None
-    scenario = load_scenario(path)
-    return scenario.transition_system()
-
-
 def load_model(
     path_or_paths: str | Path | Sequence[str | Path],
     *,
@@ -71,12 +76,151 @@ def load_model(
         path = Path(path_or_paths if isinstance(path_or_paths, str | Path) else path_or_paths[0])
         if not path.exists():
             raise FileNotFoundError(f"scenario file not found: {path}")
-        ts = load_scenario_ts(path)
-        return explore(ts, limits=limits, progress=progress, observables=observables,  # type: ignore[arg-type]
-                       source=str(path))
+        system = build_system(load_scenario(path))
+        return explore(system, limits=limits, progress=progress,  # type: ignore[arg-type]  # TransitionSystem is invariant in its state type; ScenarioSystem's is FLState
+                       observables=observables, source=str(path))
     if kind == "json":
         path = Path(path_or_paths if isinstance(path_or_paths, str | Path) else path_or_paths[0])
         if not path.exists():
             raise FileNotFoundError(f"model file not found: {path}")
         return read_json(path)
     return read_explicit(path_or_paths, probabilities=probabilities)
+
+
+# ------------------------------------------------------------------------------------------------
+# example:NAME[:key=value,...] and scenario names
+# ------------------------------------------------------------------------------------------------
+
+
+@dataclass(frozen=True)
+class ExampleModel:
+    """An flmodel example system named ``example:NAME[:key=value,...]``: the system, and the candidate
+    data points from which neighbouring datasets are generated (``universe``)."""
+
+    spec: str
+    name: str
+    options: tuple[tuple[str, str], ...]
+    system: FLSystem
+    universe: tuple[DataPoint, ...]
+
+    @property
+    def label(self) -> str:
+        """``example_NAME`` followed by the options as given, e.g. ``example_moniteo_k_3``: a name
+        that tells different option values apart (file and theory names are derived from it)."""
+        return "_".join(["example", self.name, *(part for kv in self.options for part in kv)])
+
+
+@dataclass(frozen=True)
+class ScenarioFile:
+    """A scenario file named by its path or, when no such file exists, by a bundled scenario's name."""
+
+    spec: str
+    path: Path
+
+
+ResolvedModel = ExampleModel | ScenarioFile
+
+
+@dataclass(frozen=True)
+class ExampleFamily:
+    """An example system with integer and text options (``defaults``: every accepted key)."""
+
+    description: str
+    defaults: Mapping[str, int | str]
+    build: Callable[[Mapping[str, int | str], str], tuple[FLSystem, list[DataPoint]]]
+
+
+def _moniteo(options: Mapping[str, int | str], where: str) -> tuple[FLSystem, list[DataPoint]]:
+    k, points = int(options["k"]), int(options["points"])
+    try:
+        system = examples.moniteo_like(k, int(options["rounds"]), str(options["mechanism"]),
+                                       points_per_client=points)
+    except ValueError as exc:
+        raise InputError(str(exc), Position(where), "valid example options") from None
+    return system, examples.moniteo_universe(k, points, int(options["extra"]))
+
+
+def _seed(options: Mapping[str, int | str], where: str) -> tuple[FLSystem, list[DataPoint]]:
+    mechanisms: dict[str, Mechanism | None] = {
+        "none": None,
+        "rr": randomized_response([0, 1, 2, 3], Fraction(1, 3)),
+        "geometric": geometric(Fraction(1, 2), 0, 4),
+    }
+    mechanism = str(options["mechanism"])
+    if mechanism not in mechanisms:
+        raise InputError(f"unknown mechanism {mechanism!r}", Position(where), "none, rr or geometric")
+    extra = int(options["extra"])
+    system = examples.seed_model(int(options["clients"]), max_rounds=int(options["rounds"]),
+                                 max_events=int(options["events"]), trace_mode="drop",
+                                 mechanism=mechanisms[mechanism])
+    universe = [*sorted(examples.seed_dataset()),
+                *(point(f"x{i}", 2 + i, 3 + 2 * i) for i in range(1, extra + 1))]
+    return system, universe
+
+
+#: The example systems, by name. ``example:NAME`` means the same system in every command.
+EXAMPLES: dict[str, ExampleFamily] = {
+    "moniteo": ExampleFamily(
+        "the Moniteo satellite swarm of [IIIf-FL] IV (flmodel.examples.moniteo_like): k satellites, "
+        "FedAvg rounds, noise on the reported models",
+        {"k": 2, "rounds": 1, "mechanism": "rr", "points": 1, "extra": 1}, _moniteo),
+    "moniteo_rr": ExampleFamily(
+        "the Moniteo swarm with one satellite and randomized response (example:moniteo:k=1)",
+        {"k": 1, "rounds": 1, "mechanism": "rr", "points": 1, "extra": 1}, _moniteo),
+    "seed": ExampleFamily(
+        "the rules of [IIIf-FL] III-B as published (flmodel.examples.seed_model), trace-history reduced",
+        {"clients": 2, "rounds": 1, "events": 4, "mechanism": "none", "extra": 1}, _seed),
+}
+
+
+def resolve_example(spec: str) -> ExampleModel:
+    """The example system of ``example:NAME[:key=value,...]`` (raises :class:`InputError` for an unknown
+    name, option or value)."""
+    if not spec.startswith("example:"):
+        raise InputError(f"not an example: {spec!r}", Position("<command line>"), "example:NAME")
+    name, _, rest = spec[len("example:"):].partition(":")
+    where = spec
+    family = EXAMPLES.get(name)
+    if family is None:
+        raise InputError(f"unknown example {name!r}", Position(where),
+                         " or ".join(f"example:{n}" for n in sorted(EXAMPLES)))
+    given: list[tuple[str, str]] = []
+    for item in filter(None, rest.split(",")):
+        key, eq, value = item.partition("=")
+        if not eq:
+            raise InputError(f"bad example option {item!r}", Position(where), "key=value")
+        given.append((key.strip(), value.strip()))
+    unknown = sorted({k for k, _v in given} - set(family.defaults))
+    if unknown:
+        raise InputError(f"unknown example option(s) {', '.join(unknown)}", Position(where),
+                         f"the options of example:{name}: {', '.join(family.defaults)}")
+    options: dict[str, int | str] = dict(family.defaults)
+    for key, value in given:
+        if isinstance(family.defaults[key], int):
+            try:
+                options[key] = int(value)
+            except ValueError:
+                raise InputError(f"example option {key} must be an integer", Position(where),
+                                 "an integer") from None
+        else:
+            options[key] = value
+    system, universe = family.build(options, where)
+    return ExampleModel(spec, name, tuple(given), system, tuple(universe))
+
+
+def resolve_model_spec(spec: str) -> ResolvedModel:
+    """Resolve a command-line model: ``example:NAME[:key=value,...]`` (:func:`resolve_example`), an
+    existing path, or the name of a bundled scenario. Raises :class:`FileNotFoundError` for anything
+    else, naming the bundled scenarios and the examples."""
+    if spec.startswith("example:"):
+        return resolve_example(spec)
+    path = Path(spec)
+    if path.exists():
+        return ScenarioFile(spec, path)
+    bundled = flcheck_spec.bundled_scenarios()
+    if spec in bundled:
+        return ScenarioFile(spec, bundled[spec])
+    raise FileNotFoundError(
+        f"scenario not found: {spec} (bundled: {', '.join(sorted(bundled)) or 'none'}; "
+        f"examples: {', '.join('example:' + n for n in sorted(EXAMPLES))})"
+    )

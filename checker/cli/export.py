@@ -1,8 +1,9 @@
 """``flcheck export isabelle SCENARIO... -o DIR``: write Isabelle/HOL theories of scenarios.
 
 ``SCENARIO`` is a scenario file (``.fl``), the name of a bundled scenario (``flcheck_spec``), or
-``example:NAME`` for an flmodel example system (``example:seed``, ``example:moniteo``,
-``example:moniteo_rr``); ``--bundled`` adds all of those (the set committed under ``theories/``:
+``example:NAME[:key=value,...]`` for an flmodel example system (``example:seed``, ``example:moniteo``,
+``example:moniteo_rr``: the same systems as in ``flcheck privacy``, see ``checker.app.load.EXAMPLES``);
+``--bundled`` adds all of those (the set committed under ``theories/``:
 ``flcheck export isabelle --bundled --clean -o theories/`` regenerates it; ``--clean`` removes stale
 theories, but only once the whole export has been generated). The command writes
 ``FL_Infrastructure.thy``, one ``Scenario_<name>.thy`` per scenario and ``ROOT`` into ``DIR``
@@ -20,8 +21,9 @@ import argparse
 import sys
 from pathlib import Path
 
-from checker.app.isabelle import export_texts, golden_specs, load_export, proof_summary, write_export
-from checker.app.isabelle_syntax import check_export_dir
+from checker.app.isabelle.export_files import export_texts, proof_summary, write_export
+from checker.app.isabelle.sources import golden_specs, load_export
+from checker.app.isabelle.syntax import check_export_dir
 from checker.mc.explore import Limits
 from checker.verdict import EXIT_HOLDS
 
@@ -41,7 +43,7 @@ def run_isabelle(args: argparse.Namespace) -> int:
         for stale in sorted(out.glob("*.thy")) if out.is_dir() else []:
             if stale.name not in files:
                 stale.unlink()
-    written = write_export(files, args.output)
+    written = write_export(files, args.output, inputs=[e.path for e in exports if e.path is not None])
     issues = check_export_dir(args.output)
     for path in written:
         if path.suffix == ".thy":
@@ -61,7 +63,7 @@ def run_isabelle(args: argparse.Namespace) -> int:
     return EXIT_HOLDS
 
 
-def register(sub: argparse._SubParsersAction) -> None:  # type: ignore[type-arg]
+def register(sub: argparse._SubParsersAction) -> None:
     """Add ``flcheck export isabelle``."""
     p = sub.add_parser("export", help="export scenarios (Isabelle/HOL theories)",
                        description="Export scenarios to other tools.")

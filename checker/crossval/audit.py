@@ -281,7 +281,14 @@ def parse_mechanism(text: str) -> Mechanism:
 
 
 def clopper_pearson_upper(k: FloatArray | int, n: int, alpha: float) -> FloatArray:
-    """One-sided Clopper–Pearson upper bound: ``P(p ≤ bound) ≥ 1 − alpha`` for k successes in n."""
+    """One-sided [ClopperPearson] upper bound: ``P(p ≤ bound) ≥ 1 − alpha`` for k successes in n.
+
+    With no success the bound solves ``(1 − p)^n = alpha``; with n successes it is 1:
+
+    >>> bound = clopper_pearson_upper([0, 10], 10, 0.05)
+    >>> round(float(bound[0]), 6), round(1 - 0.05 ** (1 / 10), 6), float(bound[1])
+    (0.258866, 0.258866, 1.0)
+    """
     k_arr = np.atleast_1d(np.asarray(k, dtype=float))
     with np.errstate(invalid="ignore"):
         b = stats.beta.ppf(1 - alpha, k_arr + 1, np.maximum(n - k_arr, 1e-300))
@@ -290,7 +297,15 @@ def clopper_pearson_upper(k: FloatArray | int, n: int, alpha: float) -> FloatArr
 
 def eps_lower_bound(fpr: FloatArray | float, fnr: FloatArray | float, delta: float = 0.0) -> FloatArray:
     """Eq. (8): ``ln max{(1 − δ − FPR)/FNR, (1 − δ − FNR)/FPR}`` clipped at 0 (``inf`` if a rate is 0
-    while the numerator is positive)."""
+    while the numerator is positive).
+
+    Randomized response with truth probability 3/4 has FPR = FNR = 1/4, hence ε = ln 3:
+
+    >>> round(float(eps_lower_bound(0.25, 0.25)[0]), 6), round(math.log(3), 6)
+    (1.098612, 1.098612)
+    >>> eps_lower_bound([0.0, 0.5], [0.5, 0.5]).tolist()
+    [inf, 0.0]
+    """
     a = np.atleast_1d(np.asarray(fpr, dtype=float))
     b = np.atleast_1d(np.asarray(fnr, dtype=float))
     with np.errstate(divide="ignore", invalid="ignore"):
@@ -369,6 +384,12 @@ def audit(
     ``trials`` outputs are drawn under each hypothesis (plus ``trials // 4`` calibration draws each, and for
     ``method="gaussian"`` on a noise mechanism ``trials`` noise draws to estimate ``μ_y, Σ_y``). The lower
     bound holds with probability ≥ ``confidence`` over the randomness of the audit.
+
+    The audited lower bound never exceeds the mechanism's true ε (ln 3 for randomized response at 3/4):
+
+    >>> result = audit(parse_mechanism("rr:p=3/4"), trials=2000, seed=0)
+    >>> 0 < result.eps_lower <= math.log(3)
+    True
     """
     if trials < 1:
         raise ValueError("trials must be >= 1")

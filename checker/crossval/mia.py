@@ -280,7 +280,13 @@ def roc_counts(scores: FloatArray, member: NDArray[np.bool_]) -> tuple[FloatArra
 
 
 def tpr_at_fpr(scores: FloatArray, member: NDArray[np.bool_], fpr: float) -> float:
-    """Largest TPR on the empirical ROC curve (threshold "score ≥ τ") with FPR ≤ ``fpr``."""
+    """Largest TPR on the empirical ROC curve (threshold "score ≥ τ") with FPR ≤ ``fpr``.
+
+    >>> scores = np.array([0.9, 0.8, 0.7, 0.6, 0.3, 0.2])
+    >>> member = np.array([True, True, False, True, False, False])
+    >>> tpr_at_fpr(scores, member, 0.0), tpr_at_fpr(scores, member, 1 / 3)
+    (0.6666666666666666, 1.0)
+    """
     member = np.asarray(member, dtype=bool)
     n_pos, n_neg = int(member.sum()), int((~member).sum())
     _, tp, fp = roc_counts(scores, member)
@@ -320,7 +326,12 @@ def attack_metrics(scores: FloatArray, member: NDArray[np.bool_], threshold: flo
 
 
 def clopper_pearson(k: int, n: int, alpha: float = 0.05) -> tuple[float, float]:
-    """Two-sided exact ([ClopperPearson]) ``1 − alpha`` interval for a binomial proportion."""
+    """Two-sided exact ([ClopperPearson]) ``1 − alpha`` interval for a binomial proportion.
+
+    >>> lo, hi = clopper_pearson(0, 10)
+    >>> lo, round(hi, 6), round(1 - 0.025 ** (1 / 10), 6)
+    (0.0, 0.308497, 0.308497)
+    """
     lo = 0.0 if k == 0 else float(stats.beta.ppf(alpha / 2, k, n - k + 1))
     hi = 1.0 if k == n else float(stats.beta.ppf(1 - alpha / 2, k + 1, n - k))
     return lo, hi

@@ -107,7 +107,14 @@ def hockey_stick_exact(
 
 def exact_epsilon(p: Mapping[Hashable, Fraction], q: Mapping[Hashable, Fraction]) -> float:
     """The smallest ε with ``E_{e^ε}(P‖Q) = 0``, i.e. ``max_y ln p(y)/q(y)`` (``inf`` when P charges an
-    outcome Q does not; ``-inf`` never, since both are distributions the value is ≥ 0)."""
+    outcome Q does not; ``-inf`` never, since both are distributions the value is ≥ 0).
+
+    >>> from fractions import Fraction as F
+    >>> round(exact_epsilon({0: F(3, 4), 1: F(1, 4)}, {0: F(1, 4), 1: F(3, 4)}), 6)
+    1.098612
+    >>> exact_epsilon({0: F(1)}, {1: F(1)})
+    inf
+    """
     best = -math.inf
     for y, py in p.items():
         py = Fraction(py)
@@ -273,7 +280,12 @@ class DiscretePLD(_AtomsMixin):
 
     @classmethod
     def from_arrays(cls, p: ArrayLike, q: ArrayLike) -> DiscretePLD:
-        """The PLD of ``(P, Q)`` for two probability vectors on the same outcomes (eq. 6 exactly)."""
+        """The PLD of ``(P, Q)`` for two probability vectors on the same outcomes (eq. 6 exactly).
+
+        >>> pld = DiscretePLD.from_arrays([0.75, 0.25], [0.25, 0.75])
+        >>> round(float(pld.delta([0.0])[0]), 12), round(pld.epsilon(0.0), 6)
+        (0.5, 1.098612)
+        """
         pa = np.asarray(p, dtype=float)
         qa = np.asarray(q, dtype=float)
         if pa.shape != qa.shape or pa.ndim != 1:
@@ -677,7 +689,11 @@ def best_advantage(alpha: ArrayLike, f_values: ArrayLike) -> float:
 
 def advantage_from_eps_delta(eps: float, delta: float) -> float:
     """Tight advantage bound of (ε, δ)-DP, ``(e^ε − 1 + 2δ)/(e^ε + 1)`` (Humphries et al., CSF 2023);
-    ``tanh(ε/2)`` when δ = 0."""
+    ``tanh(ε/2)`` when δ = 0.
+
+    >>> advantage_from_eps_delta(math.log(3), 0.0), advantage_from_eps_delta(0.0, 0.25)
+    (0.5, 0.25)
+    """
     if math.isinf(eps):
         return 1.0
     return min(1.0, (math.expm1(eps) + 2 * delta) / (math.exp(eps) + 1.0))

@@ -164,7 +164,11 @@ def secagg_loss_tails(
 
 
 def secagg_gaussian_mu(entries: Entries, n: int, d: int) -> float:
-    """μ of the Gaussian mechanism with the same covariance (Theorem 4.1 / Proposition 1)."""
+    """μ of the Gaussian mechanism with the same covariance (Theorem 4.1 / Proposition 1).
+
+    >>> secagg_gaussian_mu("exponential", 16, 1), round(secagg_gaussian_mu("uniform", 100, 100), 6)
+    (1.0, 3.464102)
+    """
     _check(entries, n, d)
     return math.sqrt(d) * WIDTH[entries] / math.sqrt(n * VARIANCE[entries])
 
@@ -217,7 +221,15 @@ def secagg_curve(
 
 
 def secagg_epsilon(entries: Entries, n: int, d: int, delta: float, interval: float = 1e-3) -> float:
-    """Certified upper bound on ε(δ) of SecAgg (pessimistic PLDs of both input orders, composed d times)."""
+    """Certified upper bound on ε(δ) of SecAgg (pessimistic PLDs of both input orders, composed d times).
+
+    It lies above the Gaussian approximation's ε (Theorem 4.1) for few users:
+
+    >>> from checker.crossval.gaussian import gaussian_epsilon
+    >>> certified = secagg_epsilon("uniform", 100, 1, 1e-5)
+    >>> round(certified, 4), certified >= gaussian_epsilon(secagg_gaussian_mu("uniform", 100, 1), 1e-5)
+    (1.3575, True)
+    """
     _check(entries, n, d)
     directions = (False,) if entries == "uniform" else (False, True)
     best = 0.0

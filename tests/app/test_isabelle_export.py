@@ -1,6 +1,5 @@
 """``flcheck export isabelle``: golden files under theories/, determinism, the syntax check of every
-export, the proof-script shapes built from the checker's evidence, the CLI, and random scenarios
-(issue 9)."""
+export, the proof-script shapes built from the checker's evidence, the CLI, and random scenarios."""
 
 from __future__ import annotations
 
@@ -15,19 +14,14 @@ import pytest
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
-from checker.app.isabelle import (
-    PropertySpec,
-    ScenarioExport,
-    example_export,
-    export_texts,
-    golden_specs,
-    load_export,
-    rat,
-    scenario_theory_text,
-    theory_name,
-)
-from checker.app.isabelle_syntax import check_export_dir, check_export_texts
+from checker.app.isabelle import sources
+from checker.app.isabelle.export_files import export_texts, proof_summary, write_export
+from checker.app.isabelle.sources import example_export, golden_specs, load_export, round_floats
+from checker.app.isabelle.syntax import check_export_dir, check_export_texts
+from checker.app.isabelle.terms import rat, theory_name
+from checker.app.isabelle.theory import PropertySpec, ScenarioExport, scenario_theory_text
 from checker.cli import main
+from checker.errors import InputError
 from checker.mc.ctl_parse import parse_formula
 from flmodel.data import point
 from flmodel.examples import fl_infrastructure, seed_model
@@ -101,8 +95,8 @@ def test_every_golden_export_passes_the_syntax_check(golden_files: dict[str, str
 
 
 def test_export_is_deterministic_within_a_process() -> None:
-    exp = example_export("seed")
-    assert scenario_theory_text(exp) == scenario_theory_text(example_export("seed"))
+    exp = example_export("example:seed")
+    assert scenario_theory_text(exp) == scenario_theory_text(example_export("example:seed"))
 
 
 def test_export_is_deterministic_across_hash_seeds(tmp_path: Path) -> None:
@@ -133,7 +127,7 @@ def test_rationals_are_exact() -> None:
 
 
 def test_seed_theory_has_the_locale_and_the_evidence() -> None:
-    text = scenario_theory_text(example_export("seed"))
+    text = scenario_theory_text(example_export("example:seed"))
     assert text.count("theory Scenario_example_seed\n  imports FL_Infrastructure\nbegin") == 1
     assert "locale scenario_example_seed =" in text
     for part in ("_gra ::", "_aloc ::", "_server ::", "_clients ::", "_dataset ::", "_poli ::", "_learner ::",
@@ -203,7 +197,7 @@ def test_untranslatable_and_unknown_properties_are_explained() -> None:
 
 
 def test_noise_support_becomes_locale_assumptions() -> None:
-    text = scenario_theory_text(example_export("moniteo_rr"))
+    text = scenario_theory_text(example_export("example:moniteo_rr"))
     assert "fixes example_moniteo_rr_support ::" in text
     assumes = re.findall(r"assumes (example_moniteo_rr_support_\d+):", text)
     assert assumes and len(assumes) == len(set(assumes))
@@ -318,7 +312,7 @@ def test_privacy_property_of_the_published_relation_states_the_vacuous_ni_fl_dp(
 
 
 # ------------------------------------------------------------------------------------------------
-# random scenario files (helper E's scenario language)
+# random scenario files (the scenario language)
 # ------------------------------------------------------------------------------------------------
 
 
@@ -382,7 +376,6 @@ def test_random_scenario_files_export_to_theories_that_pass_the_syntax_check(
 
 
 def test_proof_summary_counts_open_statements() -> None:
-    from checker.app.isabelle import proof_summary
 
     two = props(("r", "AG (ready == clients -> n >= 0)"), ("e", "EF curmodpar != (0, 0)"))
     text = scenario_theory_text(ScenarioExport("b", seed_model(), two))
@@ -425,10 +418,8 @@ def test_scenario_file_attack_tree_expectations(tmp_path: Path) -> None:
 
 
 def test_float_figures_are_rounded_for_stable_bytes() -> None:
-    from checker.app.isabelle import _round_floats
-
-    assert _round_floats("eps 2.1972245773362196, 1/2, 0.25") == "eps 2.197, 1/2, 0.25"
-    assert _round_floats("mass -2.220446049250313e-16") == "mass -2.22e-16"
+    assert round_floats("eps 2.1972245773362196, 1/2, 0.25") == "eps 2.197, 1/2, 0.25"
+    assert round_floats("mass -2.220446049250313e-16") == "mass -2.22e-16"
 
 
 @pytest.mark.slow
@@ -459,3 +450,34 @@ def test_ag_on_unchanging_components_is_proved_for_the_unbounded_relation() -> N
         block = text.split(f"lemma {name}:")[1].split("\nqed")[0]
         assert "proof (rule check_AG_inv)" in block and "elim!: state_transition_FLx.cases" in block
     assert "oops" in text.split("lemma st_rd:")[1].split("\n\n")[0]
+
+
+def test_a_failing_quantitative_engine_fails_the_export(monkeypatch: pytest.MonkeyPatch) -> None:
+    """The verdicts of privacy/advantage/probability properties come from ``flcheck check``; when that
+    engine fails, the export fails too (no theory silently without those verdicts)."""
+
+    def broken(*_args: object, **_kwargs: object) -> None:
+        raise RuntimeError("engine failure")
+
+    monkeypatch.setattr(sources, "check_scenario", broken)
+    with pytest.raises(RuntimeError, match="engine failure"):
+        load_export("moniteo")
+
+
+def test_write_export_never_overwrites_an_input(tmp_path: Path) -> None:
+    source = tmp_path / "Scenario_x.thy"
+    source.write_text("input")
+    with pytest.raises(InputError, match="inputs"):
+        write_export({"Scenario_x.thy": "theory", "ROOT": ""}, tmp_path, inputs=[source])
+    assert source.read_text() == "input"
+
+
+def test_example_options_name_their_theory() -> None:
+    """``example:NAME:key=value`` is another system than ``example:NAME``: its theory has its own name,
+    and the header names the spec as given."""
+    exp = example_export("example:moniteo:mechanism=none")
+    assert exp.name == "example_moniteo_mechanism_none" and exp.system.ctx.mechanism is None
+    text = scenario_theory_text(exp)
+    assert "flcheck export isabelle example:moniteo:mechanism=none)" in text.splitlines()[0]
+    assert "theory Scenario_example_moniteo_mechanism_none" in text
+    assert check_export_texts(export_texts([exp])) == []

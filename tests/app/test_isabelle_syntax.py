@@ -1,4 +1,4 @@
-"""The Isabelle-subset grammar and the syntax checker of exported theories (issue 9, item 3).
+"""The Isabelle-subset grammar and the syntax checker of exported theories.
 
 Every check must be able to fail: each test feeds the checker a broken variant of a correct text and
 asserts the specific complaint, besides asserting that the correct text passes.
@@ -13,16 +13,10 @@ import pytest
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
-from checker.app.isabelle_base import base_theory_text
-from checker.app.isabelle_syntax import (
-    MAIN_CONSTANTS,
-    check_balance,
-    check_export_texts,
-    check_root,
-    check_theory,
-    parse,
-    term_references,
-)
+from checker.app.isabelle.base import base_theory_text
+from checker.app.isabelle.syntax import check_export_texts, check_root, check_theory
+from checker.app.isabelle.syntax_declarations import MAIN_CONSTANTS
+from checker.app.isabelle.syntax_parse import check_balance, parse, term_references
 
 BASE = base_theory_text()
 BASE_FILE = "FL_Infrastructure.thy"

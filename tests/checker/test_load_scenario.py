@@ -1,5 +1,5 @@
-"""Loading scenario files through helper E's API (``flmodel.scenario.load_scenario``) and exploring
-them; skipped while that API or the bundled scenarios are not available."""
+"""Loading scenario files (``flmodel.scenario.load_scenario``) and exploring them, and resolving
+command-line model names (``example:NAME[:key=value,...]``, paths, bundled scenario names)."""
 
 from __future__ import annotations
 
@@ -8,10 +8,12 @@ from pathlib import Path
 
 import pytest
 
-from checker.app.load import load_model, model_kind
+from checker.app.load import ExampleModel, ScenarioFile, load_model, model_kind, resolve_model_spec
 from checker.cli import main
+from checker.errors import InputError
 from checker.mc.explore import Limits
 from checker.verdict import Verdict
+from flmodel.system import FLSystem
 
 
 def _scenarios() -> list[Path]:
@@ -20,7 +22,7 @@ def _scenarios() -> list[Path]:
     return list(flcheck_spec.bundled_scenarios().values())
 
 
-# A subset of the example documented at the top of spec/grammar/scenario.lark (helper E's language).
+# A subset of the example documented at the top of spec/grammar/scenario.lark (the scenario language).
 EXAMPLE = """\
 scenario "Moniteo"
 locations ground_station, orbit1, orbit2
@@ -79,3 +81,55 @@ def test_bundled_scenarios_explore_and_check(path: Path, capsys: pytest.CaptureF
     assert main(["explore", str(path), "--json", "--max-states", "20000"]) == 0
     out = json.loads(capsys.readouterr().out)
     assert out["states"] == kripke.num_states
+
+
+def shape(system: FLSystem) -> tuple[object, ...]:
+    """What tells two FL systems apart (an FLSystem has no equality of its own)."""
+    mechanism = system.ctx.mechanism
+    return (system.initial, system.rules.name, system.bounds, system.ctx.trace_mode,
+            None if mechanism is None else mechanism.describe())
+
+
+def test_example_names_mean_one_system() -> None:
+    """``example:NAME`` is the same system for every command: Moniteo carries its randomized-response
+    noise (as spec/scenarios/moniteo.fl does); options change it explicitly."""
+    from flmodel import examples
+
+    moniteo = resolve_model_spec("example:moniteo")
+    assert isinstance(moniteo, ExampleModel) and moniteo.label == "example_moniteo"
+    assert shape(moniteo.system) == shape(examples.moniteo_like(2, 1, "rr"))
+    assert list(moniteo.universe) == examples.moniteo_universe(2, 1, 1)
+    quiet = resolve_model_spec("example:moniteo:mechanism=none,k=3")
+    assert isinstance(quiet, ExampleModel) and quiet.system.ctx.mechanism is None
+    assert quiet.label == "example_moniteo_mechanism_none_k_3"
+    one_satellite = [resolve_model_spec(s) for s in ("example:moniteo_rr", "example:moniteo:k=1")]
+    assert all(isinstance(m, ExampleModel) for m in one_satellite)
+    assert len({shape(m.system) for m in one_satellite if isinstance(m, ExampleModel)}) == 1
+    seed = resolve_model_spec("example:seed")
+    assert isinstance(seed, ExampleModel)
+    assert shape(seed.system) == shape(examples.seed_model(2, max_rounds=1, max_events=4, trace_mode="drop"))
+
+
+@pytest.mark.parametrize(("spec", "message"), [
+    ("example:nothing", "unknown example"),
+    ("example:moniteo:k=x", "must be an integer"),
+    ("example:moniteo:bogus=1", "unknown example option"),
+    ("example:moniteo:k", "bad example option"),
+    ("example:seed:mechanism=laplace", "unknown mechanism"),
+    ("example:moniteo:mechanism=laplace", "unknown mechanism shorthand"),
+])
+def test_bad_example_specs_are_input_errors(spec: str, message: str) -> None:
+    with pytest.raises(InputError, match=message):
+        resolve_model_spec(spec)
+
+
+def test_scenarios_resolve_by_path_or_bundled_name(tmp_path: Path) -> None:
+    import flcheck_spec
+
+    bundled = resolve_model_spec("moniteo")
+    assert bundled == ScenarioFile("moniteo", flcheck_spec.bundled_scenarios()["moniteo"])
+    path = tmp_path / "mine.fl"
+    path.write_text(EXAMPLE)
+    assert resolve_model_spec(str(path)) == ScenarioFile(str(path), path)
+    with pytest.raises(FileNotFoundError, match=r"bundled: .*moniteo.*examples: example:moniteo"):
+        resolve_model_spec(str(tmp_path / "missing.fl"))
