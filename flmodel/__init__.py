@@ -1,5 +1,5 @@
-"""flmodel: the IIIf federated-learning instance of seed 004 (what the system is).
+"""flmodel: the IIIf federated-learning instance of [IIIf-FL] (what the system is).
 
-Never imports ``checker``. See ``spec/SPEC.md`` for the traceability table from seed 004's
+Never imports ``checker``. See ``spec/SPEC.md`` for the traceability table from [IIIf-FL]'s
 definitions to the names here.
 """

@@ -1,12 +1,12 @@
-"""Data points, datasets, partitions and the neighbour relations of seed 004.
+"""Data points, datasets, partitions and the neighbour relations of [IIIf-FL].
 
-Seed 004, Section III-B: ``dataset: data set`` (the global data set) and
+[IIIf-FL], Section III-B: ``dataset: data set`` (the global data set) and
 ``partition: actor ⇒ data set`` (the part held by each client); rule ``put_part`` requires
 ``dataset G = ⋃•_{c ∈ clients G} (Part c)``, the *disjoint* union of the parts.
-Seed 004, Section III-C: ``D ◇1 D'`` (the data sets differ by one element) and, in Theorem 1,
+[IIIf-FL], Section III-C: ``D ◇1 D'`` (the data sets differ by one element) and, in Theorem 1,
 ``D ◇x D'`` (they differ only in ``x``).
 
-The seed does not say which of the two usual readings of "differ by one element" it means; both are
+[IIIf-FL] does not say which of the two usual readings of "differ by one element" it means; both are
 encoded and named (see ``spec/SPEC.md``):
 
 * **replace-one** (bounded DP): ``|D| = |D'|`` and ``|D \\ D'| = |D' \\ D| = 1``
@@ -32,7 +32,7 @@ Number = Fraction | int | str
 
 @dataclass(frozen=True, order=True, slots=True)
 class DataPoint:
-    """One training example ``(x_i, y_i)`` (seed 004, Section III-A: ``f_i(w) = L(x_i, y_i; w)``).
+    """One training example ``(x_i, y_i)`` ([IIIf-FL] Section III-A: ``f_i(w) = L(x_i, y_i; w)``).
 
     ``name`` identifies the point (e.g. a location on Earth in the satellite scenario); it comes first
     so that datasets sort by name. ``features`` and ``target`` are exact rationals.
@@ -81,7 +81,7 @@ def make_partition(parts: dict[str, Iterable[DataPoint]]) -> Partition:
 
 def is_disjoint_union(data: Dataset, parts: Iterable[frozenset[DataPoint]]) -> bool:
     """``data = ⋃• parts``: the parts are pairwise disjoint and their union is ``data``
-    (seed 004, III-B, premise of ``put_part``)."""
+    ([IIIf-FL] III-B, premise of ``put_part``)."""
     seen: set[DataPoint] = set()
     total = 0
     for part in parts:
@@ -147,7 +147,7 @@ def partition_by(data: Dataset, clients: Iterable[str], owner: Callable[[DataPoi
     return FrozenMap({c: frozenset(b) for c, b in buckets.items()})
 
 
-# --- neighbour relations (seed 004, III-C: ◇1 and ◇x) --------------------------------------------
+# --- neighbour relations ([IIIf-FL] III-C: ◇1 and ◇x) --------------------------------------------
 
 
 def replace_one(d0: Dataset, d1: Dataset) -> bool:
@@ -173,7 +173,7 @@ def neighbours_1(d0: Dataset, d1: Dataset, reading: NeighbourReading) -> bool:
 def differ_only_in(
     d0: Dataset, d1: Dataset, x: DataPoint, reading: NeighbourReading = "add_remove_one"
 ) -> bool:
-    """``D ◇x D'`` (seed 004, Theorem 1: "their datasets differ only in x").
+    """``D ◇x D'`` ([IIIf-FL] Theorem 1: "their datasets differ only in x").
 
     * add/remove-one reading (default): ``D △ D' = {x}`` — ``x`` is in exactly one of them;
     * replace-one reading: ``D ◇1 D'`` (replace-one) and ``x`` is the element of ``D`` that is

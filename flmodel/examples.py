@@ -1,8 +1,9 @@
-"""Ready-made FL instances: the seed's model and a parametric satellite-swarm (Moniteo-like) model.
+"""Ready-made FL instances: the published [IIIf-FL] model and a parametric satellite-swarm (Moniteo-like)
+model.
 
-* :func:`seed_model` — seed 004, Section III-B as published: a server and clients, a small regression
+* :func:`seed_model` — [IIIf-FL] Section III-B as published: a server and clients, a small regression
   dataset that ``put_part`` deploys, the published rules, full trace sets, small bounds.
-* :func:`moniteo_like` — seed 004, Section IV (Moniteo): ``k`` geo-stationary satellites ``sat1 …
+* :func:`moniteo_like` — [IIIf-FL] Section IV (Moniteo): ``k`` geo-stationary satellites ``sat1 …
   satk``, each initially equipped with its part ``Part_σ`` of (location, temperature) data, a ground
   server learning ``temperature ≈ w0 + w1·x`` by FedAvg; parametric in clients, rounds and the noise
   mechanism, for benchmarks and privacy checks. Default rule set ``fedavg_rounds`` with trace history
@@ -90,7 +91,7 @@ def seed_model(
     loss: Loss | None = None,
     rules: RuleSet | str = PUBLISHED,
 ) -> FLSystem:
-    """The seed's FL model (seed 004, III-B) as published: clients ``c1 … cn``, server ``server``,
+    """The FL model of [IIIf-FL] III-B as published: clients ``c1 … cn``, server ``server``,
     the dataset of :func:`seed_dataset` (or ``data``) not yet deployed, ``curmodpar = 0``, protocol
     ``{[]}``, the published rules with literal trace sets, bounded by ``max_rounds`` aggregations and
     ``max_events`` steps (the literal trace sets grow with every step)."""
@@ -146,7 +147,7 @@ def moniteo_like(
     noise_target: NoiseTarget = "update",
     max_events: int | None = None,
 ) -> FLSystem:
-    """A Moniteo-like satellite swarm (seed 004, IV): satellites ``sat1 … satk`` at orbits
+    """A Moniteo-like satellite swarm ([IIIf-FL] IV): satellites ``sat1 … satk`` at orbits
     ``orbit1 … orbitk``, server ``ground`` at ``ground_station``, squared loss on
     (location, temperature) data, each satellite initially holding its part (``partitioned=True``),
     FedAvg rounds bounded by ``rounds``.

@@ -1,6 +1,6 @@
-"""An immutable, hashable finite map: the encoding of the seed's total functions
+"""An immutable, hashable finite map: the encoding of [IIIf-FL]'s total functions
 ``actor ⇒ location`` (``aloc``), ``actor ⇒ α`` (``gradient``) and ``actor ⇒ data set``
-(``partition``) of seed 004, Section III-B, datatype ``igraph``.
+(``partition``) of [IIIf-FL] Section III-B, datatype ``igraph``.
 
 Isabelle functions are total; a :class:`FrozenMap` stores the values on a finite domain (the actors
 of the infrastructure) and is compared and hashed by its sorted items, so two maps with the same graph

@@ -1,6 +1,6 @@
-"""The infrastructure types of seed 004, Section III-B, as immutable, hashable values.
+"""The infrastructure types of [IIIf-FL] Section III-B, as immutable, hashable values.
 
-Seed 004 (III-B)::
+[IIIf-FL] (III-B)::
 
     datatype igraph = Lgraph gra: location set  aloc: actor ⇒ location  server: actor
                              clients: actor set  ready: actor set  gradient: actor ⇒ α :: num
@@ -11,7 +11,7 @@ Seed 004 (III-B)::
 
 Encoding (see ``spec/SPEC.md``):
 
-* locations and actors are strings; ``gra`` is :class:`Gra` — the location set of the seed, plus an
+* locations and actors are strings; ``gra`` is :class:`Gra` — the location set of [IIIf-FL], plus an
   optional set of edges (the text calls ``gra`` "the actual topology"; no rule reads it);
 * the total functions ``aloc``, ``gradient``, ``partition`` are :class:`~flmodel.frozen.FrozenMap`
   on a finite domain (all actors for ``aloc``; all clients for ``gradient`` and ``partition``);
@@ -112,7 +112,7 @@ class Poli(NamedTuple):
 
 @dataclass(frozen=True, slots=True, order=True)
 class Put:
-    """``Put [Part]``: the deployment of a partition (the seed's event carries a *list* of
+    """``Put [Part]``: the deployment of a partition ([IIIf-FL]'s event carries a *list* of
     partitions; ``put_part`` records the one-element list ``[Part]``)."""
 
     parts: tuple[Partition, ...]
@@ -165,7 +165,7 @@ def trace_text(trace: Trace) -> str:
 
 
 class Protocol(NamedTuple):
-    """``Protocol evs``: the set of protocol traces recorded so far (seed 004, III-B)."""
+    """``Protocol evs``: the set of protocol traces recorded so far ([IIIf-FL] III-B)."""
 
     evs: frozenset[Trace]
 
@@ -174,7 +174,7 @@ class Protocol(NamedTuple):
 
 
 def insertp(trace: Trace, evs: frozenset[Trace]) -> Protocol:
-    """``insertp x (evs P)``: the protocol whose traces are ``evs P ∪ {x}`` (seed 004, III-B, used by
+    """``insertp x (evs P)``: the protocol whose traces are ``evs P ∪ {x}`` ([IIIf-FL] III-B, used by
     all three rules; the result is a ``Protocol``, the ``P'`` of the rules)."""
     return Protocol(evs | {trace})
 
@@ -188,7 +188,7 @@ EMPTY_PROTOCOL = Protocol(frozenset({()}))
 
 class Igraph(NamedTuple):
     """``Lgraph gra aloc server clients ready gradient curmodpar partition dataset``
-    (seed 004, III-B). A named tuple: construction and hashing run in C, which is what makes state
+    ([IIIf-FL] III-B). A named tuple: construction and hashing run in C, which is what makes state
     exploration fast (a plain 9-tuple with the same components compares equal)."""
 
     gra: Gra
@@ -255,7 +255,7 @@ def lgraph(
 
 
 class Infrastructure(NamedTuple):
-    """``Infrastructure igra prot poli`` (seed 004, III-B): a state of ``→FL`` (a named tuple)."""
+    """``Infrastructure igra prot poli`` ([IIIf-FL] III-B): a state of ``→FL`` (a named tuple)."""
 
     igra: Igraph
     prot: Protocol
@@ -275,7 +275,7 @@ def validate_igraph(g: Igraph) -> list[str]:
             problems.append(f"actor {a!r} is placed at unknown location {loc!r}")
     for a in sorted(g.clients | {g.server}):
         if a not in g.aloc:
-            problems.append(f"actor {a!r} has no location (aloc is total in the seed)")
+            problems.append(f"actor {a!r} has no location (aloc is total in [IIIf-FL])")
     if g.server in g.clients:
         problems.append(f"the server {g.server!r} is also a client")
     if not g.ready <= g.clients:

@@ -1,10 +1,10 @@
 """Learning with exact numbers: vectors of Fractions, losses with exact (sub)gradients, the client
-update ``w − η·∇L(w; P_k)`` and the FedAvg aggregation (seed 004, Section III-A, Algorithm 1, and
+update ``w − η·∇L(w; P_k)`` and the FedAvg aggregation ([IIIf-FL] Section III-A, Algorithm 1, and
 Section III-B, rules ``get_grad`` and ``eval_server``).
 
 Conventions (recorded in ``spec/SPEC.md``):
 
-* A model parameter ``w`` (the seed's type variable ``α``) is a tuple of :class:`~fractions.Fraction`.
+* A model parameter ``w`` ([IIIf-FL]'s type variable ``α``) is a tuple of :class:`~fractions.Fraction`.
 * The local objective is the mean loss ``F_k(w) = (1/n_k) Σ_{i ∈ P_k} f_i(w)`` of Section III-A.
   For an empty part (``n_k = 0``) the mean is undefined; we take ``∇F_k = 0`` (the gradient of the
   empty *sum*), so the client update of an empty part is ``w`` itself.
@@ -25,7 +25,7 @@ from typing import Protocol
 
 from flmodel.data import DataPoint
 
-#: A model parameter vector (the seed's ``α :: num``), exact. Any tuple of Fractions is accepted;
+#: A model parameter vector ([IIIf-FL]'s ``α :: num``), exact. Any tuple of Fractions is accepted;
 #: results of this module are :class:`Vec` (a tuple with a cached hash).
 Vector = tuple[Fraction, ...]
 
@@ -201,7 +201,7 @@ def mean_gradient(loss: Loss, w: Vector, points: frozenset[DataPoint]) -> Vector
 
 @lru_cache(maxsize=1 << 16)
 def grad_step(loss: Loss, eta: Fraction, w: Vector, points: frozenset[DataPoint]) -> Vector:
-    """The client update of seed 004 (Algorithm 1, ``ClientUpdate``; rule ``get_grad``):
+    """The client update of [IIIf-FL] (Algorithm 1, ``ClientUpdate``; rule ``get_grad``):
     ``Gradc = w − η·∇L(w, P_c)``.
 
     >>> from flmodel.data import point
@@ -236,7 +236,7 @@ def aggregate(weighted: Iterable[tuple[Fraction, Vector]], dim: int) -> Vector:
 
 
 def fedavg(items: tuple[tuple[int, Vector], ...], n: int, dim: int) -> Vector:
-    """FedAvg aggregation (seed 004, III-A line 6 and III-B ``eval_server``):
+    """FedAvg aggregation ([IIIf-FL] III-A line 6 and III-B ``eval_server``):
     ``Newmodel = Σ_c (n_c / n) · w_c`` for ``items = ((n_c, w_c), ...)``, with ``x/0 = 0``.
 
     Computed as ``(Σ_c n_c · w_c) / n`` over a common denominator (the same rational, fewer gcds).

@@ -1,6 +1,6 @@
 """Noise mechanisms as finite distributions with exact probabilities over client updates.
 
-The published rules of seed 004 (Section III-B) are deterministic; probabilities enter through the
+The published rules of [IIIf-FL] (Section III-B) are deterministic; probabilities enter through the
 probabilistic extension of IIIf used by NI-FL-DP (Section III-C). flcheck's probabilistic step
 ``get_grad_noisy`` (see :mod:`flmodel.rules`) reports ``M(Gradc)`` instead of ``Gradc`` for a
 mechanism ``M`` of this module. A mechanism maps an update (a vector of Fractions) to a tuple of

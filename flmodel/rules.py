@@ -1,4 +1,4 @@
-"""The transition relation ``→FL`` of seed 004, Section III-B (``inductive state_transition_FL``), as
+"""The transition relation ``→FL`` of [IIIf-FL] Section III-B (``inductive state_transition_FL``), as
 published, and the round-based FedAvg variant beside it.
 
 Published rules (literal; each ill-formed spot and its reading is recorded in ``spec/SPEC.md``)::
@@ -27,7 +27,7 @@ its location — ``put_part`` and ``eval_server`` by the server, ``get_grad`` by
 enabled only if ``enables (poli I) G (aloc G actor) actor kind`` holds. With
 :meth:`flmodel.infrastructure.Poli.permissive` the gated relation is exactly the published one.
 
-Probabilistic extension (flcheck's, not in the seed): ``get_grad_noisy`` reports ``M(Gradc)`` for a
+Probabilistic extension (flcheck's, not in [IIIf-FL]): ``get_grad_noisy`` reports ``M(Gradc)`` for a
 mechanism ``M`` of :mod:`flmodel.noise`; each outcome ``v`` with probability ``p`` is a step with
 ``Get c v`` and ``gradient G(c := v)``; all outcomes share one action.
 
@@ -238,7 +238,7 @@ def put_part_enabled(ctx: RuleContext, infra: Infrastructure) -> bool:
 
 
 def put_part(ctx: RuleContext, infra: Infrastructure, *, rule: str = "put_part") -> Iterator[Transition]:
-    """Rule ``put_part`` (seed 004, III-B): one transition per partition ``Part`` of ``dataset G``
+    """Rule ``put_part`` ([IIIf-FL] III-B): one transition per partition ``Part`` of ``dataset G``
     over ``clients G``; ``P' = insertp [Put [Part]] (evs P)``; ``G'`` replaces ``partition`` by
     ``Part`` and keeps every other component (``ready G`` and ``curmodpar G`` included)."""
     if not put_part_enabled(ctx, infra):
@@ -267,7 +267,7 @@ def get_grad_enabled(ctx: RuleContext, infra: Infrastructure, c: str) -> bool:
 def get_grad(
     ctx: RuleContext, infra: Infrastructure, *, rule: str | None = None, unready_only: bool = False
 ) -> Iterator[Transition]:
-    """Rule ``get_grad`` (seed 004, III-B), for every client ``c`` and trace ``l ∈ evs P``:
+    """Rule ``get_grad`` ([IIIf-FL] III-B), for every client ``c`` and trace ``l ∈ evs P``:
     ``Gradc = curmodpar G − η∇L(curmodpar G, partition G c)``,
     ``P' = insertp (Get c Gradc # l) (evs P)``,
     ``G' = G(ready := insert c (ready G), gradient := (gradient G)(c := Gradc))``.
@@ -317,7 +317,7 @@ def eval_server_enabled(ctx: RuleContext, infra: Infrastructure) -> bool:
 def eval_server(
     ctx: RuleContext, infra: Infrastructure, *, rule: str = "eval_server"
 ) -> Iterator[Transition]:
-    """Rule ``eval_server`` (seed 004, III-B): ``Newmodel = Σ_c (card (partition G c)/n) * gradient G c``,
+    """Rule ``eval_server`` ([IIIf-FL] III-B): ``Newmodel = Σ_c (card (partition G c)/n) * gradient G c``,
     ``P' = insertp (Eval Newmodel # l) (evs P)``, ``G' = G(ready := ∅, curmodpar := Newmodel)``."""
     if not eval_server_enabled(ctx, infra):
         return
@@ -403,7 +403,7 @@ PUBLISHED = RuleSet(
         Rule("eval_server", "eval_server", lambda ctx, i, _p: eval_server(ctx, i), aggregates=True),
     ),
 )
-"""The relation ``→FL`` exactly as published in seed 004, III-B."""
+"""The relation ``→FL`` exactly as published in [IIIf-FL] III-B."""
 
 FEDAVG_ROUNDS = RuleSet(
     "fedavg_rounds",

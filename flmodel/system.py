@@ -54,7 +54,7 @@ from flmodel.rules import (
 
 
 class FLState(NamedTuple):
-    """A state of the bounded FL system: the seed state plus bookkeeping (see module docstring)."""
+    """A state of the bounded FL system: the published state plus bookkeeping (see module docstring)."""
 
     infra: Infrastructure
     round: int
@@ -339,7 +339,7 @@ class FLSystem:
 
     @staticmethod
     def project(state: FLState) -> Infrastructure:
-        """The seed state (``Infrastructure``) of an FL state."""
+        """The published state (``Infrastructure``, [IIIf-FL] III-B) of an FL state."""
         return state.infra
 
     def describe(self) -> dict[str, object]:

@@ -1,18 +1,18 @@
 """Numpy simulation of federated training, for the attacks and audits of ``checker.crossval``.
 
-What is simulated (seed 002, Sec. 2.1 and Algorithm 1; seed 001, Sec. "FedSGD"):
+What is simulated ([SRATTA] Sec. 2.1 and Algorithm 1; [FL-MI] Sec. "FedSGD"):
 
 * ``K`` clients, client ``k`` holding ``D_k``; a model ``m_θ`` that is either multinomial logistic
   regression (``logits = W x + b``) or a one-hidden-layer MLP whose FIRST layer is fully connected with
-  bias and ReLU (``z = W¹ x + b¹``, ``a = max(z, 0)``, ``logits = W² a + b²``) — seed 002's Assumption 2.3.
+  bias and ReLU (``z = W¹ x + b¹``, ``a = max(z, 0)``, ``logits = W² a + b²``) — [SRATTA]'s Assumption 2.3.
 * **FedAvg**: in round ``t`` every client starts from the broadcast ``θ_{t−1}`` and makes ``n_updates``
   local SGD steps ``θ ← θ − η · (1/B) Σ_{i∈batch} ∇ℓ(θ; x_i, y_i)`` (batches taken in order from a stream
   of fresh random permutations of ``D_k``), then the server sets
   ``θ_t = θ_{t−1} + Σ_k (n_k / n) (θ^k_t − θ_{t−1})``. ``local_epochs`` instead of ``n_updates`` gives
   ``n_updates = local_epochs · ⌈n_k / B⌉``.
-* **FedSGD** (seed 001): one gradient per client per round on a batch of ``B`` local samples at
+* **FedSGD** ([FL-MI]): one gradient per client per round on a batch of ``B`` local samples at
   ``θ_{t−1}``; the same weighted aggregation (so FedSGD = FedAvg with ``n_updates = 1``).
-* **Secure aggregation**: the observer (server or any party, seed 002 Sec. 2.2) sees only the aggregate,
+* **Secure aggregation**: the observer (server or any party, [SRATTA] Sec. 2.2) sees only the aggregate,
   i.e. the sequence of global parameters ``θ_0, …, θ_T``; without it the observer also sees every
   client's update. :meth:`TrainingRun.observer_view` returns exactly what the observer sees.
 * **DP-SGD** (Abadi et al. 2016): per-sample gradients clipped to L2 norm ``C``, Gaussian noise
@@ -23,7 +23,7 @@ What is simulated (seed 002, Sec. 2.1 and Algorithm 1; seed 001, Sec. "FedSGD"):
   compose). :meth:`TrainingRun.gdp_mu` returns that ``μ``; ε for a δ follows from the closed form of
   the Gaussian curve (computed by the application layer with ``checker.crossval.gaussian``; flmodel
   never imports checker). No sub-sampling amplification is claimed, so the ε is an upper bound.
-* **Neuron censoring** (seed 002, Sec. 5, our reading): a client withholds its update of the first-layer
+* **Neuron censoring** ([SRATTA] Sec. 5, our reading): a client withholds its update of the first-layer
   neuron ``h`` (row ``W¹_h`` and bias ``b¹_h`` reset to the broadcast value) when, during its local
   training of the round, between 1 and ``censor_threshold`` distinct local samples had a non-zero
   ``∂ℓ/∂z^h``; such small local activation sets are what lets SRATTA isolate a sample.
@@ -31,7 +31,7 @@ What is simulated (seed 002, Sec. 2.1 and Algorithm 1; seed 001, Sec. "FedSGD"):
 Everything is deterministic under ``TrainingConfig.seed`` (one ``numpy.random.Generator``).
 The run records, for the attacks and for ground truth: the global parameters of every round, every
 client's first-layer update ``(ΔW¹, Δb¹)`` of every round, and the round-level activation sets
-``A^h_t`` (seed 002, Def. 3.2: samples whose ``∂ℓ/∂z^h`` was non-zero in some local step).
+``A^h_t`` ([SRATTA] Def. 3.2: samples whose ``∂ℓ/∂z^h`` was non-zero in some local step).
 """
 
 from __future__ import annotations
@@ -99,7 +99,7 @@ def split_clients(
     """Give each of ``n_clients`` clients ``per_client`` distinct samples.
 
     ``alpha=None`` is the IID split (uniform sample without replacement). Otherwise each client draws
-    class proportions ``p_k ~ Dirichlet(α·1_C)`` (Hsu et al. 2019, as in seed 002 Sec. E.3) and its
+    class proportions ``p_k ~ Dirichlet(α·1_C)`` (Hsu et al. 2019, as in [SRATTA] Sec. E.3) and its
     label counts ``~ Multinomial(per_client, p_k)``; a class running out of samples is refilled from
     the classes that still have some, in proportion to ``p_k``. Large α → homogeneous clients, small α →
     each client holds few classes.
@@ -161,7 +161,7 @@ class Params:
 
     @property
     def first_layer(self) -> FloatArray:
-        """Extended first-layer weights ``W̄ = (W¹, b¹)``, shape ``H × (d+1)`` (seed 002, Sec. 2.2)."""
+        """Extended first-layer weights ``W̄ = (W¹, b¹)``, shape ``H × (d+1)`` ([SRATTA] Sec. 2.2)."""
         return np.concatenate([self.W1, self.b1[:, None]], axis=1)
 
 
@@ -302,7 +302,7 @@ class TrainingRun:
     global first-layer update is their sum); ``activation[t-1][k]`` is a boolean ``H × n_k`` matrix whose
     row ``h`` marks client ``k``'s samples in the round-level activation set ``A^h_t``;
     ``final_client_params`` are the clients' local models after the last round
-    (the black-box targets of seed 003).
+    (the black-box targets of [NIST-MIA]).
     """
 
     config: TrainingConfig
@@ -317,7 +317,7 @@ class TrainingRun:
 
     def observer_view(self) -> dict[str, object]:
         """What an honest-but-curious observer sees: the global parameters of every round, plus every
-        client's update when there is no secure aggregation (seed 002, Sec. 2.2)."""
+        client's update when there is no secure aggregation ([SRATTA] Sec. 2.2)."""
         view: dict[str, object] = {"global_params": self.global_params}
         if not self.config.secure_aggregation:
             view["client_updates"] = self.client_updates
@@ -476,7 +476,7 @@ def first_layer_updates(run: TrainingRun) -> Sequence[FloatArray]:
 
 def batch_gradient(params: Params, x: FloatArray, y: IntArray) -> FloatArray:
     """Gradient of the mean cross-entropy over the batch w.r.t. all parameters, flattened in the order
-    ``W1, b1, W2, b2`` — the client message ``G`` of FedSGD (seed 001, Sec. 2)."""
+    ``W1, b1, W2, b2`` — the client message ``G`` of FedSGD ([FL-MI] Sec. 2)."""
     g = _backward(params, x, y)
     n = len(y)
     parts = [g.dz.T @ x / n, g.dz.mean(axis=0)]
@@ -488,7 +488,7 @@ def batch_gradient(params: Params, x: FloatArray, y: IntArray) -> FloatArray:
 def tabular_dataset(
     n: int, d: int, positive_rate: float, rng: np.random.Generator, noise: float = 0.5
 ) -> tuple[FloatArray, IntArray]:
-    """Synthetic tabular binary task (an Adult-like stand-in, seed 001 Sec. 4): features ``~ N(0, I_d)``,
+    """Synthetic tabular binary task (an Adult-like stand-in, [FL-MI] Sec. 4): features ``~ N(0, I_d)``,
     score ``s = w·x + noise·ε`` with a fixed ``w = (1, 1/2, 1/3, …)``, label ``1[s > τ]`` with ``τ`` the
     ``1 − positive_rate`` quantile of ``s`` (so the class balance is ``positive_rate``)."""
     if not 0 < positive_rate < 1:

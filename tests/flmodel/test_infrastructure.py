@@ -1,4 +1,4 @@
-"""Immutable, hashable infrastructure values (seed 004, III-B datatypes) and FrozenMap."""
+"""Immutable, hashable infrastructure values ([IIIf-FL] III-B datatypes) and FrozenMap."""
 
 from __future__ import annotations
 

@@ -1,5 +1,5 @@
-"""Each published rule of seed 004, III-B: enabled exactly when the seed says, successor exactly what
-the seed says (including the protocol trace), checked against independent reconstructions."""
+"""Each published rule of [IIIf-FL] III-B: enabled exactly when [IIIf-FL] says, successor exactly what
+it says (including the protocol trace), checked against independent reconstructions."""
 
 from __future__ import annotations
 

@@ -1,5 +1,5 @@
 """The scenario language: bundled files parse and round-trip, errors carry positions and are reported
-all at once, the built system agrees with helper A's reference instance."""
+all at once, the built system agrees with the reference instances of ``flmodel.examples``."""
 
 from __future__ import annotations
 
@@ -106,7 +106,7 @@ def test_built_system_components() -> None:
 
 
 def test_seed_model_scenario_equals_reference_instance() -> None:
-    """seed_model.fl and helper A's ``flmodel.examples.seed_model()`` (built independently in Python)
+    """seed_model.fl and ``flmodel.examples.seed_model()`` (built independently in Python)
     have the same reachable structure."""
     from checker.mc.explore import explore
     from flmodel.examples import seed_model
@@ -182,7 +182,7 @@ def test_load_missing_file(tmp_path: Path) -> None:
 
 
 def test_fl_system_and_universe_for_other_commands() -> None:
-    """The unwrapped FLSystem (helper D's privacy command, the Isabelle export) and the universe of
+    """The unwrapped FLSystem (the privacy command, the Isabelle export) and the universe of
     declared points (neighbour generation)."""
     from flmodel.system import FLSystem
 

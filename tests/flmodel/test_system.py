@@ -54,7 +54,7 @@ def test_protocol_conformance_and_distributions() -> None:
 
 
 def test_every_explored_edge_is_a_published_step() -> None:
-    """Projection: each explored edge is an →FL step of the seed state (literal trace sets)."""
+    """Projection: each explored edge is an →FL step of the published state (literal trace sets)."""
     system = seed_model(max_events=3)
     seen, edges = explore(system)
     for s, a, t, _ in edges:

@@ -1,5 +1,5 @@
 """flmodel.training: FedAvg/FedSGD simulation checked against finite differences, hand-computed steps
-and seed 002's Proposition 3.2 (round update in the span of the activation set)."""
+and [SRATTA]'s Proposition 3.2 (round update in the span of the activation set)."""
 
 from __future__ import annotations
 
@@ -86,7 +86,7 @@ def test_global_update_is_weighted_sum_of_client_updates_and_sa_view() -> None:
 
 
 def test_round_update_lies_in_span_of_activation_set() -> None:
-    """Seed 002, Prop. 3.2: ΔW̄^h_t = Σ_{x∈A^h_t} λ_x (x, 1); empty A ⇒ no update of neuron h."""
+    """[SRATTA], Prop. 3.2: ΔW̄^h_t = Σ_{x∈A^h_t} λ_x (x, 1); empty A ⇒ no update of neuron h."""
     split = split_clients(Y, 3, 30, None, np.random.default_rng(4))
     run = train(TrainingConfig(hidden=40, rounds=3, n_updates=2, batch_size=2, lr=0.5, seed=2), X, Y, split)
     hist = run.first_layer_history()
