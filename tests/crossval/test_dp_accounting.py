@@ -1,15 +1,14 @@
-"""Optional comparison with Google's dp_accounting (the ``crossval`` extra); skipped when not installed."""
+"""Comparison with Google's dp_accounting (the ``crossval`` extra, part of the documented test install:
+``pip install '.[test,crossval]'``), so a missing package is an error, not a silent skip."""
 
 from __future__ import annotations
 
 import math
 
 import numpy as np
-import pytest
+from dp_accounting.pld import privacy_loss_distribution as pld_mod
 
 from checker.crossval.gaussian import gaussian_delta, gaussian_grid, gaussian_loss_tails, laplace_delta
-
-pld_mod = pytest.importorskip("dp_accounting.pld.privacy_loss_distribution")
 
 
 def test_gaussian_composition_agrees_with_dp_accounting() -> None:
