@@ -13,7 +13,9 @@ import time
 
 import numpy as np
 
-from checker.attack_trees.core import AttackFound, distance_to, generate_attack_tree, is_valid
+from checker.attack_trees.generation import AttackFound, generate_attack_tree
+from checker.attack_trees.graph_search import distance_to
+from checker.attack_trees.validity import is_valid
 from checker.mc.kripke import Kripke
 from checker.mc.ts import Action
 

@@ -22,13 +22,9 @@ import numpy as np
 
 from checker.app.privacy_fl import privacy_report
 from checker.errors import InputError
-from checker.markov.core import (
-    dtmc_from_kripke,
-    mdp_from_kripke,
-    mdp_reach,
-    mdp_value_iteration,
-    reach_probabilities,
-)
+from checker.markov.first_passage import reach_probabilities
+from checker.markov.mdp import mdp_reach, mdp_value_iteration
+from checker.markov.models import dtmc_from_kripke, mdp_from_kripke
 from checker.mc.explore import Limits
 from checker.mc.kripke import Kripke
 from checker.mc.ts import Action

@@ -28,3 +28,4 @@ class Verdict(StrEnum):
 EXIT_HOLDS = 0
 EXIT_VIOLATED = 1
 EXIT_BAD_INPUT = 2
+EXIT_INTERNAL = 3

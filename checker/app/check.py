@@ -7,25 +7,27 @@ Application layer (imports flmodel and the engines). Each property kind is dispa
 * ``attack_tree`` — the goal's satisfaction set, then :func:`checker.attack_trees.core.generate_attack_tree`
   (IIIf AT: a valid tree iff ``EF goal``); ``exists`` holds iff a tree is found, ``absent`` iff the
   engine proves that no tree exists (an invariant avoiding the goal);
-* ``privacy`` — NI-FL-DP (seed 004, III-C) between the scenario's dataset ``D0`` and a declared
-  neighbour ``D1``: both systems are explored, their nondeterminism resolved by the uniform memoryless
-  scheduler (:func:`checker.markov.core.dtmc_from_kripke`), and the distributions of what the attacker
-  observes at the end of the runs (:func:`checker.markov.core.observable_distribution`, the released model
-  after the bounded rounds) are compared by :func:`checker.privacy.ni_fl_dp.pure_epsilon` and
-  :func:`checker.privacy.ni_fl_dp.ni_fl_dp` (exact: ``e^ε`` decided exactly);
-* ``advantage`` — on the same pair of distributions, the best distinguishing advantage (total
-  variation, :func:`checker.privacy.advantage.best_advantage`, seed II-D / Theorem 1) against a number, the
-  seed's Theorem-1 bound read as ``Adv ≤ 1 − e^{−ε}``, or the tight pure-DP bound ``tanh(ε/2)``
-  (:func:`checker.privacy.advantage.bounds`);
+* ``privacy`` — NI-FL-DP ([IIIf-FL], III-C) between the scenario's dataset ``D0`` and a declared
+  neighbour ``D1``: both systems are explored, and the distributions of what the attacker observes at
+  the end of the runs (the released model after the bounded rounds) under the uniform scheduler
+  (:func:`checker.app.privacy_observation.end_of_run_distribution`, with
+  :func:`~checker.app.privacy_observation.scheduler_independent`) are compared by
+  :func:`checker.app.privacy_fl.assess_pair`, the pipeline of ``flcheck privacy`` (exact: ``e^ε``
+  decided exactly);
+* ``advantage`` — on the same pair of distributions, by the same
+  :func:`~checker.app.privacy_fl.assess_pair`: the best distinguishing advantage (total variation,
+  [IIIf-FL] II-D / Theorem 1) against a number, the seed's Theorem-1 bound read as
+  ``Adv ≤ 1 − e^{−ε}``, or the tight pure-DP bound ``tanh(ε/2)`` (:func:`checker.privacy.advantage.bounds`);
 * ``probability`` — the first-passage probability of reaching the target set (IIIf ``Prob``, the
   well-defined reading of ``P(M ⊢F s)``): ``min``/``max`` over schedulers by
   :func:`checker.markov.core.mdp_reach`, ``uniform`` by :func:`checker.markov.core.reach_probability`;
-* ``crossval`` — helper F's :func:`checker.crossval.crossval_scenario.cross_validate` on the pair of
-  distributions, with the formal ε computed here;
-* ``attack`` — helper G's :func:`checker.app.attacks.run_attack` experiment; it measures, it does not
-  decide, so its verdict is ``unknown`` unless a ``max_<metric>`` option states what must hold.
+* ``crossval`` — :func:`checker.crossval.crossval_scenario.cross_validate` on the pair of
+  distributions, with the formal ε of :func:`~checker.app.privacy_fl.assess_pair`;
+* ``attack`` — a :func:`checker.app.attacks.run_attack` experiment; it measures, it does not decide, so
+  its verdict is ``unknown`` unless a ``max_<metric>`` option states what must hold.
 
-A kind whose engine fails or is missing gets the verdict ``unknown`` with the reason, never a guess.
+``unknown`` is also the verdict of a property that an incomplete exploration does not decide. An engine
+that fails raises: the failure is a bug to surface, not a verdict.
 """
 
 from __future__ import annotations
@@ -38,11 +40,24 @@ from fractions import Fraction
 from pathlib import Path
 from typing import Any
 
+import flcheck_spec
 import numpy as np
 
+from checker.app.privacy_fl import assess_pair
+from checker.app.privacy_observation import end_of_run_distribution, scheduler_independent
+from checker.attack_trees.generation import generate_attack_tree
 from checker.errors import InputError, Position
+from checker.io.render import json_value, value_text
+from checker.markov.first_passage import reach_probability
+from checker.markov.mdp import mdp_reach
+from checker.markov.models import dtmc_from_kripke, mdp_from_kripke
+from checker.mc import ctl_ast
+from checker.mc.atoms import AtomEvaluator
+from checker.mc.ctl import ModelChecker
+from checker.mc.ctl_parse import parse_formula
 from checker.mc.explore import Limits, ProgressCallback, explore
 from checker.mc.kripke import Kripke
+from checker.privacy.ni_fl_dp import Eps
 from checker.verdict import Verdict
 from flmodel.errors import Diagnostic, ModelError
 from flmodel.scenario import load_scenario
@@ -74,12 +89,12 @@ class PropertyResult:
     formula: str = ""
 
     def to_json(self) -> dict[str, Any]:
-        v = self.value
-        if v is not None and (math.isinf(v) or math.isnan(v)):
-            v = str(v)  # type: ignore[assignment]
-        return {"name": self.name, "kind": self.kind, "verdict": str(self.verdict), "value": v,
-                "value_text": self.value_text, "evidence": self.evidence, "formula": self.formula,
-                "seconds": round(self.seconds, 4), "details": self.details}
+        """The result as strict-JSON data (:func:`checker.io.render.json_value`: ±∞ as ``"inf"``)."""
+        data: dict[str, Any] = json_value({
+            "name": self.name, "kind": self.kind, "verdict": str(self.verdict), "value": self.value,
+            "value_text": self.value_text, "evidence": self.evidence, "formula": self.formula,
+            "seconds": round(self.seconds, 4), "details": self.details})
+        return data
 
 
 @dataclass
@@ -101,6 +116,8 @@ class CheckReport:
         return 0 if all(r.verdict.exit_code() == 0 for r in self.results) else 1
 
     def to_json(self) -> dict[str, Any]:
+        """The report as strict-JSON data (keys ``scenario``, ``states``, ``transitions``,
+        ``properties``…)."""
         k = self.kripke
         return {
             "scenario": self.scenario_path,
@@ -111,7 +128,7 @@ class CheckReport:
             "limit_reason": k.limit_reason,
             "explore_seconds": round(self.explore_seconds, 4),
             "seconds": round(self.total_seconds, 4),
-            "system": _jsonable(build_system(self.scenario).describe()),
+            "system": json_value(build_system(self.scenario).describe()),
             "neighbours": {n: {"states": s, "transitions": t}
                            for n, (s, t) in self.neighbour_structures.items()},
             "properties": [r.to_json() for r in self.results],
@@ -119,27 +136,14 @@ class CheckReport:
         }
 
 
-def _jsonable(x: Any) -> Any:
-    if isinstance(x, dict):
-        return {str(k): _jsonable(v) for k, v in x.items()}
-    if isinstance(x, list | tuple):
-        return [_jsonable(v) for v in x]
-    if isinstance(x, Fraction):
-        return str(x)
-    return x
-
-
 def default_scenario() -> Path:
     """The bundled Moniteo scenario (``spec/scenarios/moniteo.fl``)."""
-    import flcheck_spec
-
     return flcheck_spec.resource("scenarios", "moniteo.fl")
 
 
 # ------------------------------------------------------------------------------------------ helpers
-def _parse(p: PropertyDecl, what: str = "formula") -> Any:
-    from checker.mc.ctl_parse import parse_formula
-
+def _parse(p: PropertyDecl) -> ctl_ast.Formula:
+    """The property's formula, parsed with its position in the scenario file."""
     f = p.formula
     assert f is not None
     return parse_formula(f.text, source=f.pos.source, line=f.pos.line or 1, column=f.pos.column or 1)
@@ -151,11 +155,8 @@ def _compare(a: Fraction | float, op: str, b: Fraction | float) -> bool:
     return {"<=": a <= b, ">=": a >= b, "<": a < b, ">": a > b, "==": a == b}[op]  # type: ignore[operator]
 
 
-def _num(x: Fraction | float) -> float:
-    return float(x)
-
-
-def _frac_text(x: Fraction | float) -> str:
+def _number_text(x: Fraction | float) -> str:
+    """An exact figure with its decimal value (``2263/11664 ≈ 0.194``), an integer as it is."""
     if isinstance(x, Fraction):
         return str(x) if x.denominator == 1 else f"{x} ≈ {float(x):.4g}"
     return f"{x:.6g}"
@@ -167,7 +168,7 @@ def _trace_text(trace: Any, limit: int = 8) -> str:
     acts = [s.action for s in trace.steps if s.action]
     more = f" … ({len(acts)} steps)" if len(acts) > limit else ""
     body = " ; ".join(acts[:limit]) if acts else "initial state"
-    loop = " (then loops)" if getattr(trace, "loop_start", None) is not None else ""
+    loop = " (then loops)" if trace.loop_start is not None else ""
     return f"{trace.kind}: {body}{more}{loop}"
 
 
@@ -175,8 +176,6 @@ class _Context:
     """Caches shared between properties: the model checker, neighbour structures, distributions."""
 
     def __init__(self, scenario: Scenario, system: ScenarioSystem, kripke: Kripke, limits: Limits):
-        from checker.mc.ctl import ModelChecker
-
         self.scenario = scenario
         self.system = system
         self.kripke = kripke
@@ -204,8 +203,6 @@ class _Context:
 
     def distribution(self, neighbour: str, names: tuple[str, ...]) -> tuple[dict[Hashable, Any], Any, bool]:
         """(distribution of the observation at the end of runs, missing mass, complete) on D0 or D1."""
-        from checker.markov.core import dtmc_from_kripke, observable_distribution
-
         key = (neighbour, names)
         if key not in self.dists:
             k = self.structure(neighbour)
@@ -216,14 +213,15 @@ class _Context:
             cols = [list(k.observables[n]) for n in names]
             values = [tuple(_freeze(c[i]) for c in cols) if len(cols) > 1 else _freeze(cols[0][i])
                       for i in range(k.num_states)]
-            od = observable_distribution(dtmc_from_kripke(k, "uniform"), values, exact=True)
+            od = end_of_run_distribution(k, values, exact=True)
             self.dists[key] = (od.dist, od.missing, k.complete)
-            self.independent[key] = _scheduler_independent(k, values) if k.complete else None
+            self.independent[key] = scheduler_independent(k, values)
         return self.dists[key]  # type: ignore[no-any-return]
 
     def scheduler_note(self, neighbour: str, names: tuple[str, ...]) -> str:
         """Whether the two distributions depend on how nondeterminism is resolved (Pmin = Pmax of each
-        final observation over all schedulers; helper D's check)."""
+        final observation over all schedulers,
+        :func:`~checker.app.privacy_observation.scheduler_independent`)."""
         flags = [self.independent.get(("", names)), self.independent.get((neighbour, names))]
         if all(f is True for f in flags):
             return "uniform scheduler (the distributions are the same under every scheduler)"
@@ -232,27 +230,12 @@ class _Context:
         return "uniform scheduler (scheduler dependence not checked)"
 
 
-def _scheduler_independent(k: Kripke, values: list[Hashable]) -> bool | None:
-    """Helper D's check (``checker.app.privacy_fl``), ``None`` when it is not available."""
-    try:
-        from checker.app.privacy_fl import _scheduler_independent as check
-    except ImportError:  # pragma: no cover - depends on helper D's module
-        return None
-    return check(k, values)
-
-
 def _freeze(v: object) -> Hashable:
     if isinstance(v, list | tuple):
         return tuple(_freeze(x) for x in v)
     if isinstance(v, set | frozenset):
         return frozenset(_freeze(x) for x in v)
     return v  # type: ignore[return-value]
-
-
-def _outcome_text(o: object) -> str:
-    if isinstance(o, tuple):
-        return "(" + ", ".join(_outcome_text(x) for x in o) + ")"
-    return str(o)
 
 
 # ------------------------------------------------------------------------------------------ kinds
@@ -276,8 +259,6 @@ def _ctl(ctx: _Context, p: PropertyDecl) -> PropertyResult:
 
 
 def _attack_tree(ctx: _Context, p: PropertyDecl) -> PropertyResult:
-    from checker.attack_trees.core import generate_attack_tree
-
     f = _parse(p)
     goal = ctx.mc.sat(f)
     result = generate_attack_tree(ctx.kripke, goal, max_attacks=3)
@@ -322,26 +303,22 @@ def _pair(ctx: _Context, p: PropertyDecl) -> tuple[dict[Hashable, Any], dict[Has
     return d0, d1, problem
 
 
-def _eps_of(p: PropertyDecl) -> Any:
-    from checker.privacy.ni_fl_dp import Eps
-
+def _eps_of(p: PropertyDecl) -> Eps:
     assert p.eps is not None
     return Eps(ratio=p.eps.value) if p.eps.log else Eps(value=p.eps.value)
 
 
 def _privacy(ctx: _Context, p: PropertyDecl) -> PropertyResult:
-    from checker.privacy.ni_fl_dp import ni_fl_dp, pure_epsilon
-
     d0, d1, problem = _pair(ctx, p)
     names = ctx.observing(p)
     if problem:
         return PropertyResult(p.name, p.kind, Verdict.UNKNOWN, None, "", problem)
     eps = _eps_of(p)
-    res = pure_epsilon(d0, d1)
-    verdict = ni_fl_dp(d0, d1, eps)
+    pair = assess_pair(d0, d1, eps)
+    res, verdict = pair.epsilon, pair.verdict
     value = math.inf if res.infinite else res.epsilon
     worst = "" if res.outcome is None else (
-        f"worst outcome {_outcome_text(res.outcome)}: P0 = {res.p0}, P1 = {res.p1}")
+        f"worst outcome {value_text(res.outcome)}: P0 = {res.p0}, P1 = {res.p1}")
     note = ctx.scheduler_note(p.neighbour or "", names)
     evidence = (f"ε* = {res.text()} vs ε = {eps.text()}; " + worst +
                 f"; observing {', '.join(names)} at the end of runs, {note}, "
@@ -356,15 +333,13 @@ def _privacy(ctx: _Context, p: PropertyDecl) -> PropertyResult:
 
 
 def _advantage(ctx: _Context, p: PropertyDecl) -> PropertyResult:
-    from checker.privacy.advantage import best_advantage, bounds
-    from checker.privacy.ni_fl_dp import pure_epsilon
-
     d0, d1, problem = _pair(ctx, p)
     if problem:
         return PropertyResult(p.name, p.kind, Verdict.UNKNOWN, None, "", problem)
-    best = best_advantage(d0, d1)
+    pair = assess_pair(d0, d1, None if p.bound_kind == "number" else _eps_of(p))
+    best = pair.best
     adv = best.advantage
-    eps_model = pure_epsilon(d0, d1)
+    eps_model = pair.epsilon
     details: dict[str, Any] = {"advantage": str(adv), "correct": str(best.correct),
                                "symmetric": best.symmetric,
                                "model_epsilon": eps_model.json(), "neighbour": p.neighbour}
@@ -373,23 +348,20 @@ def _advantage(ctx: _Context, p: PropertyDecl) -> PropertyResult:
         bound_value: Fraction | float = p.bound
         bound_text = str(p.bound)
     else:
-        eps = _eps_of(p)
         name = "seed_theorem1_proof_as_bound" if p.bound_kind == "theorem1" else "tight_pure"
-        (b,) = [b for b in bounds(adv, eps) if b.name == name]
+        (b,) = [b for b in pair.bounds if b.name == name]
         bound_value = b.value
-        bound_text = f"{b.formula} at ε = {eps.text()} = {_frac_text(b.value)}"
-        details["bounds"] = {x.name: x.json() for x in bounds(adv, eps)}
+        bound_text = f"{b.formula} at ε = {pair.eps_checked.text()} = {_number_text(b.value)}"
+        details["bounds"] = {x.name: x.json() for x in pair.bounds}
     holds = _compare(adv, "<=", bound_value)
-    evidence = (f"best attacker (likelihood ratio): Adv = {_frac_text(adv)} vs bound {bound_text}; "
-                f"P(correct) = {_frac_text(best.correct)}; model ε* = {eps_model.text()}")
-    ctx.artefacts["privacy"].setdefault(f"{p.name}", None)
-    return PropertyResult(p.name, p.kind, Verdict.HOLDS if holds else Verdict.VIOLATED, _num(adv),
-                          _frac_text(adv), evidence, details)
+    evidence = (f"best attacker (likelihood ratio): Adv = {_number_text(adv)} vs bound {bound_text}; "
+                f"P(correct) = {_number_text(best.correct)}; model ε* = {eps_model.text()}")
+    ctx.artefacts["privacy"].setdefault(p.name, None)
+    return PropertyResult(p.name, p.kind, Verdict.HOLDS if holds else Verdict.VIOLATED, float(adv),
+                          _number_text(adv), evidence, details)
 
 
 def _probability(ctx: _Context, p: PropertyDecl) -> PropertyResult:
-    from checker.markov.core import dtmc_from_kripke, mdp_from_kripke, mdp_reach, reach_probability
-
     f = _parse(p)
     target = ctx.mc.sat(f)
     k = ctx.kripke
@@ -406,15 +378,14 @@ def _probability(ctx: _Context, p: PropertyDecl) -> PropertyResult:
     assert p.bound is not None and p.compare is not None
     holds = _compare(value, p.compare, p.bound)
     sname = {"min": "Pmin", "max": "Pmax", "uniform": "P (uniform scheduler)"}[sched]
-    evidence = f"{sname}[◇ target] = {_frac_text(value)} (first passage); required {p.compare} {p.bound}"
-    return PropertyResult(p.name, p.kind, Verdict.HOLDS if holds else Verdict.VIOLATED, _num(value),
-                          _frac_text(value), evidence, {"scheduler": sched, "probability": str(value)},
+    evidence = f"{sname}[◇ target] = {_number_text(value)} (first passage); required {p.compare} {p.bound}"
+    return PropertyResult(p.name, p.kind, Verdict.HOLDS if holds else Verdict.VIOLATED, float(value),
+                          _number_text(value), evidence, {"scheduler": sched, "probability": str(value)},
                           formula=str(f))
 
 
 def _crossval(ctx: _Context, p: PropertyDecl) -> PropertyResult:
-    from checker.crossval.crossval_scenario import cross_validate
-    from checker.privacy.ni_fl_dp import pure_epsilon
+    from checker.crossval.crossval_scenario import cross_validate  # lazy: scipy, a second to import
 
     d0, d1, problem = _pair(ctx, p)
     if problem:
@@ -422,7 +393,7 @@ def _crossval(ctx: _Context, p: PropertyDecl) -> PropertyResult:
     opts = {o.key: o.value for o in p.options}
     trials = int(opts.get("trials", 20_000))
     seed = int(opts.get("seed", 0))
-    formal = pure_epsilon(d0, d1)
+    formal = assess_pair(d0, d1, None).epsilon
     cv = cross_validate(d0, d1, formal_eps=math.inf if formal.infinite else formal.epsilon, trials=trials,
                         seed=seed, name=p.name)
     evidence = (f"numerical ε = {cv.numerical_eps:.6g}, formal ε = {formal.text()}, audited ε ≥ "
@@ -433,7 +404,7 @@ def _crossval(ctx: _Context, p: PropertyDecl) -> PropertyResult:
 
 
 def _attack(ctx: _Context, p: PropertyDecl) -> PropertyResult:
-    from checker.app.attacks import run_attack
+    from checker.app.attacks import run_attack  # lazy: the FL training simulations import scipy and sklearn
 
     opts: dict[str, Any] = {}
     limits: dict[str, float] = {}
@@ -451,7 +422,7 @@ def _attack(ctx: _Context, p: PropertyDecl) -> PropertyResult:
     if not limits:
         return PropertyResult(p.name, p.kind, Verdict.UNKNOWN, None, "",
                               f"experiment ran ({figures}); no max_<metric> option states what must hold",
-                              {"result": _jsonable_deep(out)})
+                              {"result": json_value(out)})
     bad = []
     for metric, lim in limits.items():
         vals = [v for k, v in found.items() if k.split(".")[-1] == metric]
@@ -464,7 +435,7 @@ def _attack(ctx: _Context, p: PropertyDecl) -> PropertyResult:
     verdict = Verdict.VIOLATED if bad else Verdict.HOLDS
     return PropertyResult(p.name, p.kind, verdict, worst, f"{worst:.4g}",
                           "; ".join(bad) if bad else f"all within bounds ({figures})",
-                          {"result": _jsonable_deep(out)})
+                          {"result": json_value(out)})
 
 
 def _find_metrics(obj: Any, prefix: str = "") -> dict[str, float]:
@@ -480,20 +451,6 @@ def _find_metrics(obj: Any, prefix: str = "") -> dict[str, float]:
     return out
 
 
-def _jsonable_deep(obj: Any) -> Any:
-    if isinstance(obj, dict):
-        return {str(k): _jsonable_deep(v) for k, v in obj.items()}
-    if isinstance(obj, list | tuple):
-        return [_jsonable_deep(v) for v in obj]
-    if isinstance(obj, np.generic):
-        return obj.item()
-    if isinstance(obj, float) and not math.isfinite(obj):
-        return str(obj)
-    if isinstance(obj, int | float | str | bool) or obj is None:
-        return obj
-    return str(obj)
-
-
 KINDS = {"ctl": _ctl, "attack_tree": _attack_tree, "privacy": _privacy, "advantage": _advantage,
          "probability": _probability, "crossval": _crossval, "attack": _attack}
 
@@ -502,39 +459,19 @@ KINDS = {"ctl": _ctl, "attack_tree": _attack_tree, "privacy": _privacy, "advanta
 def _validate_formulas(scenario: Scenario, kripke: Kripke) -> list[Diagnostic]:
     """Parse every formula first and evaluate its atoms, so that all formula errors are reported at once
     (with their positions in the scenario file) before any property is decided."""
-    from checker.mc.atoms import AtomEvaluator
-    from checker.mc.ctl_ast import Atom
-
     diags: list[Diagnostic] = []
     evaluator = AtomEvaluator(kripke)
     for p in scenario.properties:
         if p.formula is None:
             continue
         try:
-            f = _parse(p)
-            for sub in _subformulas(f):
-                if isinstance(sub, Atom):
-                    evaluator.evaluate(sub)
+            for atom in ctl_ast.atoms_of(_parse(p)):
+                evaluator.evaluate(atom)
         except InputError as exc:
             pos = exc.position or Position(scenario.source)
-            exp = f"; expected {exc.expected}" if getattr(exc, "expected", None) else ""
+            exp = f"; expected {exc.expected}" if exc.expected else ""
             diags.append(Diagnostic(pos, f"property {p.name!r}: {exc.message}{exp}"))
     return diags
-
-
-def _subformulas(f: Any) -> list[Any]:
-    from checker.mc.ctl_ast import Atom
-
-    out = [f]
-    if isinstance(f, Atom):
-        return out
-    for name in ("arg", "left", "right"):
-        sub = getattr(f, name, None)
-        if sub is not None and not isinstance(sub, str | int):
-            out.extend(_subformulas(sub))
-    for sub in getattr(f, "args", ()) or ():
-        out.extend(_subformulas(sub))
-    return out
 
 
 def check_scenario(scenario: Scenario, *, limits: Limits | None = None, path: str | None = None,
@@ -562,11 +499,7 @@ def check_scenario(scenario: Scenario, *, limits: Limits | None = None, path: st
         if status is not None:
             status(f"checking {p.name} ({p.kind}, {i} of {len(selected)})")
         s0 = time.perf_counter()
-        fn = KINDS.get(p.kind)
-        if fn is None:  # the grammar admits only known kinds; a new kind without an engine is "unknown"
-            res = PropertyResult(p.name, p.kind, Verdict.UNKNOWN, evidence=f"no engine for kind {p.kind!r}")
-        else:
-            res = fn(ctx, p)
+        res = KINDS[p.kind](ctx, p)  # the grammar admits only the kinds of KINDS
         res.seconds = time.perf_counter() - s0
         results.append(res)
     report = CheckReport(path or scenario.source, scenario, kripke, results, t1 - t0)

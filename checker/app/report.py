@@ -14,13 +14,14 @@ from __future__ import annotations
 import base64
 import html
 import io
-import json
 import math
-from collections.abc import Callable
+from collections.abc import Callable, Iterable
 from pathlib import Path
 from typing import Any
 
+from checker.attack_trees.export import display_children, node_label
 from checker.io.files import write_atomic
+from checker.io.render import dumps
 
 __all__ = ["render_json", "render_table", "write_report"]
 
@@ -57,17 +58,15 @@ def render_table(report: Any, *, evidence_width: int = 90) -> str:
 
 def render_json(report: Any) -> str:
     """``report.to_json()`` as text (keys ``scenario``, ``states``, ``transitions``, ``properties``…)."""
-    return json.dumps(report.to_json(), indent=2, ensure_ascii=False, default=str)
-
-
+    return dumps(report.to_json(), indent=2)
 
 
 # ------------------------------------------------------------------------------------------ pictures
 def _figure_png(draw: Callable[[Any], None], size: tuple[float, float]) -> bytes:
-    import matplotlib
+    import matplotlib  # lazy: matplotlib is slow to import and only needed for --report
 
     matplotlib.use("Agg", force=False)
-    import matplotlib.pyplot as plt
+    import matplotlib.pyplot as plt  # lazy: after selecting the Agg backend
 
     fig = plt.figure(figsize=size)
     try:
@@ -81,7 +80,7 @@ def _figure_png(draw: Callable[[Any], None], size: tuple[float, float]) -> bytes
 
 def location_graph_png(scenario: Any) -> bytes:
     """The location graph ``gra`` with the actors placed at their locations (``aloc``)."""
-    import networkx as nx
+    import networkx as nx  # lazy: only the location picture of --report needs it
 
     g = nx.DiGraph()
     for n in scenario.locations:
@@ -117,8 +116,6 @@ def location_graph_png(scenario: Any) -> bytes:
 def attack_tree_png(tree: Any, kripke: Any, goal_text: str) -> bytes:
     """A layered top-down drawing of an IIIf attack tree (shared sub-attacks drawn once per use;
     at most 60 nodes are drawn)."""
-    from checker.attack_trees.export import display_children, node_label
-
     nodes: list[tuple[int, int, str, str]] = []  # (id, depth, kind, label)
     edges: list[tuple[int, int]] = []
 
@@ -231,9 +228,11 @@ def _pictures(report: Any) -> list[tuple[str, str, bytes]]:
     return out
 
 
-def write_report(report: Any, path: str | Path) -> list[Path]:
+def write_report(report: Any, path: str | Path, *, inputs: Iterable[str | Path] = ()) -> list[Path]:
     """Write the Markdown (``.md``) or HTML (``.html``/``.htm``) report; returns the files written.
-    Markdown pictures go beside the report as ``<stem>_<picture>.png``."""
+    Markdown pictures go beside the report as ``<stem>_<picture>.png``. No file is written over one of
+    ``inputs`` (the command's input files): :class:`checker.errors.InputError` instead."""
+    inputs = list(inputs)
     p = Path(path)
     suffix = p.suffix.lower()
     if suffix not in (".md", ".html", ".htm"):
@@ -258,11 +257,11 @@ def write_report(report: Any, path: str | Path) -> list[Path]:
         lines += ["", "## Pictures", ""]
         for stem, caption, png in pics:
             fname = f"{p.stem}_{stem}.png"
-            write_atomic(p.with_name(fname), png)
+            write_atomic(p.with_name(fname), png, inputs=inputs)
             written.append(p.with_name(fname))
             lines += [f"### {caption}", "", f"![{caption}]({fname})", ""]
         lines += ["## Scenario", "", "```", report.scenario.to_text().rstrip(), "```", ""]
-        write_atomic(p, "\n".join(lines).encode("utf-8"))
+        write_atomic(p, "\n".join(lines).encode("utf-8"), inputs=inputs)
     else:
         esc = html.escape
         rows = "".join(
@@ -286,6 +285,6 @@ def write_report(report: Any, path: str | Path) -> list[Path]:
             "<h2>Properties</h2><table><tr><th>property</th><th>kind</th><th>verdict</th><th>figure</th>"
             f"<th>evidence</th></tr>{rows}</table><h2>Pictures</h2>{imgs}"
             f"<h2>Scenario</h2><pre>{esc(report.scenario.to_text())}</pre></body></html>")
-        write_atomic(p, doc.encode("utf-8"))
+        write_atomic(p, doc.encode("utf-8"), inputs=inputs)
     written.insert(0, p)
     return written

@@ -1,10 +1,11 @@
-"""Export of IIIf attack trees (:mod:`checker.attack_trees.core`): text, JSON, Graphviz DOT and the ADTool
+"""Export of IIIf attack trees (:mod:`checker.attack_trees.tree`): text, JSON, Graphviz DOT and the ADTool
 XML formats, plus the JSON reader used to re-check exported trees.
 
 * JSON (``flcheck-attack-tree/1``): the shared tree as a DAG — a ``nodes`` table (``id``, ``kind``
   ``base|and|or``, the pair as state-id lists ``initial``/``goal`` with their sizes, ``label`` text and,
   for base attacks, the ``action`` and observable ``changes``) and ``root``; ``valid`` is the result of
-  re-checking the tree with :func:`checker.attack_trees.core.is_valid`. :func:`tree_from_json` reads it back.
+  re-checking the tree with :func:`checker.attack_trees.validity.is_valid`. :func:`tree_from_json` reads it
+  back.
 * DOT: one Graphviz node per shared sub-attack (``digraph``; and-children are numbered in sequence).
 * ADTool: the ``<adtree>`` format of ADTool 2 (``<node refinement="disjunctive|conjunctive">`` with a
   ``<label>`` and an optional ``<comment>``; a leaf is written ``disjunctive`` as ADTool does), or with
@@ -23,18 +24,10 @@ from collections.abc import Sequence
 from typing import Any
 from xml.sax.saxutils import escape
 
-from checker.attack_trees.core import (
-    AndAttack,
-    AttackFound,
-    AttackTree,
-    BaseAttack,
-    Change,
-    NoAttack,
-    OrAttack,
-    StepLabel,
-    check_validity,
-    format_value,
-)
+from checker.attack_trees.generation import AttackFound, NoAttack
+from checker.attack_trees.labels import Change, StepLabel, format_value
+from checker.attack_trees.tree import AndAttack, AttackTree, BaseAttack, OrAttack
+from checker.attack_trees.validity import check_validity
 from checker.mc.kripke import Kripke
 from checker.mc.ts import Action
 
@@ -158,7 +151,7 @@ def _action_json(a: Action | None) -> dict[str, Any] | None:
 def tree_to_json(tree: AttackTree, kripke: Kripke | None = None, *, goal_text: str | None = None,
                  names_limit: int = 20) -> dict[str, Any]:
     """The tree as a JSON-ready DAG (see the module docstring); ``valid`` is filled in when a Kripke
-    structure is given (re-check with :func:`checker.attack_trees.core.check_validity`)."""
+    structure is given (re-check with :func:`checker.attack_trees.validity.check_validity`)."""
     order = tree.postorder()
     ids = {id(n): i for i, n in enumerate(order)}
     nodes = []
@@ -236,9 +229,9 @@ def tree_from_json(data: dict[str, Any]) -> AttackTree:
 
 def result_to_json(result: AttackFound | NoAttack, kripke: Kripke, *, goal_text: str | None = None,
                    model: str | None = None) -> dict[str, Any]:
-    """The whole answer of :func:`checker.attack_trees.core.generate_attack_tree` as JSON: ``attack_exists``,
-    ``valid`` (re-check of the tree; ``false`` when there is no tree), the pair sizes and either the
-    tree and the alternatives found, or the blocking invariant."""
+    """The whole answer of :func:`checker.attack_trees.generation.generate_attack_tree` as JSON:
+    ``attack_exists``, ``valid`` (re-check of the tree; ``false`` when there is no tree), the pair sizes and
+    either the tree and the alternatives found, or the blocking invariant."""
     out: dict[str, Any] = {"model": model, "goal": goal_text, "attack_exists": result.exists,
                            "initial_size": len(result.initial), "goal_size": len(result.goal),
                            "model_complete": kripke.complete}

@@ -1,13 +1,14 @@
-"""``flcheck attack sratta|mia|leakage`` — attacks on a simulated federated training (seeds 001–003).
+"""``flcheck attack sratta|mia|leakage`` — attacks on a simulated federated training ([FL-MI],
+[SRATTA], [NIST-MIA]).
 
 * ``flcheck attack sratta`` — FedAvg MLP on the 8×8 digits, 5 clients × 100 samples, n_updates = 5,
-  t_max = 20, secure aggregation; SRATTA (seed 002) vs K-means. JSON keys ``rho_recovered``,
+  t_max = 20, secure aggregation; SRATTA ([SRATTA]) vs K-means. JSON keys ``rho_recovered``,
   ``rho_matched``, ``rho_component``, ``v_measure`` (+ ``kmeans_v_measure``, ``epsilon``, …).
-* ``flcheck attack mia`` — seed 003's ensemble membership inference vs the loss-threshold and LiRA-style
+* ``flcheck attack mia`` — [NIST-MIA]'s ensemble membership inference vs the loss-threshold and LiRA-style
   baselines at ε ∈ {inf, 200, 10} (DP-SGD calibrated with the Gaussian curve). Per ε and attack:
   ``accuracy``, ``auc``, ``tpr_at_1pct_fpr``, ``tpr_at_0_1pct_fpr``; ``dp_audit`` checks every TPR
   against the GDP trade-off bound (exit 1 if one contradicts it).
-* ``flcheck attack leakage`` — I(X_B; G) (seed 001) with MINE, H-MINE, covariance sum: Gaussian
+* ``flcheck attack leakage`` — I(X_B; G) ([FL-MI]) with MINE, H-MINE, covariance sum: Gaussian
   validation, then a trend (``--trend batch|noise|step|imbalance``). JSON key ``mi`` per estimator.
 
 All run with no options on bundled data in well under a minute; ``--json`` prints the result,
@@ -18,26 +19,17 @@ All run with no options on bundled data in well under a minute; ``--json`` print
 from __future__ import annotations
 
 import argparse
-import json
 import math
 from collections.abc import Callable
 from typing import Any
 
+import numpy as np
+
+from checker.cli.tables import table_text
 from checker.errors import InputError
+from checker.io.render import dumps
 
 __all__ = ["register"]
-
-
-def _jsonable(obj: Any) -> Any:
-    if isinstance(obj, float):
-        return "inf" if math.isinf(obj) else (None if math.isnan(obj) else obj)
-    if isinstance(obj, dict):
-        return {str(k): _jsonable(v) for k, v in obj.items()}
-    if isinstance(obj, list | tuple):
-        return [_jsonable(v) for v in obj]
-    if hasattr(obj, "item"):  # numpy scalars
-        return _jsonable(obj.item())
-    return obj
 
 
 def _floats(text: str) -> list[float]:
@@ -61,19 +53,15 @@ def _alpha(text: str) -> float | None:
     return v
 
 
-def _fmt(v: Any) -> str:
+def _figure(v: Any) -> str:
+    """A metric for the terminal: three decimals, ``inf``, or the value's text."""
     if isinstance(v, float):
         return "inf" if math.isinf(v) else f"{v:.3f}"
     return str(v)
 
 
-def _table(rows: list[tuple[str, ...]]) -> str:
-    widths = [max(len(r[i]) for r in rows) for i in range(len(rows[0]))]
-    return "\n".join("  ".join(c.ljust(w) for c, w in zip(r, widths, strict=True)).rstrip() for r in rows)
-
-
 def _run(kind: str, options: dict[str, Any]) -> dict[str, Any]:
-    from checker.app.attacks import run_attack
+    from checker.app.attacks import run_attack  # lazy: the training simulations take seconds to import
 
     try:
         return run_attack(kind, **options)
@@ -93,24 +81,24 @@ def _sratta(args: argparse.Namespace) -> int:
     if args.plot:
         _plot_sratta(res, args.plot)
     if args.json:
-        print(json.dumps(_jsonable(res), indent=2))
+        print(dumps(res, indent=2))
         return 0
     keys = ("rho_recovered", "rho_matched", "rho_component", "v_measure", "homogeneity", "completeness",
             "kmeans_v_measure", "singleton_v_measure", "n_recovered", "n_false", "n_mixed_components",
             "n_sets_reconstructed",
             "censored_neuron_updates", "model_accuracy", "epsilon")
-    print("SRATTA (seed 002) on digits, secure aggregation; observer sees only the global model")
-    print(_table([("metric", "value"), *((k, _fmt(res[k])) for k in keys)]))
+    print("SRATTA ([SRATTA]) on digits, secure aggregation; observer sees only the global model")
+    print(table_text([("metric", "value"), *((k, _figure(res[k])) for k in keys)]))
     return 0
 
 
 def _plot_sratta(res: dict[str, Any], path: str) -> None:
-    import matplotlib
+    import matplotlib  # lazy: matplotlib is slow to import and only needed for --plot
 
     matplotlib.use("Agg")
-    import matplotlib.pyplot as plt
+    import matplotlib.pyplot as plt  # lazy: after selecting the Agg backend
 
-    from checker.crossval.plots import save_figure
+    from checker.crossval.plots import save_figure  # lazy: imports matplotlib
 
     fig, ax = plt.subplots(figsize=(6, 3.5))
     names = ["rho_recovered", "rho_matched", "rho_component", "v_measure", "kmeans_v_measure"]
@@ -132,31 +120,30 @@ def _mia(args: argparse.Namespace) -> int:
     if args.plot:
         _plot_mia(res, args.plot)
     if args.json:
-        print(json.dumps(_jsonable(res), indent=2))
+        print(dumps(res, indent=2))
         return 0 if consistent else 1
     table = [("eps target", "eps formal", "utility", "attack", "accuracy", "auc", "tpr@1%fpr", "tpr@0.1%fpr",
               "DP bound")]
     for row in res["rows"]:
         for name, m in row["attacks"].items():
-            table.append((_fmt(row["epsilon_target"]), _fmt(row["epsilon"]),
-                          _fmt(row["model_accuracy"]), name,
-                          _fmt(m["accuracy"]), _fmt(m["auc"]), _fmt(m["tpr_at_1pct_fpr"]),
-                          _fmt(m["tpr_at_0_1pct_fpr"]),
+            table.append((_figure(row["epsilon_target"]), _figure(row["epsilon"]),
+                          _figure(row["model_accuracy"]), name,
+                          _figure(m["accuracy"]), _figure(m["auc"]), _figure(m["tpr_at_1pct_fpr"]),
+                          _figure(m["tpr_at_0_1pct_fpr"]),
                           "ok" if row["dp_audit"][name]["consistent"] else "CONTRADICTED"))
-    print(f"Membership inference (seed 003) on digits, delta={res['delta']:g}, "
+    print(f"Membership inference ([NIST-MIA]) on digits, delta={res['delta']:g}, "
           f"{res['config']['n_challenge']} challenge records")
-    print(_table(table))
+    print(table_text(table))
     return 0 if consistent else 1
 
 
 def _plot_mia(res: dict[str, Any], path: str) -> None:
-    import matplotlib
+    import matplotlib  # lazy: matplotlib is slow to import and only needed for --plot
 
     matplotlib.use("Agg")
-    import matplotlib.pyplot as plt
-    import numpy as np
+    import matplotlib.pyplot as plt  # lazy: after selecting the Agg backend
 
-    from checker.crossval.plots import save_figure
+    from checker.crossval.plots import save_figure  # lazy: imports matplotlib
 
     fig, ax = plt.subplots(figsize=(7, 3.5))
     attacks = list(res["rows"][0]["attacks"])
@@ -165,7 +152,7 @@ def _plot_mia(res: dict[str, Any], path: str) -> None:
     for i, name in enumerate(attacks):
         ax.bar(xs + i * width, [r["attacks"][name]["auc"] for r in res["rows"]], width, label=name)
     ax.axhline(0.5, color="grey", lw=0.8)
-    ax.set_xticks(xs + 0.4 - width / 2, [_fmt(r["epsilon_target"]) for r in res["rows"]])
+    ax.set_xticks(xs + 0.4 - width / 2, [_figure(r["epsilon_target"]) for r in res["rows"]])
     ax.set_xlabel("target epsilon")
     ax.set_ylabel("AUC")
     ax.legend(fontsize=7)
@@ -182,27 +169,27 @@ def _leakage(args: argparse.Namespace) -> int:
     if args.plot:
         _plot_leakage(res, args.plot)
     if args.json:
-        print(json.dumps(_jsonable(res), indent=2))
+        print(dumps(res, indent=2))
         return 0
     names = list(res["mi"])
     print("Gaussian validation (nats): analytic vs estimates")
-    print(_table([("batch", "analytic", *names),
-                  *((str(g["batch"]), _fmt(g["analytic"]), *(_fmt(g[n]) for n in names))
+    print(table_text([("batch", "analytic", *names),
+                  *((str(g["batch"]), _figure(g["analytic"]), *(_figure(g[n]) for n in names))
                     for g in res["gaussian_validation"])]))
     print(f"\nI(X_B; G) of a FedSGD logistic-regression client vs {res['trend']} (nats; covariance sum raw)")
-    print(_table([(res["trend"], *names),
-                  *((_fmt(v), *(_fmt(res["mi"][n][i]) for n in names))
+    print(table_text([(res["trend"], *names),
+                  *((_figure(v), *(_figure(res["mi"][n][i]) for n in names))
                     for i, v in enumerate(res["values"]))]))
     return 0
 
 
 def _plot_leakage(res: dict[str, Any], path: str) -> None:
-    import matplotlib
+    import matplotlib  # lazy: matplotlib is slow to import and only needed for --plot
 
     matplotlib.use("Agg")
-    import matplotlib.pyplot as plt
+    import matplotlib.pyplot as plt  # lazy: after selecting the Agg backend
 
-    from checker.crossval.plots import save_figure
+    from checker.crossval.plots import save_figure  # lazy: imports matplotlib
 
     fig, ax = plt.subplots(figsize=(5, 3.5))
     for name in ("mine", "hmine"):
@@ -232,7 +219,7 @@ def register(sub: argparse._SubParsersAction) -> None:  # type: ignore[type-arg]
         q.add_argument("--plot", metavar="FILE.png", help="write a figure (atomically)")
         q.set_defaults(func=fn)
 
-    s = kinds.add_parser("sratta", help="SRATTA sample re-attribution through secure aggregation (seed 002)")
+    s = kinds.add_parser("sratta", help="SRATTA sample re-attribution through secure aggregation ([SRATTA])")
     s.add_argument("--clients", type=int, default=5)
     s.add_argument("--per-client", type=int, default=100)
     s.add_argument("--alpha", default="iid", help="Dirichlet alpha of the label split, or 'iid' (default)")
@@ -245,7 +232,7 @@ def register(sub: argparse._SubParsersAction) -> None:  # type: ignore[type-arg]
     s.add_argument("--censor", type=int, default=0, help="neuron-censoring defence threshold (0 = off)")
     common(s, _sratta)
 
-    m = kinds.add_parser("mia", help="ensemble membership inference vs baselines under DP (seed 003)")
+    m = kinds.add_parser("mia", help="ensemble membership inference vs baselines under DP ([NIST-MIA])")
     m.add_argument("--epsilons", default="inf,200,10", help="comma-separated target epsilons (inf = no DP)")
     m.add_argument("--clients", type=int, default=4, help="client 0 colludes with the server")
     m.add_argument("--per-client", type=int, default=40)
@@ -258,7 +245,7 @@ def register(sub: argparse._SubParsersAction) -> None:  # type: ignore[type-arg]
     m.add_argument("--delta", type=float, default=1e-5)
     common(m, _mia)
 
-    q = kinds.add_parser("leakage", help="I(X_B; G) by MINE / H-MINE / covariance sum (seed 001)")
+    q = kinds.add_parser("leakage", help="I(X_B; G) by MINE / H-MINE / covariance sum ([FL-MI])")
     q.add_argument("--trend", choices=("batch", "noise", "step", "imbalance"), default="batch")
     q.add_argument("--values", help="comma-separated values of the trend parameter")
     q.add_argument("--samples", type=int, default=4000, help="joint samples (X_B, G)")

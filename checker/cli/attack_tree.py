@@ -8,13 +8,22 @@ incomplete exploration), 2 bad input (model, predicate or option).
 from __future__ import annotations
 
 import argparse
+import json
 import sys
+from pathlib import Path
 from typing import Any
 
-from checker.attack_trees.core import AttackFound, NoAttack, check_validity, generate_attack_tree
-from checker.attack_trees.export import FORMATS, dumps, render, result_to_json, tree_to_text
+from checker.app.load import load_model
+from checker.attack_trees.export import FORMATS, dumps, render, result_to_json, tree_from_json, tree_to_text
+from checker.attack_trees.generation import AttackFound, NoAttack, generate_attack_tree
+from checker.attack_trees.validity import check_validity
+from checker.cli.explore import model_files
 from checker.errors import InputError, Position
 from checker.io.files import write_atomic
+from checker.mc import ctl_ast
+from checker.mc.ctl import ModelChecker
+from checker.mc.ctl_parse import parse_formula
+from checker.mc.explore import Limits, stderr_progress
 from checker.mc.kripke import Kripke
 from checker.verdict import EXIT_HOLDS, EXIT_VIOLATED
 
@@ -66,9 +75,6 @@ def register(sub: argparse._SubParsersAction) -> None:  # type: ignore[type-arg]
 def _load(paths: list[str], args: argparse.Namespace) -> Kripke:
     """The model through the application layer's loader (scenario files and explicit formats), explored
     under the exploration limits; progress on stderr when it is a terminal."""
-    from checker.app.load import load_model
-    from checker.mc.explore import Limits, stderr_progress
-
     limits = Limits(max_states=args.max_states, max_seconds=args.max_seconds, max_memory_mb=args.max_memory)
     progress = stderr_progress()
     kripke = load_model(paths[0] if len(paths) == 1 else paths, limits=limits, progress=progress,
@@ -81,19 +87,15 @@ def _load(paths: list[str], args: argparse.Namespace) -> Kripke:
 
 def _goal_mask(kripke: Kripke, text: str) -> tuple[Any, list[str]]:
     """The goal's satisfaction set (states certainly satisfying it) and the observables it mentions."""
-    from checker.mc import ctl_ast as A
-    from checker.mc.ctl import ModelChecker
-    from checker.mc.ctl_parse import parse_formula
-
     formula = parse_formula(text, source="--goal")
     lower, _upper = ModelChecker(kripke).sat_bounds(formula)
     names: list[str] = []
-    for atom in A.atoms_of(formula):
+    for atom in ctl_ast.atoms_of(formula):
         terms = [getattr(atom, f, None) for f in ("left", "right", "element", "collection")]
         for term in terms:
-            if isinstance(term, A.Ref) and term.name in kripke.observables and term.name not in names:
+            if isinstance(term, ctl_ast.Ref) and term.name in kripke.observables and term.name not in names:
                 names.append(term.name)
-        if isinstance(atom, A.Label) and atom.name in kripke.observables and atom.name not in names:
+        if isinstance(atom, ctl_ast.Label) and atom.name in kripke.observables and atom.name not in names:
             names.append(atom.name)
     return lower, names
 
@@ -124,12 +126,12 @@ def run(args: argparse.Namespace) -> int:
                                   label_observables=shown, goal_observables=mentioned)
     if fmt == "json":
         text = dumps(result_to_json(result, kripke, goal_text=args.goal, model=" ".join(args.model)))
-        _emit(text, args.output)
+        _emit(text, args)
     elif isinstance(result, AttackFound):
         if fmt == "text":
-            _emit(_text_report(result, kripke, args.goal), args.output)
+            _emit(_text_report(result, kripke, args.goal), args)
         else:
-            _emit(render(result.tree, kripke, fmt, goal_text=args.goal), args.output)
+            _emit(render(result.tree, kripke, fmt, goal_text=args.goal), args)
     else:
         print(_no_attack_text(result, kripke, args.goal))
     if isinstance(result, AttackFound):
@@ -147,11 +149,6 @@ _WAYS = {"actions": "action sequences up to commuting independent steps",
 
 def _check_file(args: argparse.Namespace) -> int:
     """``--check``: ⊢ A for a tree read back from JSON, and optionally its pair against the goal."""
-    import json
-    from pathlib import Path
-
-    from checker.attack_trees.export import tree_from_json
-
     path = Path(args.check)
     try:
         doc = json.loads(path.read_text(encoding="utf-8"))
@@ -183,9 +180,10 @@ def _check_file(args: argparse.Namespace) -> int:
     return EXIT_HOLDS if ok else EXIT_VIOLATED
 
 
-def _emit(text: str, output: str | None) -> None:
-    if output:
-        write_atomic(output, text)
+def _emit(text: str, args: argparse.Namespace) -> None:
+    """``text`` to ``-o FILE`` (atomically, never over the model's files), else to stdout."""
+    if args.output:
+        write_atomic(args.output, text, inputs=model_files(args.model))
     else:
         sys.stdout.write(text)
 

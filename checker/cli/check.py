@@ -62,7 +62,7 @@ def run(args: argparse.Namespace) -> int:
             return EXIT_BAD_INPUT
     print(render_json(report) if args.json else render_table(report))
     if args.report:
-        files = write_report(report, args.report)
+        files = write_report(report, args.report, inputs=[report.scenario_path])
         if not args.json:
             print("report written: " + ", ".join(str(f) for f in files))
     return report.exit_code

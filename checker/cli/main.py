@@ -1,8 +1,9 @@
 """The ``flcheck`` command line (also ``python -m checker``).
 
 Exit codes are a contract: 0 the property holds (or the job succeeded), 1 it is violated (or unknown),
-2 bad input (malformed model, formula, scenario or option). Every sub-command lives in a module of
-``checker.commands`` exposing ``register(subparsers)``; the parser it adds sets ``func`` to a function
+2 bad input (malformed model, formula, scenario or option), 3 an internal error (a bug in flcheck: one
+line on stderr, the traceback with ``--debug``). Every command lives in the module of ``checker.cli``
+named after it, which exposes ``register(subparsers)``; the parser it adds sets ``func`` to a function
 ``args -> int`` (the exit code).
 """
 
@@ -12,20 +13,23 @@ import argparse
 import importlib
 import os
 import sys
+import traceback
 from collections.abc import Sequence
 
 from checker import __version__
 from checker.errors import InputError
-from checker.verdict import EXIT_BAD_INPUT
+from checker.verdict import EXIT_BAD_INPUT, EXIT_INTERNAL
 from flmodel.errors import ModelError
 
 #: Sub-command modules, in the order their commands appear in ``flcheck --help``.
 COMMAND_MODULES: tuple[str, ...] = (
     "checker.cli.check",
     "checker.cli.ctl",
+    "checker.cli.explore",
     "checker.cli.attack_tree",
     "checker.cli.privacy",
     "checker.cli.dp",
+    "checker.cli.audit",
     "checker.cli.attack",
     "checker.cli.export",
 )
@@ -35,12 +39,14 @@ def build_parser() -> argparse.ArgumentParser:
     parser = argparse.ArgumentParser(
         prog="flcheck",
         description=(
-            "Model checker for federated learning (IIIf FL model of seed 004): CTL, attack trees, "
+            "Model checker for federated learning (IIIf FL model of [IIIf-FL]): CTL, attack trees, "
             "NI-FL-DP, attacker advantage, and numerical DP / attack cross-validation."
         ),
-        epilog="Exit codes: 0 holds, 1 violated (or unknown), 2 bad input.",
+        epilog="Exit codes: 0 holds, 1 violated (or unknown), 2 bad input, 3 internal error.",
     )
     parser.add_argument("--version", action="version", version=f"flcheck {__version__}")
+    parser.add_argument("--debug", action="store_true",
+                        help="on an internal error, print the traceback (exit 3 either way)")
     sub = parser.add_subparsers(dest="command", metavar="COMMAND")
     for name in COMMAND_MODULES:
         module = importlib.import_module(name)
@@ -74,6 +80,13 @@ def main(argv: Sequence[str] | None = None) -> int:
         devnull = os.open(os.devnull, os.O_WRONLY)
         os.dup2(devnull, sys.stdout.fileno())
         return 141
+    except Exception as exc:  # an engine failure is a bug in flcheck: surface it, never a verdict
+        if args.debug:
+            traceback.print_exc()
+        message = str(exc).splitlines()[0] if str(exc) else ""
+        print(f"flcheck: internal error: {type(exc).__name__}{': ' + message if message else ''} "
+              "(run with --debug for the traceback)", file=sys.stderr)
+        return EXIT_INTERNAL
 
 
 if __name__ == "__main__":

@@ -1,5 +1,5 @@
 """``flcheck privacy MODEL``: NI-FL-DP, δ(ε), attacker advantage and bounds, NI_Decomposition, and the
-seed's literal definitions (seed 004, III-C and III-D); ``--theory`` prints the sympy check of Lemma II.2
+seed's literal definitions ([IIIf-FL], III-C and III-D); ``--theory`` prints the sympy check of Lemma II.2
 and Theorem 1.
 
 MODEL is a scenario file (``.fl``; its ``neighbour`` declarations are checked too, as reading
@@ -18,17 +18,27 @@ Exit status: 0 NI-FL-DP holds for ``--eps`` (without ``--eps``: for some finite 
 from __future__ import annotations
 
 import argparse
-import json
 import math
 import sys
 from collections.abc import Sequence
 from fractions import Fraction
 from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
+from checker.cli.tables import table_text
 from checker.errors import InputError, Position
+from checker.io.render import dumps
 from checker.mc.explore import Limits
 from checker.verdict import EXIT_HOLDS
+from flmodel import examples
+from flmodel.data import point
+from flmodel.noise import geometric, randomized_response
+from flmodel.scenario import load_scenario
+from flmodel.scenario_build import build_fl_system, neighbour_dataset, universe
+from flmodel.system import FLSystem
+
+if TYPE_CHECKING:  # the privacy pipeline is imported by run(): most of a second, for this command only
+    from checker.app.privacy_results import PrivacyReport
 
 #: --reading: which generated neighbours to check (a scenario's declared neighbours are always checked;
 #: ``declared`` checks only those).
@@ -68,9 +78,7 @@ def register(sub: argparse._SubParsersAction) -> None:  # type: ignore[type-arg]
     p.set_defaults(func=run)
 
 
-def _example(spec: str) -> tuple[Any, list[Any]]:
-    from flmodel import examples
-
+def _example(spec: str) -> tuple[FLSystem, list[Any]]:
     name, _, rest = spec.partition(":")
     opts: dict[str, str] = {}
     for item in filter(None, rest.split(",")):
@@ -100,9 +108,6 @@ def _example(spec: str) -> tuple[Any, list[Any]]:
         extra = num("extra", 1)
         mech_name = opts.pop("mechanism", "none")
         _no_more(opts, spec)
-        from flmodel.data import point
-        from flmodel.noise import geometric, randomized_response
-
         mechs = {"none": None, "rr": randomized_response([0, 1, 2, 3], Fraction(1, 3)),
                  "geometric": geometric(Fraction(1, 2), 0, 4)}
         if mech_name not in mechs:
@@ -123,7 +128,7 @@ def _no_more(opts: dict[str, str], spec: str) -> None:
                          Position(f"example:{spec}"), "the options listed in `flcheck privacy --help`")
 
 
-def load_fl_model(model: str) -> tuple[Any, list[Any], list[tuple[str, Any]]]:
+def load_fl_model(model: str) -> tuple[FLSystem, list[Any], list[tuple[str, Any]]]:
     """``(FLSystem, universe of candidate data points, declared neighbours [(name, D1)])`` for MODEL."""
     if model.startswith("example:"):
         return (*_example(model[len("example:"):]), [])
@@ -133,19 +138,13 @@ def load_fl_model(model: str) -> tuple[Any, list[Any], list[tuple[str, Any]]]:
     if path.suffix != ".fl":
         raise InputError(f"privacy needs an FL scenario, got {path.suffix or 'no suffix'!r}",
                          Position(str(path)), "a scenario file (.fl) or example:NAME")
-    try:
-        from flmodel.scenario import load_scenario  # type: ignore[import-not-found]
-    except ImportError as exc:
-        raise InputError(f"scenario files are not supported in this build ({exc})",
-                         Position(str(path))) from None
-    from flmodel.scenario_build import build_fl_system, neighbour_dataset, universe
-
     scenario = load_scenario(path)
     declared = [(n.name, neighbour_dataset(scenario, n.name)) for n in scenario.neighbours]
     return build_fl_system(scenario), universe(scenario), declared
 
 
 def run(args: argparse.Namespace) -> int:
+    # lazy: the privacy pipeline and sympy take seconds to import, and only this command needs them
     from checker.app.privacy_fl import privacy_report
     from checker.app.theory_check import check_all
     from checker.privacy.ni_fl_dp import Eps
@@ -159,7 +158,7 @@ def run(args: argparse.Namespace) -> int:
         if theory is None:
             raise InputError("no model given", None, "MODEL (a scenario or example:NAME), or --theory")
         if args.json:
-            print(json.dumps({"theory": [s.json() for s in theory]}, indent=2, ensure_ascii=False))
+            print(dumps({"theory": [s.json() for s in theory]}, indent=2))
         else:
             _print_theory(theory)
         return EXIT_HOLDS
@@ -175,7 +174,7 @@ def run(args: argparse.Namespace) -> int:
         out = report.json()
         if theory is not None:
             out["theory"] = [s.json() for s in theory]
-        print(json.dumps(out, indent=2, ensure_ascii=False, default=str))
+        print(dumps(out, indent=2))
     else:
         _print_report(report, args)
         if theory is not None:
@@ -183,7 +182,8 @@ def run(args: argparse.Namespace) -> int:
     return report.verdict.exit_code()
 
 
-def _fmt(x: Any, digits: int = 6) -> str:
+def _figure(x: Any, digits: int = 6) -> str:
+    """A figure for the terminal: ``digits`` significant digits, ``inf``, or a text kept as it is."""
     if isinstance(x, str):
         return x
     if isinstance(x, float) and math.isinf(x):
@@ -191,16 +191,8 @@ def _fmt(x: Any, digits: int = 6) -> str:
     return f"{float(x):.{digits}g}"
 
 
-def _table(rows: Sequence[Sequence[str]], out: Any) -> None:
-    widths = [max(len(r[i]) for r in rows) for i in range(len(rows[0]))]
-    for j, r in enumerate(rows):
-        print("  ".join(c.ljust(w) for c, w in zip(r, widths, strict=True)).rstrip(), file=out)
-        if j == 0:
-            print("  ".join("-" * w for w in widths), file=out)
-
-
-def _print_report(rep: Any, args: argparse.Namespace) -> None:
-    from checker.app.privacy_fl import show
+def _print_report(rep: PrivacyReport, args: argparse.Namespace) -> None:
+    from checker.app.privacy_results import outcome_text  # lazy: loaded by run() already
 
     out = sys.stdout
     base = rep.base
@@ -214,25 +206,26 @@ def _print_report(rep: Any, args: argparse.Namespace) -> None:
     eps_text = "the model's ε*" if rep.eps is None else f"ε = {rep.eps.text()}"
     rows = [["reading", "neighbour pair", "ε*", "δ(ε)", "best Adv", "NI-FL-DP"]]
     for p in rep.pairs:
-        rows.append([p.reading, p.label, p.epsilon.text(), _fmt(p.delta), _fmt(p.best.advantage),
+        rows.append([p.reading, p.label, p.epsilon.text(), _figure(p.delta), _figure(p.best.advantage),
                      str(p.verdict)])
     if rep.pairs:
-        _table(rows, out)
+        print(table_text(rows, rule=True), file=out)
         print(f"(δ(ε) and the verdict at {eps_text}; without --eps NI-FL-DP means 'ε* finite')", file=out)
     else:
         print("no neighbouring dataset in the universe: NI-FL-DP holds vacuously", file=out)
     w = rep.worst
     if w is not None:
         print(f"\nworst pair: {w.reading} {w.label}: ε* = {w.epsilon.text()}, "
-              f"outcome {show(w.epsilon.outcome)} with P0 = {_fmt(w.epsilon.p0)}, "
-              f"P1 = {_fmt(w.epsilon.p1)}", file=out)
-        print("attackers: " + "; ".join(f"{a.name} {_fmt(a.advantage)}" for a in w.attackers), file=out)
+              f"outcome {outcome_text(w.epsilon.outcome)} with P0 = {_figure(w.epsilon.p0)}, "
+              f"P1 = {_figure(w.epsilon.p1)}", file=out)
+        print("attackers: " + "; ".join(f"{a.name} {_figure(a.advantage)}" for a in w.attackers),
+              file=out)
         rows = [["bound", "formula", "value", "kind", "holds on the model"]]
         for b in w.bounds:
-            rows.append([b.name, b.formula, _fmt(b.value), b.kind, "yes" if b.holds else "NO"])
-        print(f"bounds at ε = {w.eps_checked.text()}, δ = {_fmt(w.delta)}, "
-              f"best advantage {_fmt(w.best.advantage)}:", file=out)
-        _table(rows, out)
+            rows.append([b.name, b.formula, _figure(b.value), b.kind, "yes" if b.holds else "NO"])
+        print(f"bounds at ε = {w.eps_checked.text()}, δ = {_figure(w.delta)}, "
+              f"best advantage {_figure(w.best.advantage)}:", file=out)
+        print(table_text(rows, rule=True), file=out)
         print("\nNI_Decomposition per pair (client ε*, global ε*; theorem conclusion; seed's max rule; "
               "post-processing of joint updates; composition over rounds):", file=out)
         for p in rep.pairs:
@@ -252,8 +245,8 @@ def _print_report(rep: Any, args: argparse.Namespace) -> None:
               f"{lit.partition_premise_pairs} pairs of {lit.reachable_partitions} reachable partitions",
               file=out)
         for ps in lit.path_sums:
-            print(f"  P(M ⊢F {{curmodpar = {ps['curmodpar']}}}): path sum {_fmt(ps['path_sum'])} "
-                  f"vs first passage {_fmt(ps['first_passage'])}{' (differ)' if ps['differs'] else ''}",
+            print(f"  P(M ⊢F {{curmodpar = {ps['curmodpar']}}}): path sum {_figure(ps['path_sum'])} "
+                  f"vs first passage {_figure(ps['first_passage'])}{' (differ)' if ps['differs'] else ''}",
                   file=out)
     for note in rep.notes:
         print(f"note: {note}", file=out)

@@ -89,7 +89,7 @@ def test_moniteo_privacy_figures_match_brute_force(moniteo) -> None:  # type: ig
     assert {tuple(k): v for k, v in e0.items()} == d0 and {tuple(k): v for k, v in e1.items()} == d1
 
 
-def test_moniteo_distribution_agrees_with_helper_d(moniteo) -> None:  # type: ignore[no-untyped-def]
+def test_moniteo_distribution_agrees_with_privacy_observation(moniteo) -> None:  # type: ignore[no-untyped-def]
     from checker.app import privacy_fl
     from flmodel.scenario import load_scenario
     from flmodel.scenario_build import build_system, neighbour_dataset

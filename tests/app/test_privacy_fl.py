@@ -8,7 +8,9 @@ from fractions import Fraction
 
 import pytest
 
-from checker.app.privacy_fl import literal_check, observe_dataset, parse_observe, privacy_report
+from checker.app.privacy_fl import privacy_report
+from checker.app.privacy_literal import literal_check
+from checker.app.privacy_observation import observe_dataset, parse_observe
 from checker.errors import InputError
 from checker.privacy.ni_fl_dp import pure_epsilon
 from checker.verdict import Verdict

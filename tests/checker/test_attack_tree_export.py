@@ -13,7 +13,6 @@ import pytest
 from hypothesis import HealthCheck, given, settings
 from lark import Lark
 
-from checker.attack_trees.core import AttackFound, AttackTree, generate_attack_tree, is_valid
 from checker.attack_trees.export import (
     display_children,
     render,
@@ -24,6 +23,9 @@ from checker.attack_trees.export import (
     tree_to_json,
     tree_to_text,
 )
+from checker.attack_trees.generation import AttackFound, generate_attack_tree
+from checker.attack_trees.tree import AttackTree
+from checker.attack_trees.validity import is_valid
 from checker.mc.kripke import Kripke
 from tests.checker.test_attack_trees import diamond, labelled_kripke
 

@@ -11,26 +11,19 @@ import pytest
 from hypothesis import HealthCheck, assume, event, given, settings
 from hypothesis import strategies as st
 
-from checker.attack_trees.core import (
+from checker.attack_trees.generation import AttackFound, NoAttack, find_attack_paths, generate_attack_tree
+from checker.attack_trees.graph_search import distance_to, ef_mask
+from checker.attack_trees.traces import Independence
+from checker.attack_trees.tree import (
     AndAttack,
-    AttackFound,
     AttackTree,
     BaseAttack,
-    Independence,
-    NoAttack,
     OrAttack,
     _splice_match,
-    check_validity,
-    distance_to,
-    ef_mask,
-    find_attack_paths,
-    generate_attack_tree,
-    is_ref_valid,
-    is_valid,
     refines,
     same_attack,
-    valid_refinement,
 )
+from checker.attack_trees.validity import check_validity, is_ref_valid, is_valid, valid_refinement
 from checker.mc.ctl import ModelChecker, sat
 from checker.mc.kripke import Kripke
 from checker.mc.ts import Action
@@ -266,7 +259,7 @@ def test_minimal_only_drops_supersets_of_action_sets() -> None:
 def test_minimal_filter_against_brute_force(words: list[list[int]]) -> None:
     from collections import Counter
 
-    from checker.attack_trees.core import AttackPath, _minimal
+    from checker.attack_trees.generation import AttackPath, _minimal
 
     paths = [AttackPath(tuple(range(len(w) + 1)), tuple(range(len(w))), tuple(w)) for w in words]
 
@@ -559,7 +552,7 @@ def test_random_refinement_derivations_are_recognised(data: st.DataObject) -> No
 def test_module_docstring_example() -> None:
     import doctest
 
-    import checker.attack_trees.core as module
+    import checker.attack_trees.generation as module
 
     result = doctest.testmod(module)
     assert result.attempted >= 4 and result.failed == 0

@@ -9,15 +9,10 @@ from dataclasses import dataclass, replace
 
 import numpy as np
 
-from checker.attack_trees.core import (
-    AttackFound,
-    Independence,
-    NoAttack,
-    check_validity,
-    generate_attack_tree,
-    is_valid,
-)
 from checker.attack_trees.export import tree_to_text
+from checker.attack_trees.generation import AttackFound, NoAttack, generate_attack_tree
+from checker.attack_trees.traces import Independence
+from checker.attack_trees.validity import check_validity, is_valid
 from checker.mc.ctl import ModelChecker
 from checker.mc.ctl_parse import parse_formula
 from checker.mc.explore import explore

@@ -1,4 +1,4 @@
-"""Tests for checker.markov.core: first passage, path sums, MDP min/max, observable distributions.
+"""Tests for checker.markov: first passage, path sums, MDP min/max, observable distributions.
 
 References: brute-force path enumeration, enumeration of all memoryless deterministic schedulers,
 sympy's exact linear solver, closed forms."""
@@ -14,20 +14,12 @@ import sympy
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
-from checker.markov.core import (
-    bottom_absorption,
-    dtmc_from_kripke,
-    mdp_from_kripke,
-    mdp_reach,
-    mdp_reach_many,
-    mdp_value_iteration,
-    observable_distribution,
-    path_sum,
-    reach_probabilities,
-    reach_probability,
-    solve_exact,
-    transient_distribution,
-)
+from checker.markov.distributions import bottom_absorption, observable_distribution, transient_distribution
+from checker.markov.first_passage import reach_probabilities, reach_probability
+from checker.markov.mdp import mdp_reach, mdp_reach_many, mdp_value_iteration
+from checker.markov.models import dtmc_from_kripke, mdp_from_kripke
+from checker.markov.pathsum import path_sum
+from checker.markov.solve import solve_exact
 from checker.mc.kripke import Kripke
 from checker.mc.ts import Action
 from tests.strategies import kripke_structures, mdp_structures

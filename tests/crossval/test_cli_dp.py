@@ -211,10 +211,7 @@ def test_dp_secagg_eps_for_delta(capsys: pytest.CaptureFixture[str]) -> None:
 
 def test_audit_model_through_privacy_layer(capsys: pytest.CaptureFixture[str]) -> None:
     """``flcheck audit example:seed``: the worst neighbouring pair of the formal model is audited and
-    cross-validated against its formal ε (needs the privacy application layer)."""
-    from checker.app import privacy_fl
-    from checker.cli import privacy
-    assert hasattr(privacy_fl, "privacy_report") and hasattr(privacy, "load_fl_model")
+    cross-validated against its formal ε (:func:`checker.app.privacy_fl.privacy_report`)."""
     code, out, err = run(capsys, "audit", "example:seed", "--trials", "2000", "--json")
     assert code in (0, 1), err
     data = json.loads(out)

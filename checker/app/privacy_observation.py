@@ -1,0 +1,255 @@
+"""What the attacker of an FL system observes, and its distribution at the end of the runs.
+
+[IIIf-FL], Section III-C (``NI_FL_DP``) compares what an attacker observes on neighbouring datasets.
+Here the FL system (:class:`flmodel.system.FLSystem`) is extended by the attacker's record
+(:class:`ObservedSystem`), explored, its nondeterminism resolved by the uniform scheduler, and the
+distribution of the record at the end of the runs computed (:func:`observe_dataset`):
+
+* ``curmodpar`` (default): the sequence of released models, one per aggregation (round);
+* ``trace``: the whole protocol trace — every event (``Put`` with its partition, ``Get c v``,
+  ``Eval w``) in order;
+* ``client:NAME``: the sequence of updates client ``NAME`` sends.
+
+:func:`end_of_run_distribution` and :func:`scheduler_independent` are the two steps every NI-FL-DP
+figure of flcheck goes through (also ``flcheck check``'s, on the scenario's own observables).
+
+Observation window: a run ends when it deadlocks or, with ``stop_after_rounds`` (default), at the
+last aggregation allowed by ``max_rounds`` (clients may keep reporting afterwards in the published
+rules, but nothing further is released).
+"""
+
+from __future__ import annotations
+
+from collections.abc import Hashable, Iterable, Sequence
+from dataclasses import dataclass, field
+from fractions import Fraction
+
+import numpy as np
+
+from checker.errors import InputError
+from checker.markov.distributions import ObservableDistribution, bottom_absorption, observable_distribution
+from checker.markov.graph import bottom_components
+from checker.markov.mdp import mdp_reach_many
+from checker.markov.models import Dtmc, dtmc_from_kripke, mdp_from_kripke
+from checker.mc.explore import Limits, explore
+from checker.mc.kripke import Kripke
+from flmodel.data import DataPoint, Dataset
+from flmodel.system import FLState, FLSystem
+
+__all__ = [
+    "DatasetObservation",
+    "ObservedSystem",
+    "end_of_run_distribution",
+    "observe_dataset",
+    "parse_observe",
+    "scheduler_independent",
+]
+
+Number = Fraction | float
+#: Default exploration limits per dataset: 200 000 states.  (No default memory limit: ``explore``
+#: measures the process's PEAK resident set size, which a long-lived process — or one exec'ed from a
+#: large parent — may already exceed; the CLI, a fresh process, passes ``--max-memory-mb``.)
+DEFAULT_LIMITS = Limits(max_states=200_000)
+Vector = tuple[Fraction, ...]
+#: An observable event of the protocol trace: (kind, actor, value).
+Event = tuple[str, str | None, Hashable]
+
+
+def parse_observe(text: str, clients: Sequence[str]) -> tuple[str, str | None]:
+    """``"curmodpar"``, ``"trace"`` or ``"client:NAME"`` -> ``(mode, client)``; :class:`InputError`
+    naming the expected forms otherwise."""
+    if text in ("curmodpar", "trace"):
+        return text, None
+    if text.startswith("client:"):
+        name = text.split(":", 1)[1]
+        if name not in clients:
+            raise InputError(f"unknown client {name!r} in --observe {text}", None,
+                             f"one of client:{', client:'.join(clients)}")
+        return "client", name
+    raise InputError(f"unknown observation {text!r}", None, "curmodpar, trace or client:NAME")
+
+
+# ---------------------------------------------------------------------------------------------------
+# The system observed by the attacker: a product with the record of released values
+# ---------------------------------------------------------------------------------------------------
+
+
+@dataclass(frozen=True)
+class _ObsState:
+    fl: FLState
+    releases: tuple[Vector, ...]
+    updates: tuple[tuple[Vector, ...], ...]  # per client (sorted), in order
+    trace: tuple[Event, ...] | None
+
+
+class ObservedSystem:
+    """The product of an :class:`FLSystem` with the attacker's record (a transition system in the sense
+    of :mod:`checker.mc.ts`).  Records are appended on the step that produces them: an aggregation
+    appends the new ``curmodpar`` to ``releases``; a report by client ``c`` appends its update to
+    ``updates[c]``; with ``record_trace`` every event is appended to ``trace``.  Probabilities and
+    actions are those of the FL system, so the product is a refinement that only adds memory."""
+
+    def __init__(self, system: FLSystem, *, record_trace: bool = False, record_updates: bool = True,
+                 stop_after_rounds: bool = True) -> None:
+        self.system = system
+        self.clients = tuple(system.clients)
+        self._index = {c: i for i, c in enumerate(self.clients)}
+        self.record_trace = record_trace
+        self.record_updates = record_updates
+        self.stop_after_rounds = stop_after_rounds
+        self._names = ("releases", "trace", "dataset", "partition", "curmodpar",
+                       *(f"updates:{c}" for c in self.clients))
+
+    def initial_states(self) -> list[_ObsState]:
+        return [_ObsState(s, (), tuple(() for _ in self.clients), () if self.record_trace else None)
+                for s in self.system.initial_states()]
+
+    def successors(self, state: _ObsState) -> list[tuple[object, _ObsState, Fraction]]:
+        b = self.system.bounds
+        if self.stop_after_rounds and b.max_rounds is not None and state.fl.round >= b.max_rounds:
+            return []
+        out = []
+        for act, target, p in self.system.successors(state.fl):
+            kind = str(self.system.observe(target, "last_kind"))
+            g = target.infra.igra
+            releases, updates, trace = state.releases, state.updates, state.trace
+            value: Hashable = None
+            if target.round > state.fl.round:
+                releases = (*releases, g.curmodpar)
+                value = g.curmodpar
+            elif kind == "get_grad" and act.actor in self._index:
+                v = g.gradient[act.actor]
+                if self.record_updates:
+                    i = self._index[act.actor]
+                    updates = (*updates[:i], (*updates[i], v), *updates[i + 1:])
+                value = v
+            elif kind == "put_part":
+                value = g.partition
+            if trace is not None:
+                trace = (*trace, (kind, act.actor, value))
+            out.append((act, _ObsState(target, releases, updates, trace), p))
+        return out
+
+    def observable_names(self) -> Sequence[str]:
+        return self._names
+
+    def observe(self, state: _ObsState, name: str) -> object:
+        if name == "releases":
+            return state.releases
+        if name == "trace":
+            return state.trace
+        if name == "dataset":
+            return state.fl.infra.igra.dataset
+        if name == "partition":
+            return state.fl.infra.igra.partition
+        if name == "curmodpar":
+            return state.fl.infra.igra.curmodpar
+        if name.startswith("updates:") and name[8:] in self._index:
+            return state.updates[self._index[name[8:]]]
+        raise KeyError(f"unknown observable {name!r}")
+
+
+# ---------------------------------------------------------------------------------------------------
+# Distributions for one dataset
+# ---------------------------------------------------------------------------------------------------
+
+
+@dataclass
+class DatasetObservation:
+    """What the attacker can observe when the system runs on ``dataset``: ``releases`` (distribution
+    of the released-model sequence), ``updates[c]`` (of client ``c``'s update sequence), ``joint``
+    (of all clients' update sequences together), ``trace`` (when recorded); ``states``/``transitions``
+    of the explored product; ``scheduler_independent`` (``None``: not checked) and ``undetermined``
+    (mass of runs without an eventual observation)."""
+
+    dataset: Dataset
+    releases: dict[Hashable, Number]
+    updates: dict[str, dict[Hashable, Number]]
+    joint: dict[Hashable, Number]
+    trace: dict[Hashable, Number] | None
+    states: int
+    transitions: int
+    exact: bool
+    scheduler_independent: bool | None = None
+    undetermined: Number = 0
+    kripke: Kripke | None = field(default=None, repr=False)
+
+
+def observe_dataset(system: FLSystem, dataset: Iterable[DataPoint] | None = None, *,
+                    record_trace: bool = False, record_updates: bool = True, limits: Limits | None = None,
+                    check_scheduler: bool = True, keep_kripke: bool = False,
+                    stop_after_rounds: bool = True, exact: bool | None = None) -> DatasetObservation:
+    """Explore ``system`` (rebuilt for ``dataset`` when given) observed by the attacker, resolve the
+    nondeterminism with the uniform scheduler, and return the distributions of the observations at the
+    end of the runs (:func:`checker.markov.core.observable_distribution`, eventual values).
+
+    ``check_scheduler``: also decide whether the release distribution depends on the scheduler, by
+    comparing ``Pmin`` and ``Pmax`` over all schedulers of each release sequence (vectorised float
+    value iteration, :func:`checker.markov.core.mdp_reach_many`, tolerance 1e-9).  ``keep_kripke``: keep the
+    explored product in the result (memory)."""
+    sys_d = system if dataset is None else system.with_dataset(dataset)
+    ts = ObservedSystem(sys_d, record_trace=record_trace, record_updates=record_updates,
+                        stop_after_rounds=stop_after_rounds)
+    names = ["releases", *(f"updates:{c}" for c in ts.clients)] + (["trace"] if record_trace else [])
+    k = explore(ts, limits=limits or DEFAULT_LIMITS, observables=names,  # type: ignore[arg-type]
+                probabilities=True, keep_states=False)
+    if not k.complete:
+        hint = "" if not record_updates else "; try without the decomposition (fewer recorded updates)"
+        raise InputError(f"the observed FL system is too large or unbounded ({k.limit_reason}); "
+                         f"bound it with max_rounds / max_events{hint}", None, "a finite bounded model")
+    dtmc = dtmc_from_kripke(k)
+    absorbed = bottom_absorption(dtmc, exact=dtmc.is_exact if exact is None else exact)
+
+    def dist_of(values: Sequence[Hashable]) -> ObservableDistribution:
+        return end_of_run_distribution(k, values, exact=exact, dtmc=dtmc, absorbed=absorbed)
+
+    rel = dist_of(list(k.observables["releases"]))
+    upd = {c: dist_of(list(k.observables[f"updates:{c}"])).dist for c in ts.clients}
+    joint = dist_of(list(zip(*(k.observables[f"updates:{c}"] for c in ts.clients), strict=True))).dist
+    tr = dist_of(list(k.observables["trace"])).dist if record_trace else None
+    obs = DatasetObservation(frozenset(sys_d.initial.igra.dataset), dict(rel.dist), upd, joint, tr,
+                             k.num_states, k.num_transitions, rel.exact, undetermined=rel.missing,
+                             kripke=k if keep_kripke else None)
+    if check_scheduler:
+        obs.scheduler_independent = scheduler_independent(k, list(k.observables["releases"]))
+    return obs
+
+
+def end_of_run_distribution(k: Kripke, values: Sequence[Hashable], *, exact: bool | None = None,
+                            dtmc: Dtmc | None = None,
+                            absorbed: Sequence[tuple[list[int], Number]] | None = None,
+                            ) -> ObservableDistribution:
+    """The distribution of ``values[s]`` (one observation per state of ``k``) at the end of the runs of
+    ``k`` under the uniform scheduler over the enabled actions
+    (:func:`checker.markov.core.observable_distribution`, eventual values).
+
+    ``exact``: rationals (default: when the chain's probabilities are exact). ``dtmc`` and ``absorbed``
+    (:func:`checker.markov.core.bottom_absorption`) may be passed when several observations of the same
+    structure are needed, to solve the chain once."""
+    chain = dtmc if dtmc is not None else dtmc_from_kripke(k, "uniform")
+    use_exact = chain.is_exact if exact is None else exact
+    return observable_distribution(chain, values, exact=use_exact, absorbed=absorbed)
+
+
+def scheduler_independent(k: Kripke, values: Sequence[Hashable]) -> bool | None:
+    """Whether the distribution of ``values`` at the end of the runs is the same under every scheduler:
+    ``Pmin = Pmax`` (over all schedulers, within 1e-9) for every eventual value; ``None`` (not checked)
+    when runs may end in cycles or states × outcomes exceeds 4·10⁶."""
+    mdp = mdp_from_kripke(k)
+    if mdp.is_dtmc:
+        return True
+    comps = bottom_components(mdp.induced_dtmc("uniform"))
+    if any(len(c) > 1 for c in comps):
+        return None
+    ends: dict[Hashable, list[int]] = {}
+    for (t,) in comps:
+        ends.setdefault(values[t], []).append(t)
+    if k.num_states * len(ends) > 4_000_000:  # dense states × outcomes matrices: not checked
+        return None
+    targets = np.zeros((k.num_states, len(ends)), dtype=bool)
+    for j, ts in enumerate(ends.values()):
+        targets[ts, j] = True
+    lo = mdp_reach_many(mdp, targets, "min")
+    hi = mdp_reach_many(mdp, targets, "max")
+    init = [s for s, _ in mdp.initial]
+    return bool(np.max(np.abs(hi[init] - lo[init]), initial=0.0) <= 1e-9)

@@ -1,0 +1,198 @@
+"""``flcheck audit TARGET``: likelihood-ratio membership-inference audits ([SecAgg-MIA] eq. 8–11).
+
+TARGET is a mechanism string (``gaussian:mu=1[:d=D]``, ``laplace:b=1[:s=S]``, ``rr:p=3/4``,
+``secagg:uniform|exponential:n=10[:d=1]``), a JSON file ``{"p0": {outcome: prob}, "p1": {...},
+"formal_eps": E}`` (probabilities as numbers or fraction strings), or a scenario file (``.fl``) or
+``example:NAME`` whose worst neighbouring pair's observation distributions come from
+:func:`checker.app.privacy_fl.privacy_report`.
+
+``--json`` prints keys ``eps``, ``delta``, ``fpr``, ``fnr``, ``eps_lower`` (and more); ``--plot FILE.png``
+is written atomically (never over TARGET). Exit codes: 0 consistent, 1 the audit contradicts the
+mechanism's known ε or the formal ε, 2 bad input.
+
+The audit engines import scipy (over a second) and the plots matplotlib: they are imported by the
+command that runs them, so that the other commands start fast.
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+from fractions import Fraction
+from pathlib import Path
+
+from checker.cli.dp import emit
+from checker.errors import InputError, Position
+from checker.io.files import check_output_path
+
+AUDIT_KINDS = ("gaussian", "laplace", "rr", "secagg")
+
+
+def _short(v: list[float], k: int = 6) -> str:
+    """A vector for the terminal: the first k entries, then the count."""
+    head = ", ".join(f"{x:g}" for x in v[:k])
+    return f"[{head}]" if len(v) <= k else f"[{head}, … ({len(v)} coordinates)]"
+
+
+def _load_distributions(path: Path) -> tuple[dict[object, Fraction], dict[object, Fraction], float | None]:
+    """Read a JSON distributions file (see the module docstring)."""
+    try:
+        raw = json.loads(path.read_text())
+    except json.JSONDecodeError as exc:
+        raise InputError(
+            f"invalid JSON: {exc.msg}", Position(str(path), exc.lineno, exc.colno), "JSON"
+        ) from None
+    if not isinstance(raw, dict) or "p0" not in raw or "p1" not in raw:
+        raise InputError("missing keys", Position(str(path), 1, 1), 'an object with "p0" and "p1"')
+
+    def conv(key: str) -> dict[object, Fraction]:
+        d = raw[key]
+        if not isinstance(d, dict):
+            raise InputError(f'"{key}" is not an object', Position(str(path)), "outcome -> probability")
+        out: dict[object, Fraction] = {}
+        for k, v in d.items():
+            try:
+                out[k] = Fraction(str(v))
+            except (ValueError, ZeroDivisionError):
+                raise InputError(
+                    f"bad probability {v!r} for {key}[{k!r}]", Position(str(path)), "a number"
+                ) from None
+        if any(v < 0 for v in out.values()) or sum(out.values()) != 1:
+            raise InputError(f'"{key}" does not sum to 1', Position(str(path)), "a probability distribution")
+        return out
+
+    fe = raw.get("formal_eps")
+    return conv("p0"), conv("p1"), None if fe is None else float(fe)
+
+
+def _scenario_distributions(
+    target: str, observe: str = "curmodpar"
+) -> tuple[dict[object, Fraction], dict[object, Fraction], float | None, str]:
+    """The worst neighbouring pair's observation distributions ``(P0, P1)``, the formal ε* and a label:
+    :func:`checker.app.privacy_fl.privacy_report` on the FL system of a scenario file or
+    ``example:NAME`` (read by :func:`checker.cli.privacy.load_fl_model`)."""
+    # lazy: the FL privacy pipeline takes most of a second to import and serves model targets only
+    from checker.app.privacy_fl import privacy_report
+    from checker.cli.privacy import load_fl_model
+
+    system, universe, declared = load_fl_model(target)
+    report = privacy_report(system, universe, observe=observe, literal=False, declared=declared)
+    worst = report.worst
+    if worst is None:
+        raise InputError(
+            "the model has no neighbouring dataset pair to audit", Position(target), "a model with neighbours"
+        )
+    formal = float(worst.epsilon.epsilon)
+    label = f"{worst.reading} {worst.label}".strip()
+    return (
+        {k: Fraction(v) for k, v in worst.p0.items()},
+        {k: Fraction(v) for k, v in worst.p1.items()},
+        formal,
+        label or target,
+    )
+
+
+def _cmd_audit(args: argparse.Namespace) -> int:
+    from checker.crossval.audit import audit, parse_mechanism  # lazy: scipy (slow import)
+
+    if args.trials < 1:
+        raise InputError("--trials must be >= 1", Position("--trials"), "a positive integer")
+    if not 0 < args.confidence < 1:
+        raise InputError("--confidence must be in (0, 1)", Position("--confidence"), "e.g. 0.95")
+    if not 0 <= args.delta < 1:
+        raise InputError("--delta must be in [0, 1)", Position("--delta"), "0 <= delta < 1")
+    target = args.target
+    kind = target.split(":", 1)[0]
+    path = Path(target)
+    if args.plot:  # refused before the audit runs: the figure must never replace the input
+        check_output_path(args.plot, [path])
+    if kind in AUDIT_KINDS and not path.exists():
+        mech = parse_mechanism(target)
+        res = audit(mech, args.trials, args.confidence, args.delta, args.seed, args.method)
+        payload = res.to_json()
+        payload["eps"] = res.reference_eps
+        ok = res.reference_eps is None or res.eps_lower <= res.reference_eps + 1e-9
+        table = [
+            ("mechanism", res.mechanism),
+            ("test", f"likelihood ratio ({res.method}), {res.trials} trials/hypothesis, seed {res.seed}"),
+            ("worst-case pair", f"{_short(res.pair[0])} vs {_short(res.pair[1])}"),
+            ("FPR / FNR", f"{res.fpr:.6g} / {res.fnr:.6g}"),
+            (f"upper {res.confidence:g}-conf.", f"{res.fpr_upper:.6g} / {res.fnr_upper:.6g}"),
+            (f"eps lower (delta={res.delta:g})", f"{res.eps_lower:.6g}"),
+            ("eps of mechanism", "unknown" if res.reference_eps is None else f"{res.reference_eps:.6g}"),
+            ("consistent", "holds" if ok else "violated"),
+        ]
+        if args.plot:
+            from checker.crossval.audit import NoiseMechanism  # lazy: scipy (slow import)
+            from checker.crossval.gaussian import mahalanobis  # lazy: scipy (slow import)
+            from checker.crossval.plots import plot_audit, save_figure  # lazy: matplotlib (slow import)
+
+            mu = None
+            if isinstance(mech, NoiseMechanism) and mech.noise_cov is not None:
+                # exact for the Gaussian mechanism, the Theorem 4.1 approximation otherwise
+                mu = mahalanobis(res.pair[0], res.pair[1], mech.noise_cov)
+            save_figure(plot_audit(res, mu=mu), args.plot)
+        emit(args, payload, table)
+        return 0 if ok else 1
+    name = path.name
+    if target.startswith("example:"):
+        p0, p1, formal, name = _scenario_distributions(target, args.observe)
+    elif not path.exists():
+        raise InputError(
+            f"no such file or mechanism: {target}", Position(target), "FILE or " + "|".join(AUDIT_KINDS)
+        )
+    elif path.suffix == ".json":
+        p0, p1, formal = _load_distributions(path)
+    else:
+        p0, p1, formal, name = _scenario_distributions(target, args.observe)
+    if args.formal_eps is not None:
+        formal = args.formal_eps
+    from checker.crossval.crossval_scenario import cross_validate  # lazy: scipy (slow import)
+
+    cv = cross_validate(
+        p0,
+        p1,
+        formal_eps=formal,
+        trials=args.trials,
+        confidence=args.confidence,
+        delta=args.delta,
+        seed=args.seed,
+        name=name,
+    )
+    payload = cv.to_json()
+    payload["delta_at"] = args.delta
+    if args.plot:
+        from checker.crossval.plots import plot_audit, save_figure  # lazy: matplotlib (slow import)
+
+        save_figure(plot_audit(cv.audit, eps=cv.eps_grid, delta=cv.numerical_delta), args.plot)
+    rows = [("quantity", "source", "value"), *cv.rows()]
+    emit(args, payload, rows)
+    return cv.verdict.exit_code()
+
+
+def register(sub: argparse._SubParsersAction) -> None:  # type: ignore[type-arg]
+    """Add ``audit``."""
+    a = sub.add_parser(
+        "audit",
+        help="membership-inference audit: a confidence lower bound on ε",
+        description="Likelihood-ratio membership-inference audit ([SecAgg-MIA] eq. 8-11): Monte Carlo "
+        "(FPR, FNR) with Clopper-Pearson bounds give ε_lower valid with the stated confidence. Exit 1 if "
+        "ε_lower exceeds the mechanism's known ε or the formal ε.",
+    )
+    a.add_argument(
+        "target",
+        metavar="MODEL|MECHANISM",
+        help="gaussian:mu=MU[:d=D] | laplace:b=B[:s=SENS] | rr:p=P (fraction, e.g. 3/4) | "
+        'secagg:exponential|uniform:n=N[:d=D] | a JSON file {"p0": {...}, "p1": {...}, "formal_eps": E} | '
+        "a scenario file (.fl) or example:NAME (see flcheck privacy --help)",
+    )
+    a.add_argument("--trials", type=int, default=20_000, help="samples per hypothesis")
+    a.add_argument("--confidence", type=float, default=0.95)
+    a.add_argument("--delta", type=float, default=0.0, help="δ at which the ε lower bound is stated")
+    a.add_argument("--seed", type=int, default=0)
+    a.add_argument("--method", choices=("exact", "gaussian"), default="exact", help="eq. (9) or eq. (11)")
+    a.add_argument("--formal-eps", type=float, default=None, help="formal ε to cross-validate against")
+    a.add_argument("--observe", default="curmodpar", help="for a model: what the attacker observes")
+    a.add_argument("--json", action="store_true")
+    a.add_argument("--plot", metavar="FILE.png")
+    a.set_defaults(func=_cmd_audit)

@@ -1,0 +1,124 @@
+"""``flcheck explore MODEL``: build (or load) a model's state space and print its size.
+
+``--json`` prints ``{"states", "transitions", "deadlocks", "depth", "time", "initial", "complete",
+"limit_reason"}`` (plus ``"written"`` when files were written). ``--write-explicit``, ``--write-json``
+and ``--write-dot`` also write the structure; an output path that is one of the model's files is
+refused (exit 2) before anything is written. Exit 0 on success, 2 on bad input.
+"""
+
+from __future__ import annotations
+
+import argparse
+import sys
+import time
+from collections.abc import Sequence
+from pathlib import Path
+from typing import Any
+
+from checker.app.load import EXPLICIT_SUFFIXES, load_model
+from checker.io.dot import write_dot
+from checker.io.files import check_output_path
+from checker.io.kripke_json import write_json
+from checker.io.prism import write_explicit
+from checker.io.render import dumps
+from checker.mc.explore import Limits, depth_of_structure, stderr_progress
+from checker.verdict import EXIT_HOLDS
+
+MODEL_HELP = "scenario file (.fl), explicit model (base.tra base.lab, or the prefix base) or .json"
+
+
+def model_files(model: Sequence[str]) -> list[Path]:
+    """The files a MODEL argument reads: each path given, and for an explicit prefix ``base`` the
+    ``base.tra``/``.lab``/``.sta`` files beside it."""
+    files = [Path(m) for m in model]
+    for m in model:
+        files += [Path(m + suffix) for suffix in EXPLICIT_SUFFIXES]
+    return files
+
+
+def add_model_options(p: argparse.ArgumentParser) -> None:
+    """MODEL (one or more paths) and the exploration limits, shared by the model commands."""
+    p.add_argument("model", nargs="+", metavar="MODEL", help=MODEL_HELP)
+    p.add_argument("--max-states", type=int, default=None, help="exploration limit on states")
+    p.add_argument("--max-seconds", type=float, default=None, help="exploration time limit")
+    p.add_argument("--max-memory", type=float, default=None, metavar="MB", help="exploration memory limit")
+
+
+def limits_of(args: argparse.Namespace) -> Limits:
+    """The exploration limits given by :func:`add_model_options`' options."""
+    return Limits(max_states=args.max_states, max_seconds=args.max_seconds, max_memory_mb=args.max_memory)
+
+
+def clear_progress() -> None:
+    """Erase the progress line that :func:`checker.mc.explore.stderr_progress` draws on a terminal."""
+    if sys.stderr.isatty():
+        sys.stderr.write("\r\x1b[K")
+        sys.stderr.flush()
+
+
+def _outputs(args: argparse.Namespace) -> list[str]:
+    """Every file the options ask to write (the explicit files as their possible names)."""
+    out = []
+    if args.write_explicit:
+        out += [args.write_explicit + suffix for suffix in EXPLICIT_SUFFIXES]
+    if args.write_json:
+        out.append(args.write_json)
+    if args.write_dot:
+        out.append(args.write_dot)
+    return out
+
+
+def run(args: argparse.Namespace) -> int:
+    inputs = model_files(args.model)
+    for path in _outputs(args):  # refuse before exploring: an output must never replace an input
+        check_output_path(path, inputs)
+    t0 = time.perf_counter()
+    progress = stderr_progress()
+    kripke = load_model(args.model, limits=limits_of(args), progress=progress, probabilities=True)
+    if progress:
+        clear_progress()
+    elapsed = time.perf_counter() - t0
+    info: dict[str, Any] = {
+        "states": kripke.num_states,
+        "transitions": kripke.num_transitions,
+        "deadlocks": int(kripke.deadlocks.sum()),
+        "depth": depth_of_structure(kripke),
+        "time": round(elapsed, 6),
+        "initial": len(kripke.initial),
+        "complete": kripke.complete,
+        "limit_reason": kripke.limit_reason,
+    }
+    written = []
+    if args.write_explicit:
+        written += [str(p) for p in write_explicit(kripke, args.write_explicit, flavor=args.flavor)]
+    if args.write_json:
+        written.append(str(write_json(kripke, args.write_json)))
+    if args.write_dot:
+        written.append(str(write_dot(kripke, args.write_dot, max_states=args.dot_max_states)))
+    if written:
+        info["written"] = written
+    if args.json:
+        print(dumps(info, indent=1))
+    else:
+        for path in written:
+            print(f"wrote {path}")
+        print(f"{kripke.source}: {info['states']:,} states, {info['transitions']:,} transitions, "
+              f"{info['deadlocks']:,} deadlocks, depth {info['depth']}, {info['initial']} initial, "
+              f"{elapsed:.3f} s" + ("" if kripke.complete else f" — INCOMPLETE: {kripke.limit_reason}"))
+    return EXIT_HOLDS
+
+
+def register(sub: argparse._SubParsersAction) -> None:  # type: ignore[type-arg]
+    """Add ``explore``."""
+    e = sub.add_parser("explore", help="build a model's state space and print its size",
+                       description="Explore (or load) a model and print states, transitions, deadlocks, "
+                       "depth and time.")
+    add_model_options(e)
+    e.add_argument("--json", action="store_true", help="print the result as JSON")
+    e.add_argument("--write-explicit", metavar="PREFIX",
+                   help="write PREFIX.tra/.lab(/.sta) in the PRISM/Storm explicit format")
+    e.add_argument("--flavor", choices=["storm", "prism"], default="storm", help="explicit-format flavour")
+    e.add_argument("--write-json", metavar="FILE", help="write the JSON Kripke format")
+    e.add_argument("--write-dot", metavar="FILE", help="write Graphviz DOT")
+    e.add_argument("--dot-max-states", type=int, default=5000, help="refuse DOT output above this size")
+    e.set_defaults(func=run)

@@ -1,0 +1,219 @@
+"""MDPs: ``Pmin``/``Pmax`` of eventually reaching a set, and the optimal memoryless schedulers.
+
+:func:`mdp_reach` computes them by policy iteration (each evaluation an exact or sparse float solve) after
+the graph precomputations ``Prob0E`` (max) and ``Prob0A`` (min) of Baier & Katoen, *Principles of Model
+Checking*, §10.6; value iteration is offered as an independent check (:func:`mdp_value_iteration`) and,
+vectorised over many target sets, for the privacy engine (:func:`mdp_reach_many`).
+"""
+
+from __future__ import annotations
+
+from collections.abc import Iterable
+from dataclasses import dataclass, field
+from fractions import Fraction
+from typing import Literal
+
+import numpy as np
+import scipy.sparse as sp
+
+from checker.markov.first_passage import reach_probabilities
+from checker.markov.graph import backward_reach
+from checker.markov.models import Dtmc, Mdp, Values, dtmc_from_edges, initial_expectation, state_mask
+from checker.markov.solve import use_exact_solve
+
+__all__ = ["MdpResult", "mdp_reach", "mdp_reach_many", "mdp_value_iteration"]
+
+
+@dataclass(frozen=True)
+class MdpResult:
+    """``values[s]`` = optimal probability from ``s``; ``policy[s]`` = index of an optimal choice among
+    ``s``'s choices (``-1`` for states without choice); ``initial_value`` from the initial
+    distribution; ``iterations`` of policy (or value) iteration."""
+
+    values: Values
+    policy: np.ndarray
+    initial_value: Fraction | float
+    exact: bool
+    iterations: int
+    objective: str
+    method: str = "policy iteration"
+    extra: dict[str, object] = field(default_factory=dict)
+
+
+def _prob0(mdp: Mdp, tmask: np.ndarray, objective: str) -> np.ndarray:
+    """States whose optimal (``max``: ``Prob0E``; ``min``: ``Prob0A``) probability is 0."""
+    n = mdp.num_states
+    edge_choice = np.repeat(np.arange(mdp.num_choices), np.diff(mdp.edge_ptr))
+    pos = mdp.edge_prob > 0
+    if mdp.edge_prob_exact is not None:
+        pos = np.array([p > 0 for p in mdp.edge_prob_exact], dtype=bool) if len(pos) else pos
+    csrc = mdp.choice_src
+    if objective == "max":
+        can = backward_reach(n, csrc[edge_choice[pos]], mdp.edge_dst[pos], tmask)
+        return ~can
+    # min: R = lfp Z. target ∪ {s not deadlock | every choice of s has a successor in Z}
+    reach = tmask.copy()
+    nchoice = np.diff(mdp.choice_ptr)
+    while True:
+        hit = np.zeros(mdp.num_choices, dtype=bool)
+        e_ok = pos & reach[mdp.edge_dst]
+        hit[np.unique(edge_choice[e_ok])] = True
+        all_hit = np.ones(n, dtype=bool)
+        bad = csrc[~hit]
+        all_hit[bad] = False
+        new = reach | (all_hit & (nchoice > 0))
+        if np.array_equal(new, reach):
+            return ~reach
+        reach = new
+
+
+def _choice_values(mdp: Mdp, vals: Values, exact: bool) -> Values:
+    """``Σ_t P_c(t) vals(t)`` for every choice ``c``."""
+    if exact:
+        assert mdp.edge_prob_exact is not None
+        choice_value: Values = np.empty(mdp.num_choices, dtype=object)
+        ep = mdp.edge_ptr.tolist()
+        dst = mdp.edge_dst.tolist()
+        for c in range(mdp.num_choices):
+            choice_value[c] = sum((mdp.edge_prob_exact[e] * vals[dst[e]] for e in range(ep[c], ep[c + 1])),
+                                  Fraction(0))
+        return choice_value
+    edge_choice = np.repeat(np.arange(mdp.num_choices), np.diff(mdp.edge_ptr))
+    return np.bincount(edge_choice, weights=mdp.edge_prob * vals[mdp.edge_dst], minlength=mdp.num_choices)
+
+
+def mdp_reach(mdp: Mdp, target: np.ndarray | Iterable[int], objective: Literal["min", "max"] = "max",
+              *, exact: bool | None = None, max_iterations: int = 10_000) -> MdpResult:
+    """``Pmax``/``Pmin`` of eventually reaching ``target`` over all schedulers, by policy iteration.
+
+    Precomputation: ``max`` — states that cannot reach the target get 0 (``Prob0E``); ``min`` — states
+    where some scheduler avoids the target forever get 0 (``Prob0A``).  Then policy iteration: evaluate
+    the current memoryless policy (first passage of its DTMC, exact or sparse float), switch a state to
+    a choice that is *strictly* better, stop when no state improves.  For ``max`` the value of a policy
+    that is stable is a fixpoint of the Bellman operator, hence ``≥`` the least fixpoint ``Pmax`` and so
+    equal to it; for ``min`` the Bellman operator has a unique fixpoint after ``Prob0A``.
+    Memoryless deterministic policies suffice for both (Baier & Katoen, Thm. 10.102 / Lemma 10.113).
+    """
+    if objective not in ("min", "max"):
+        raise ValueError(f"objective must be 'min' or 'max', got {objective!r}")
+    n = mdp.num_states
+    tmask = state_mask(target, n)
+    zero_set = _prob0(mdp, tmask, objective) & ~tmask
+    use_exact = use_exact_solve(exact, mdp.edge_prob_exact is not None, n)
+    nchoice = np.diff(mdp.choice_ptr)
+    # initial policy: for min, a choice staying inside R (every choice does, by construction of Prob0A);
+    # for max, any choice.  States in target / zero_set keep their fixed values.
+    policy = np.where(nchoice > 0, 0, -1).astype(np.int64)
+    margin: Fraction | float = Fraction(0) if use_exact else 1e-12  # float 0.0 would round Fractions
+    iterations = 0
+    while True:
+        iterations += 1
+        if iterations > max_iterations:
+            raise RuntimeError("policy iteration did not converge")
+        dtmc = mdp.induced_dtmc({s: int(c) for s, c in enumerate(policy.tolist()) if c >= 0})
+        vals = reach_probabilities(_restrict_zero(dtmc, zero_set), tmask, exact=use_exact)
+        if use_exact:
+            for s in np.flatnonzero(zero_set).tolist():
+                vals[s] = Fraction(0)
+        else:
+            vals[zero_set] = 0.0
+        choice_value = _choice_values(mdp, vals, use_exact)
+        improved = False
+        new_policy = policy.copy()
+        for s in np.flatnonzero((nchoice > 1) & ~tmask & ~zero_set).tolist():
+            lo, hi = int(mdp.choice_ptr[s]), int(mdp.choice_ptr[s + 1])
+            cur = choice_value[lo + policy[s]]
+            best_i, best_v = int(policy[s]), cur
+            for i in range(hi - lo):
+                v = choice_value[lo + i]
+                better = (v > best_v + margin) if objective == "max" else (v < best_v - margin)
+                if better:
+                    best_i, best_v = i, v
+            if best_i != policy[s]:
+                new_policy[s] = best_i
+                improved = True
+        policy = new_policy
+        if not improved:
+            break
+    return MdpResult(vals, policy, initial_expectation(mdp.initial, vals, use_exact), use_exact, iterations,
+                     objective)
+
+
+def _restrict_zero(dtmc: Dtmc, zero_set: np.ndarray) -> Dtmc:
+    """Make the ``zero_set`` states deadlocks (their value is fixed at 0)."""
+    if not zero_set.any():
+        return dtmc
+    src = np.repeat(np.arange(dtmc.num_states), np.diff(dtmc.ptr))
+    keep = ~zero_set[src]
+    exact = None if dtmc.prob_exact is None else [p for p, k in zip(dtmc.prob_exact, keep, strict=True) if k]
+    return dtmc_from_edges(dtmc.num_states, src[keep], dtmc.idx[keep], dtmc.prob[keep], exact, dtmc.initial)
+
+
+def mdp_value_iteration(mdp: Mdp, target: np.ndarray | Iterable[int],
+                        objective: Literal["min", "max"] = "max", *, tolerance: float = 1e-13,
+                        max_iterations: int = 1_000_000) -> MdpResult:
+    """Float value iteration from below (``x₀ = 1_target``, ``x_{k+1} = opt_c Σ P_c x_k``) after the same
+    ``Prob0`` precomputation as :func:`mdp_reach`; stops when successive iterates differ by less than
+    ``tolerance`` (a heuristic stopping rule: an independent cross-check, not a certified bound)."""
+    n = mdp.num_states
+    tmask = state_mask(target, n)
+    zero_set = _prob0(mdp, tmask, objective) & ~tmask
+    x = tmask.astype(np.float64)
+    nchoice = np.diff(mdp.choice_ptr)
+    has = (nchoice > 0) & ~tmask & ~zero_set
+    fill = -np.inf if objective == "max" else np.inf
+    edge_choice = np.repeat(np.arange(mdp.num_choices), np.diff(mdp.edge_ptr))
+    choice_matrix = sp.csr_matrix((mdp.edge_prob, (edge_choice, mdp.edge_dst)), shape=(mdp.num_choices, n))
+    with_choice = np.flatnonzero(nchoice > 0)
+    starts = mdp.choice_ptr[:-1][with_choice]
+    reduce = np.maximum.reduceat if objective == "max" else np.minimum.reduceat
+    it = 0
+    for it in range(1, max_iterations + 1):  # noqa: B007
+        choice_value = choice_matrix @ x
+        best = np.full(n, fill)
+        if len(with_choice):
+            best[with_choice] = reduce(choice_value, starts)
+        new = np.where(has, best, x)
+        new[zero_set] = 0.0
+        if np.max(np.abs(new - x), initial=0.0) < tolerance:
+            x = new
+            break
+        x = new
+    choice_value = _choice_values(mdp, x, False)
+    policy = np.full(n, -1, dtype=np.int64)
+    for s in np.flatnonzero(nchoice > 0).tolist():
+        lo, hi = int(mdp.choice_ptr[s]), int(mdp.choice_ptr[s + 1])
+        seg = choice_value[lo:hi]
+        policy[s] = int(np.argmax(seg) if objective == "max" else np.argmin(seg))
+    return MdpResult(x, policy, initial_expectation(mdp.initial, x, False), False, it, objective,
+                     "value iteration")
+
+
+def mdp_reach_many(mdp: Mdp, targets: np.ndarray, objective: Literal["min", "max"] = "max", *,
+                   tolerance: float = 1e-13, max_iterations: int = 100_000) -> np.ndarray:
+    """``Pmin``/``Pmax`` of eventually reaching each of ``m`` target sets at once (``targets`` is an
+    ``n × m`` boolean matrix), by vectorised float value iteration from below: ``X₀ = targets``,
+    ``X_{k+1}(s) = opt_c Σ_t P_c(t) X_k(t)`` off the targets.  Both optima of reachability are the least
+    fixpoints of their Bellman operators (Baier & Katoen, Thm. 10.100), so the iteration converges to
+    them from below; on an acyclic model it is exact after (depth) iterations.  Returns ``n × m``."""
+    n = mdp.num_states
+    tmat = np.asarray(targets, dtype=bool)
+    if tmat.ndim != 2 or tmat.shape[0] != n:
+        raise ValueError(f"targets must be an ({n}, m) boolean matrix")
+    edge_choice = np.repeat(np.arange(mdp.num_choices), np.diff(mdp.edge_ptr))
+    choice_matrix = sp.csr_matrix((mdp.edge_prob, (edge_choice, mdp.edge_dst)), shape=(mdp.num_choices, n))
+    nchoice = np.diff(mdp.choice_ptr)
+    has = np.flatnonzero(nchoice > 0)
+    starts = mdp.choice_ptr[:-1][has]
+    x = tmat.astype(np.float64)
+    reduce = np.maximum.reduceat if objective == "max" else np.minimum.reduceat
+    for _ in range(max_iterations):
+        choice_value = choice_matrix @ x
+        new = x.copy()
+        if len(has):
+            new[has] = reduce(choice_value, starts, axis=0)
+        new[tmat] = 1.0
+        if np.max(np.abs(new - x), initial=0.0) < tolerance:
+            return new
+        x = new
+    raise RuntimeError("value iteration did not converge")
