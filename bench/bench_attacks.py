@@ -1,11 +1,11 @@
 """Benchmark figures of the attack engines (prints; no assertions). Run:
 ``/work/venv/bin/python bench/bench_attacks.py [sratta|mia|mine ...]``.
 
-* SRATTA (seed 002): digits, 5 clients × 100 samples, n_updates = 5, t_max = 20, MLP with 1000 hidden
+* SRATTA ([SRATTA]): digits, 5 clients × 100 samples, n_updates = 5, t_max = 20, MLP with 1000 hidden
   neurons, secure aggregation; homogeneous (Dirichlet α = 1000, and IID) vs heterogeneous (α = 0.1, 1)
   clients; SRATTA's V-measure vs K-means; learning-rate sweep; neuron censoring. Medians over seeds.
-* MIA (seed 003): the comparison table at ε ∈ {inf, 200, 10}, medians over seeds.
-* MINE (seed 001): conventional MINE vs H-MINE on Gaussian batches with analytic MI as B grows, then the
+* MIA ([NIST-MIA]): the comparison table at ε ∈ {inf, 200, 10}, medians over seeds.
+* MINE ([FL-MI]): conventional MINE vs H-MINE on Gaussian batches with analytic MI as B grows, then the
   FL trends (batch size, gradient noise, training step, class imbalance).
 
 Figures measured on a shared 2-core machine: times are indicative only.

@@ -1,6 +1,6 @@
 """Privacy audits: a likelihood-ratio membership-inference attack turned into a lower bound on ε.
 
-Seed 000, §4.3. The adversary tests ``H: z ~ M(x_0)`` against ``H': z ~ M(x_0')`` and rejects H when the
+[SecAgg-MIA] §4.3. The adversary tests ``H: z ~ M(x_0)`` against ``H': z ~ M(x_0')`` and rejects H when the
 log-likelihood ratio ``ln P_y(z − x_0)/P_y(z − x_0') ≤ θ`` (eq. 9), for the worst-case pair of eq. (10)
 (the maximiser of the Mahalanobis distance ``Δ_{x,x'}`` under the noise covariance). When the noise density
 is unknown it is replaced by ``N(μ_y, Σ_y)`` (eq. 11) with the sample mean and covariance.
@@ -24,12 +24,12 @@ make it weaker.
 from __future__ import annotations
 
 import math
-from collections.abc import Callable
+from collections.abc import Callable, Hashable, Mapping
 from dataclasses import dataclass, field
 from fractions import Fraction
 
 import numpy as np
-from numpy.typing import NDArray
+from numpy.typing import ArrayLike, NDArray
 from scipy import stats
 
 from checker.crossval import gaussian as gauss
@@ -85,8 +85,8 @@ class DiscreteMechanism:
     model's observation under D and D'). Outcomes are arbitrary hashable values."""
 
     name: str
-    p0: dict[object, Fraction]
-    p1: dict[object, Fraction]
+    p0: Mapping[Hashable, Fraction]
+    p1: Mapping[Hashable, Fraction]
     reference_eps: Callable[[float], float] | None = None
     outcomes: tuple[object, ...] = field(init=False)
 
@@ -156,11 +156,13 @@ def rr_mechanism(p: Fraction) -> DiscreteMechanism:
             return 0.0
         return math.inf if pf == 1 else math.log((pf - delta) / (1 - pf))
 
-    return DiscreteMechanism(f"rr:p={p}", {1: p, 0: 1 - p}, {1: 1 - p, 0: p}, ref)
+    truth: dict[Hashable, Fraction] = {1: p, 0: 1 - p}
+    lie: dict[Hashable, Fraction] = {1: 1 - p, 0: p}
+    return DiscreteMechanism(f"rr:p={p}", truth, lie, ref)
 
 
 def secagg_mechanism(entries: str, n: int, d: int = 1) -> NoiseMechanism:
-    """Secure aggregation ``x_0 + Σ_{i≤n} x_i`` (seed 000 §4.2): exponential entries (x_0 ∈ [0,4]^d,
+    """Secure aggregation ``x_0 + Σ_{i≤n} x_i`` ([SecAgg-MIA] §4.2): exponential entries (x_0 ∈ [0,4]^d,
     Gamma(n,1) noise) or uniform entries (x_0 ∈ [−½,½]^d, shifted Irwin–Hall noise)."""
     if entries not in WIDTH or n < 1 or d < 1:
         raise ValueError("entries must be exponential|uniform, n >= 1, d >= 1")
@@ -280,7 +282,7 @@ def parse_mechanism(text: str) -> Mechanism:
 # ---------------------------------------------------------------------------------------------------
 
 
-def clopper_pearson_upper(k: FloatArray | int, n: int, alpha: float) -> FloatArray:
+def clopper_pearson_upper(k: ArrayLike, n: int, alpha: float) -> FloatArray:
     """One-sided [ClopperPearson] upper bound: ``P(p ≤ bound) ≥ 1 − alpha`` for k successes in n.
 
     With no success the bound solves ``(1 − p)^n = alpha``; with n successes it is 1:
@@ -444,7 +446,7 @@ def audit(
                 with np.errstate(invalid="ignore"):
                     v = a - b
                 v = np.where(np.isnan(v), 0.0, v)
-                return np.round(np.clip(v, -1e15, 1e15), _DIGITS)
+                return np.asarray(np.round(np.clip(v, -1e15, 1e15), _DIGITS), dtype=np.float64)
 
             used = "exact"
 

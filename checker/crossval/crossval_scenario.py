@@ -4,9 +4,9 @@ For one mechanism/observation of a formal model, given as the two exact finite o
 ``P0`` (dataset D) and ``P1`` (neighbouring dataset D'), put side by side
 
 * the **formal** upper value reported by the privacy checker (ε, optionally δ(ε) values),
-* the **numerical** optimal curve of the pair (seed 000 eq. 4, both orders of the pair, exact for finite
+* the **numerical** optimal curve of the pair ([SecAgg-MIA] eq. 4, both orders of the pair, exact for finite
   distributions) and its pure ε = ``max |ln P0/P1|``,
-* the **audited** lower bound (seed 000 eq. 8–9, likelihood-ratio attack, Clopper–Pearson confidence).
+* the **audited** lower bound ([SecAgg-MIA] eq. 8–9, likelihood-ratio attack, Clopper–Pearson confidence).
 
 Consistency requires ``audited ε_lower ≤ numerical ε ≤ formal ε`` (up to a tolerance), and the formal δ(ε)
 at each ε no smaller than the numerical δ(ε). A violation means that the formal model, the privacy
@@ -17,15 +17,15 @@ checker or this engine is wrong. Tightness is reported as ``numerical ε / forma
 from __future__ import annotations
 
 import math
-from collections.abc import Hashable, Mapping, Sequence
+from collections.abc import Hashable, Mapping
 from dataclasses import dataclass
 from fractions import Fraction
 
 import numpy as np
-from numpy.typing import NDArray
+from numpy.typing import ArrayLike, NDArray
 
 from checker.crossval.audit import AuditResult, DiscreteMechanism, audit
-from checker.crossval.privacy_curves import DiscretePLD, exact_epsilon
+from checker.crossval.privacy_curves import DiscretePLD, Outcome, exact_epsilon
 from checker.verdict import Verdict
 
 FloatArray = NDArray[np.float64]
@@ -117,11 +117,11 @@ class CrossValidation:
 
 
 def cross_validate(
-    p0: Mapping[Hashable, Fraction | float],
-    p1: Mapping[Hashable, Fraction | float],
+    p0: Mapping[Outcome, Fraction | float],
+    p1: Mapping[Outcome, Fraction | float],
     formal_eps: float | None = None,
-    formal_delta: Sequence[float] | None = None,
-    eps_grid: Sequence[float] | None = None,
+    formal_delta: ArrayLike | None = None,
+    eps_grid: ArrayLike | None = None,
     trials: int = 20_000,
     confidence: float = 0.95,
     delta: float = 0.0,
@@ -130,8 +130,8 @@ def cross_validate(
     tol: float = 1e-9,
 ) -> CrossValidation:
     """Cross-validate a formal ε (and optionally δ(ε) at ``eps_grid``) for the pair ``(P0, P1)``."""
-    f0 = {k: Fraction(v) for k, v in p0.items()}
-    f1 = {k: Fraction(v) for k, v in p1.items()}
+    f0: dict[Hashable, Fraction] = {k: Fraction(v) for k, v in p0.items()}
+    f1: dict[Hashable, Fraction] = {k: Fraction(v) for k, v in p1.items()}
     grid = np.asarray(eps_grid if eps_grid is not None else np.linspace(0.0, 3.0, 31), dtype=float)
     plds = (DiscretePLD.from_distributions(f0, f1), DiscretePLD.from_distributions(f1, f0))
     num_delta = np.maximum(plds[0].delta(grid), plds[1].delta(grid))

@@ -1,6 +1,6 @@
 """Gaussian mechanism (incl. correlated noise) and the other closed-form mechanisms used as references.
 
-Seed 000, Theorem 4.2 and Proposition 1: for ``G(x) = x + N(0, Σ)`` the test between ``N(x, Σ)`` and
+[SecAgg-MIA] Theorem 4.2 and Proposition 1: for ``G(x) = x + N(0, Σ)`` the test between ``N(x, Σ)`` and
 ``N(x', Σ)`` has trade-off function ``Φ(Φ⁻¹(1 − α) − Δ_{x,x'})`` with the Mahalanobis distance
 ``Δ_{x,x'} = ‖Σ^{-1/2}(x − x')‖``; the worst pair maximises ``Δ`` and gives the optimal f-LDP curve
 ``f_G(α) = Φ(Φ⁻¹(1−α) − Δ)`` and optimal LDP curve (Balle & Wang 2018, Thm. 8 with μ = Δ)
@@ -160,13 +160,13 @@ def gaussian_mu(eps: float, delta: float) -> float:
 
 
 def gaussian_tradeoff(mu: float, alpha: ArrayLike) -> FloatArray:
-    """``f_G(α) = Φ(Φ⁻¹(1 − α) − μ)`` (seed 000, Proposition 1)."""
+    """``f_G(α) = Φ(Φ⁻¹(1 − α) − μ)`` ([SecAgg-MIA] Proposition 1)."""
     a = np.clip(np.atleast_1d(np.asarray(alpha, dtype=float)), 0.0, 1.0)
     return stats.norm.cdf(stats.norm.ppf(1.0 - a) - mu)
 
 
 def mahalanobis(x: ArrayLike, x_prime: ArrayLike, cov: ArrayLike) -> float:
-    """``Δ_{x,x'} = sqrt((x − x')ᵀ Σ⁻¹ (x − x'))`` (seed 000, Proposition 1), via a Cholesky solve."""
+    """``Δ_{x,x'} = sqrt((x − x')ᵀ Σ⁻¹ (x − x'))`` ([SecAgg-MIA] Proposition 1), via a Cholesky solve."""
     diff = np.atleast_1d(np.asarray(x, dtype=float) - np.asarray(x_prime, dtype=float))
     c = np.atleast_2d(np.asarray(cov, dtype=float))
     if c.shape != (diff.size, diff.size):

@@ -1,6 +1,6 @@
-"""Mutual-information leakage ``I(X_B; G)`` between a client's batch and its gradient (seed 001).
+"""Mutual-information leakage ``I(X_B; G)`` between a client's batch and its gradient ([FL-MI]).
 
-Donsker–Varadhan (seed 001, eq. 2; Belghazi et al. 2018, MINE): for any function ``T``,
+Donsker–Varadhan ([FL-MI] eq. 2; [MINE]): for any function ``T``,
 ``I(X; G) = D_KL(P_XG ‖ P_X ⊗ P_G) ≥ E_{P_XG}[T] − log E_{P_X ⊗ P_G}[e^T]``; maximising over a statistic
 network ``T_φ`` gives the estimate. Samples of the product of marginals pair each ``X`` with the ``G`` of
 another, randomly chosen, joint sample.
@@ -8,19 +8,19 @@ another, randomly chosen, joint sample.
 Statistic networks:
 
 * **MINE** (conventional): one MLP on the concatenation ``(vec(X_B), G)``.
-* **H-MINE** (seed 001, Fig. 2, Algorithm 1): since the batch items are IID, a shared *BlockModel*
+* **H-MINE** ([FL-MI] Fig. 2, Algorithm 1): since the batch items are IID, a shared *BlockModel*
   maps every block ``O_m = (x_m, G)`` (``m = 1..B``) to an embedding ``h_m``; the *MixModel* maps the
   concatenation ``(h_1, …, h_B)`` to the scalar ``T``. The input layer has ``B`` times fewer weights.
 
-Baseline (seed 001, Sec. 4): the covariance sum ``C(X_B, G) = Σ_{ij} cov(vec(X_B)_i, G_j)``.
+Baseline ([FL-MI] Sec. 4): the covariance sum ``C(X_B, G) = Σ_{ij} cov(vec(X_B)_i, G_j)``.
 
 Training library — a deliberate choice: a small numpy MLP with Adam written here (:class:`MLP`), not
 torch/jax. Reasons: (1) no heavy dependency for a cross-validation feature (flcheck's dependencies are
 numpy/scipy/sklearn); (2) CPU-only and deterministic under a seed; (3) the networks needed are tiny
 (tens of units) so numpy's matrix products are already the bottleneck and a framework would add only
-start-up time. The seed's sizes (BlockModel 200-200-5, MixModel 500-1, Adam lr 5e-5) are scaled down
+start-up time. [FL-MI]'s sizes (BlockModel 200-200-5, MixModel 500-1, Adam lr 5e-5) are scaled down
 (defaults below: BlockModel 32-32-16, MixModel 32-1, lr 1e-3) so that one estimate takes seconds. The
-embedding is 16 wide instead of the seed's 5: on the Gaussian check with B = 8 (analytic 2.197 nats,
+embedding is 16 wide instead of [FL-MI]'s 5: on the Gaussian check with B = 8 (analytic 2.197 nats,
 1500 steps) a 5-wide embedding reached 1.51, a 16-wide one 2.00 — the narrow embedding was the bottleneck.
 
 Validation: for ``X_B = (x_1..x_B)`` IID ``N(0, I_dx)`` and ``G = A Σ_m x_m + σ ε``, ``ε ~ N(0, I)``,
@@ -29,13 +29,13 @@ Validation: for ``X_B = (x_1..x_B)`` IID ``N(0, I_dx)`` and ``G = A Σ_m x_m + �
 
 from __future__ import annotations
 
-import contextlib
 import itertools
 import math
 from dataclasses import dataclass, field
 
 import numpy as np
 from numpy.typing import NDArray
+from threadpoolctl import threadpool_limits  # type: ignore[import-untyped]  # threadpoolctl ships no type information
 
 FloatArray = NDArray[np.float64]
 
@@ -132,7 +132,7 @@ class MineNet:
 
 
 class HMineNet:
-    """H-MINE (seed 001, Fig. 2): shared BlockModel on ``(x_m, G)``, MixModel on ``(h_1..h_B)``."""
+    """H-MINE ([FL-MI] Fig. 2): shared BlockModel on ``(x_m, G)``, MixModel on ``(h_1..h_B)``."""
 
     def __init__(self, batch: int, dx: int, dg: int, rng: np.random.Generator,
                  block: tuple[int, ...] = (32, 32, 16), mix: tuple[int, ...] = (32,), lr: float = 1e-3):
@@ -197,13 +197,7 @@ def estimate_mi(
     then reports the DV bound on the held-out samples (averaged over 5 random marginal pairings),
     floored at 0 (MI is non-negative). Inputs are standardised with training statistics.
     """
-    try:  # threadpoolctl ships with scikit-learn; tiny matrices gain nothing from BLAS threads
-        from threadpoolctl import threadpool_limits
-
-        limit: contextlib.AbstractContextManager[object] = threadpool_limits(1)
-    except ImportError:  # pragma: no cover
-        limit = contextlib.nullcontext()
-    with limit:
+    with threadpool_limits(1):  # tiny matrices gain nothing from BLAS threads
         return _estimate_mi(xb, g, kind, steps, batch, lr, seed, holdout, ema)
 
 
@@ -251,7 +245,7 @@ def _estimate_mi(
 
 
 def covariance_sum(xb: FloatArray, g: FloatArray) -> float:
-    """Seed 001's baseline: the sum of all entries of the cross-covariance of ``vec(X_B)`` and ``G``."""
+    """[FL-MI]'s baseline: the sum of all entries of the cross-covariance of ``vec(X_B)`` and ``G``."""
     xf = xb.reshape(len(xb), -1)
     xc = xf - xf.mean(axis=0)
     gc = g - g.mean(axis=0)

@@ -11,6 +11,7 @@ import matplotlib
 matplotlib.use("Agg")
 import matplotlib.pyplot as plt
 import numpy as np
+from matplotlib.backends.backend_agg import FigureCanvasAgg  # the Agg canvas lists the image formats
 from matplotlib.figure import Figure
 
 from checker.crossval.audit import AuditResult
@@ -25,8 +26,6 @@ __all__ = ["fig1", "plot_audit", "plot_curves", "save_figure"]
 
 def _format(path: str | os.PathLike[str]) -> str:
     """The image format named by ``path``'s extension; :class:`InputError` for one matplotlib cannot write."""
-    from matplotlib.backends.backend_agg import FigureCanvasAgg  # the Agg canvas lists the formats
-
     supported = FigureCanvasAgg.get_supported_filetypes()
     suffix = Path(path).suffix.lower().lstrip(".")
     if suffix not in supported:
@@ -75,7 +74,7 @@ def fig1(
     eps: Sequence[float] | np.ndarray | None = None,
     interval: float = 1e-3,
 ) -> tuple[Figure, dict[str, list[SecAggCurve]]]:
-    """Seed 000 Fig. 1: δ(ε) of SecAgg for exponential and uniform entries at several model sizes d,
+    """[SecAgg-MIA] Fig. 1: δ(ε) of SecAgg for exponential and uniform entries at several model sizes d,
     with the Gaussian mechanism of the same covariance dashed. δ rises quickly with d."""
     e = np.asarray(eps if eps is not None else np.linspace(0.0, 20.0, 201), dtype=float)
     fig, axes = plt.subplots(1, 2, figsize=(11, 4), sharey=True)

@@ -1,6 +1,6 @@
 """Privacy curves: hockey-stick divergence, privacy-loss distributions, composition, conversions.
 
-The mathematics is that of seed 000 (§4.2): the hockey-stick divergence
+The mathematics is that of [SecAgg-MIA] (§4.2): the hockey-stick divergence
 ``E_α(P‖Q) = sup_E P(E) − α Q(E)``, the optimal privacy curve of a mechanism (eq. 4)
 ``δ_M(ε) = sup_{x≠x'} E_{e^ε}(M(x)‖M(x'))``, dominating pairs (eq. 5) and the privacy-loss random variable
 ``L = ln dP/dQ (y), y ~ P`` with ``E_{e^ε}(P‖Q) = E[(1 − e^{ε−L})⁺] = δ_L(ε)`` (eq. 6).
@@ -42,6 +42,7 @@ import math
 from collections.abc import Hashable, Mapping, Sequence
 from dataclasses import dataclass, field
 from fractions import Fraction
+from typing import TypeVar
 
 import numpy as np
 import scipy.fft
@@ -49,6 +50,8 @@ import scipy.signal
 from numpy.typing import ArrayLike, NDArray
 
 FloatArray = NDArray[np.float64]
+#: The outcome type of a finite distribution given as ``outcome -> probability``.
+Outcome = TypeVar("Outcome", bound=Hashable)
 
 __all__ = [
     "CurveBracket",
@@ -74,7 +77,7 @@ __all__ = [
 
 
 def hockey_stick(p: ArrayLike, q: ArrayLike, alpha: float) -> float:
-    """``E_α(P‖Q) = Σ_y (p(y) − α q(y))⁺`` for two finite distributions on the same outcomes (seed 000,
+    """``E_α(P‖Q) = Σ_y (p(y) − α q(y))⁺`` for two finite distributions on the same outcomes ([SecAgg-MIA]
     §4.2). ``alpha = inf`` gives the P-mass where ``q = 0``.
 
     >>> hockey_stick([0.75, 0.25], [0.25, 0.75], 1.0)
@@ -92,7 +95,7 @@ def hockey_stick(p: ArrayLike, q: ArrayLike, alpha: float) -> float:
 
 
 def hockey_stick_exact(
-    p: Mapping[Hashable, Fraction], q: Mapping[Hashable, Fraction], alpha: Fraction
+    p: Mapping[Outcome, Fraction], q: Mapping[Outcome, Fraction], alpha: Fraction
 ) -> Fraction:
     """Exact rational ``E_α(P‖Q)`` for distributions given as ``outcome -> Fraction`` (missing = 0)."""
     if alpha < 0:
@@ -105,7 +108,7 @@ def hockey_stick_exact(
     return total
 
 
-def exact_epsilon(p: Mapping[Hashable, Fraction], q: Mapping[Hashable, Fraction]) -> float:
+def exact_epsilon(p: Mapping[Outcome, Fraction], q: Mapping[Outcome, Fraction]) -> float:
     """The smallest ε with ``E_{e^ε}(P‖Q) = 0``, i.e. ``max_y ln p(y)/q(y)`` (``inf`` when P charges an
     outcome Q does not; ``-inf`` never, since both are distributions the value is ≥ 0).
 
@@ -298,7 +301,7 @@ class DiscretePLD(_AtomsMixin):
 
     @classmethod
     def from_distributions(
-        cls, p: Mapping[Hashable, Fraction | float], q: Mapping[Hashable, Fraction | float]
+        cls, p: Mapping[Outcome, Fraction | float], q: Mapping[Outcome, Fraction | float]
     ) -> DiscretePLD:
         """The PLD of two finite distributions given as ``outcome -> probability`` mappings."""
         keys = sorted(set(p) | set(q), key=repr)

@@ -1,6 +1,6 @@
-"""Secure aggregation as a noise mechanism (seed 000, §4): ``M(x_0) = x_0 + Σ_{i=1}^n x_i``.
+"""Secure aggregation as a noise mechanism ([SecAgg-MIA] §4): ``M(x_0) = x_0 + Σ_{i=1}^n x_i``.
 
-The other users' sum ``y = Σ x_i`` is the noise. Two cases of the seed's Fig. 1, each coordinate
+The other users' sum ``y = Σ x_i`` is the noise. Two cases of [SecAgg-MIA] Fig. 1, each coordinate
 independent (so the d-dimensional curve is the d-fold composition of one coordinate, Corollary 1):
 
 * **exponential entries**: ``x_ij ~ Exp(1)`` so ``y_j ~ Gamma(n, 1)``; ``x_0j`` truncated to ``[0, 4]``.
@@ -46,7 +46,7 @@ __all__ = [
     "secagg_loss_tails",
 ]
 
-#: Width of the input range of x_0 per coordinate (seed 000, §4.2).
+#: Width of the input range of x_0 per coordinate ([SecAgg-MIA] §4.2).
 WIDTH = {"exponential": 4.0, "uniform": 1.0}
 #: Variance of one entry.
 VARIANCE = {"exponential": 1.0, "uniform": 1.0 / 12.0}
@@ -142,7 +142,7 @@ def _exponential_tails(n: int, interval: float, tail: float, reverse: bool) -> L
     if reverse:
         e_lo, e_hi = -e_hi, -e_lo
     k = np.arange(math.floor(e_lo / interval) - 1, math.ceil(e_hi / interval) + 2)
-    e = k * interval
+    e: FloatArray = np.asarray(k * interval, dtype=np.float64)
     if not reverse:
         e = e[e > -4.0]
         z = _gamma_z(e, n)

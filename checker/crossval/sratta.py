@@ -1,9 +1,9 @@
-"""SRATTA — sample re-attribution attack of secure aggregation (seed 002, Sec. 3.2, Steps 1–3).
+"""SRATTA — sample re-attribution attack of secure aggregation ([SRATTA] Sec. 3.2, Steps 1–3).
 
 Input: only what an observer of secure aggregation sees, the extended first-layer weights
 ``W̄_t = (W_t, b_t)`` of the global model at every round ``t = 0..T`` (shape ``(T+1) × H × (d+1)``).
 The round updates ``ΔW̄^h_t = W̄^h_t − W̄^h_{t−1}`` decompose on the round-level activation set
-(seed 002, Prop. 3.2): ``ΔW̄^h_t = Σ_{x ∈ A^h_t} λ_x (x, 1)``.
+([SRATTA] Prop. 3.2): ``ΔW̄^h_t = Σ_{x ∈ A^h_t} λ_x (x, 1)``.
 
 * **Step 1 (sample recovery)**: the ratios ``r^h_t = ΔW^h_t / Δb^h_t`` (skipping ``Δb^h_t = 0``) that lie
   in the data prior ``P`` form the recovered set ``R`` (eq. 7); when ``A^h_t = {x}`` the ratio is ``x``
@@ -17,13 +17,13 @@ The round updates ``ΔW̄^h_t = W̄^h_t − W̄^h_{t−1}`` decompose on the rou
   (ii) if ``Ã^h_{t,0}`` lies inside one connected component, all of ``Ã^h_t`` is that client's. Edges are
   added by (i), then by (ii) until no edge is added; clients = connected components (networkx).
 
-Metrics (our reading of seed 002, Sec. 4, whose formulas are not in the seed text):
+Metrics (our reading of [SRATTA] Sec. 4, whose formulas are not in the paper's text):
 ``rho_recovered`` = share of all client samples recovered; ``rho_matched`` = share of recovered samples
 that lie in a component of size ≥ 2; ``rho_component`` = mean over clients of (largest component made of
 that client's samples) / (that client's recovered samples), 0 for a client with nothing recovered;
 ``v_measure`` = V-measure (Rosenberg &
 Hirschberg 2007, ``sklearn.metrics.v_measure_score``) of the components against the true clients on
-the recovered samples. Baseline: K-means with K = number of clients on ``R`` (seed 002, Sec. 4.2).
+the recovered samples. Baseline: K-means with K = number of clients on ``R`` ([SRATTA] Sec. 4.2).
 ``singleton_v_measure`` is the V-measure of the partition that leaves every recovered sample alone: it
 is not 0 (homogeneity is 1), so SRATTA's grouping gain is ``v_measure − singleton_v_measure``.
 """
@@ -57,7 +57,7 @@ __all__ = [
 
 @dataclass(frozen=True)
 class DiscretePrior:
-    """Data prior of seed 002, Example 1: every feature equals ``scale·v`` for an integer
+    """Data prior of [SRATTA] Example 1: every feature equals ``scale·v`` for an integer
     ``v ∈ {low, …, high}`` (up to ``tol`` in units of ``v``). The digits data: ``low=0, high=16``."""
 
     low: int = 0
@@ -153,7 +153,7 @@ def omp_batch(
                 a = dictionary[:, sup]
                 lam, *_ = np.linalg.lstsq(a, tgt, rcond=None)
             if len(sup) and np.linalg.norm(a @ lam - tgt) <= rtol * ynorm[live[i]]:
-                out[int(live[i])] = (sup.copy(), lam)
+                out[int(live[i])] = (sup.copy(), np.asarray(lam, dtype=np.float64))
         keep = ~done
         if not np.any(keep):
             break
@@ -238,7 +238,7 @@ def _component_labels(graph: nx.Graph, n: int) -> IntArray:
 
 
 def kmeans_baseline(recovered: FloatArray, n_clients: int, seed: int = 0) -> IntArray:
-    """The naive grouping of seed 002, Sec. 4.2: K-means with K = number of clients on ``R``."""
+    """The naive grouping of [SRATTA] Sec. 4.2: K-means with K = number of clients on ``R``."""
     from sklearn.cluster import KMeans
 
     if len(recovered) == 0:
@@ -250,7 +250,7 @@ def kmeans_baseline(recovered: FloatArray, n_clients: int, seed: int = 0) -> Int
 
 @dataclass(frozen=True)
 class SrattaMetrics:
-    """Seed 002's figures on one run (see the module docstring for the definitions)."""
+    """[SRATTA]'s figures on one run (see the module docstring for the definitions)."""
 
     rho_recovered: float
     rho_matched: float

@@ -4,6 +4,7 @@
 from __future__ import annotations
 
 import math
+from collections.abc import Hashable
 from fractions import Fraction
 
 import pytest
@@ -15,7 +16,7 @@ from checker.privacy import ni_fl_dp as privacy
 
 
 @st.composite
-def exact_pairs(draw: st.DrawFn) -> tuple[dict[str, Fraction], dict[str, Fraction]]:
+def exact_pairs(draw: st.DrawFn) -> tuple[dict[Hashable, Fraction], dict[Hashable, Fraction]]:
     n = draw(st.integers(1, 5))
     w0 = draw(st.lists(st.integers(0, 9), min_size=n, max_size=n))
     w1 = draw(st.lists(st.integers(0, 9), min_size=n, max_size=n))
@@ -32,7 +33,7 @@ def exact_pairs(draw: st.DrawFn) -> tuple[dict[str, Fraction], dict[str, Fractio
 @settings(max_examples=80, deadline=None)
 @given(exact_pairs(), st.sampled_from([0.0, 0.1, 0.5, 1.0, math.log(2), 2.5]))
 def test_delta_and_pure_epsilon_agree(
-    pair: tuple[dict[str, Fraction], dict[str, Fraction]], eps: float
+    pair: tuple[dict[Hashable, Fraction], dict[Hashable, Fraction]], eps: float
 ) -> None:
     p0, p1 = pair
     ours = max(

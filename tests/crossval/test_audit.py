@@ -10,6 +10,7 @@ import pytest
 from scipy import stats
 
 from checker.crossval.audit import (
+    Mechanism,
     audit,
     clopper_pearson_upper,
     eps_lower_bound,
@@ -44,7 +45,7 @@ def test_eps_lower_bound_formula() -> None:
 
 
 def test_audited_lower_bounds_never_exceed_exact_epsilon_over_many_seeds() -> None:
-    cases = [
+    cases: list[tuple[Mechanism, float, float]] = [
         (rr_mechanism(Fraction(3, 4)), 0.0, math.log(3)),
         (rr_mechanism(Fraction(9, 10)), 0.0, math.log(9)),
         (laplace_mechanism(1.0), 0.0, 1.0),

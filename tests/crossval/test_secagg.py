@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import math
+from collections.abc import Callable
 from fractions import Fraction
 
 import numpy as np
@@ -44,11 +45,12 @@ def test_irwin_hall_lattice_is_exact(n: int) -> None:
         assert cdf[i] == pytest.approx(float(ref_c), rel=1e-11, abs=1e-300)
 
 
-def _uniform_pdf(n: int):  # type: ignore[no-untyped-def]
+def _uniform_pdf(n: int) -> Callable[[float], float]:
     return lambda z: float(ih_pdf_exact(Fraction(z + n / 2), n)) if -n / 2 < z < n / 2 else 0.0
 
 
-def _quad_delta(p, q, eps: float, lo: float, hi: float, points: list[float]) -> float:  # type: ignore[no-untyped-def]
+def _quad_delta(p: Callable[[float], float], q: Callable[[float], float], eps: float, lo: float, hi: float,
+                points: list[float]) -> float:
     f = lambda z: max(0.0, p(z) - math.exp(eps) * q(z))  # noqa: E731
     val, _ = integrate.quad(f, lo, hi, points=points, limit=500, epsabs=1e-13, epsrel=1e-11)
     return val

@@ -4,12 +4,14 @@ from __future__ import annotations
 
 import itertools
 
+import networkx as nx
 import numpy as np
 import pytest
 
 from checker.crossval.sratta import (
     ActivationSet,
     DiscretePrior,
+    SrattaResult,
     evaluate,
     group_samples,
     omp_batch,
@@ -132,10 +134,8 @@ def test_rule_two_propagates_through_components() -> None:
 
 def test_evaluate_perfect_grouping() -> None:
     clients = [X[:3], X[10:13]]
-    from checker.crossval.sratta import SrattaResult
-
     rec = np.concatenate(clients)
-    res = SrattaResult(rec, [], np.array([0, 0, 0, 1, 1, 1]), np.array([0, 0, 0, 1, 1, 1]), None)  # type: ignore[arg-type]
+    res = SrattaResult(rec, [], np.array([0, 0, 0, 1, 1, 1]), np.array([0, 0, 0, 1, 1, 1]), nx.Graph())
     m = evaluate(res, clients, PRIOR)
     assert (m.rho_recovered, m.rho_matched, m.rho_component, m.v_measure) == (1.0, 1.0, 1.0, 1.0)
 
