@@ -45,7 +45,7 @@ import numpy as np
 
 from checker.app.privacy_fl import assess_pair
 from checker.app.privacy_observation import end_of_run_distribution, scheduler_independent
-from checker.attack_trees.generation import generate_attack_tree
+from checker.attack_trees.generation import AttackFound, generate_attack_tree
 from checker.errors import InputError, Position
 from checker.io.render import json_value, value_text
 from checker.markov.first_passage import reach_probability
@@ -152,7 +152,7 @@ def _parse(p: PropertyDecl) -> ctl_ast.Formula:
 def _compare(a: Fraction | float, op: str, b: Fraction | float) -> bool:
     if isinstance(a, float) or isinstance(b, float):
         a, b = float(a), float(b)
-    return {"<=": a <= b, ">=": a >= b, "<": a < b, ">": a > b, "==": a == b}[op]  # type: ignore[operator]
+    return {"<=": a <= b, ">=": a >= b, "<": a < b, ">": a > b, "==": a == b}[op]
 
 
 def _number_text(x: Fraction | float) -> str:
@@ -209,14 +209,14 @@ class _Context:
             if not k.complete:  # probabilities need the whole reachable state space
                 self.dists[key] = ({}, 0, False)
                 self.independent[key] = None
-                return self.dists[key]  # type: ignore[no-any-return]
+                return self.dists[key]
             cols = [list(k.observables[n]) for n in names]
             values = [tuple(_freeze(c[i]) for c in cols) if len(cols) > 1 else _freeze(cols[0][i])
                       for i in range(k.num_states)]
             od = end_of_run_distribution(k, values, exact=True)
             self.dists[key] = (od.dist, od.missing, k.complete)
             self.independent[key] = scheduler_independent(k, values)
-        return self.dists[key]  # type: ignore[no-any-return]
+        return self.dists[key]
 
     def scheduler_note(self, neighbour: str, names: tuple[str, ...]) -> str:
         """Whether the two distributions depend on how nondeterminism is resolved (Pmin = Pmax of each
@@ -235,7 +235,7 @@ def _freeze(v: object) -> Hashable:
         return tuple(_freeze(x) for x in v)
     if isinstance(v, set | frozenset):
         return frozenset(_freeze(x) for x in v)
-    return v  # type: ignore[return-value]
+    return v
 
 
 # ------------------------------------------------------------------------------------------ kinds
@@ -263,13 +263,13 @@ def _attack_tree(ctx: _Context, p: PropertyDecl) -> PropertyResult:
     goal = ctx.mc.sat(f)
     result = generate_attack_tree(ctx.kripke, goal, max_attacks=3)
     details: dict[str, Any] = {"expect": p.expect, "goal_states": int(np.count_nonzero(goal))}
-    if result.exists:
-        tree = result.tree  # type: ignore[union-attr]
+    if isinstance(result, AttackFound):
+        tree = result.tree
         size = tree.size()
-        shortest = min((len(ps[0].edges) for ps in result.paths.values() if ps), default=0)  # type: ignore[union-attr]
-        ways = sum(len(ps) for ps in result.paths.values())  # type: ignore[union-attr]
+        shortest = min((len(ps[0].edges) for ps in result.paths.values() if ps), default=0)
+        ways: int = sum((len(ps) for ps in result.paths.values()), start=0)
         evidence = f"attack tree: {size} nodes, {ways} way(s), shortest {shortest} step(s)"
-        if result.truncated:  # type: ignore[union-attr]
+        if result.truncated:
             evidence += " (search of alternatives truncated)"
         details.update({"tree_size": size, "ways": ways, "shortest": shortest})
         ctx.artefacts["attack_trees"][p.name] = (tree, str(f))
@@ -278,12 +278,12 @@ def _attack_tree(ctx: _Context, p: PropertyDecl) -> PropertyResult:
             verdict = Verdict.VIOLATED  # a found attack is an attack even in a partial structure
         return PropertyResult(p.name, p.kind, verdict, float(size), f"{size} nodes", evidence, details,
                               formula=str(f))
-    conclusive = result.conclusive  # type: ignore[union-attr]
-    inv = result.invariant_size  # type: ignore[union-attr]
-    details.update({"invariant_states": inv, "facts": list(result.facts)})  # type: ignore[union-attr]
+    conclusive = result.conclusive
+    inv = result.invariant_size
+    details.update({"invariant_states": inv, "facts": list(result.facts)})
     evidence = f"no attack: invariant of {inv} states avoids the goal (AG ¬goal)"
-    if result.facts:  # type: ignore[union-attr]
-        evidence += "; " + "; ".join(result.facts[:2])  # type: ignore[union-attr]
+    if result.facts:
+        evidence += "; " + "; ".join(result.facts[:2])
     if not conclusive:
         return PropertyResult(p.name, p.kind, Verdict.UNKNOWN, None, "", "exploration incomplete: "
                               "no attack found in the explored part", details, formula=str(f))

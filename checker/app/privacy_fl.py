@@ -19,10 +19,10 @@ from __future__ import annotations
 import math
 from collections.abc import Callable, Hashable, Iterable, Mapping, Sequence
 from fractions import Fraction
-from typing import Any
+from typing import Any, cast
 
 from checker.app.privacy_literal import literal_check
-from checker.app.privacy_observation import DatasetObservation, observe_dataset, parse_observe
+from checker.app.privacy_observation import DatasetObservation, Event, observe_dataset, parse_observe
 from checker.app.privacy_results import DecompositionResult, PairAssessment, PairResult, PrivacyReport
 from checker.mc.explore import Limits
 from checker.privacy.advantage import attackers_from_features, bounds
@@ -106,7 +106,9 @@ def _coord(r: int, i: int) -> Any:
 
 
 def _releases_from_trace(trace: Hashable) -> tuple[Hashable, ...]:
-    return tuple(v for kind, _, v in trace if kind == "eval_server")  # type: ignore[misc, union-attr]
+    """The released models of a recorded protocol trace (its ``eval_server`` events' values)."""
+    events = cast("tuple[Event, ...]", trace)
+    return tuple(value for kind, _, value in events if kind == "eval_server")
 
 
 def _observed(obs: DatasetObservation, mode: str, client: str | None) -> dict[Hashable, Number]:

@@ -108,7 +108,7 @@ class ObservedSystem:
         b = self.system.bounds
         if self.stop_after_rounds and b.max_rounds is not None and state.fl.round >= b.max_rounds:
             return []
-        out = []
+        out: list[tuple[object, _ObsState, Fraction]] = []
         for act, target, p in self.system.successors(state.fl):
             kind = str(self.system.observe(target, "last_kind"))
             g = target.infra.igra

@@ -201,7 +201,7 @@ def _plot_leakage(res: dict[str, Any], path: str) -> None:
     save_figure(fig, path)
 
 
-def register(sub: argparse._SubParsersAction) -> None:  # type: ignore[type-arg]
+def register(sub: argparse._SubParsersAction) -> None:
     """Add ``flcheck attack sratta|mia|leakage``."""
     p = sub.add_parser("attack", help="run an attack on a simulated FL training (SRATTA, MIA, MI leakage)",
                        description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)

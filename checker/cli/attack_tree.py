@@ -28,7 +28,7 @@ from checker.mc.kripke import Kripke
 from checker.verdict import EXIT_HOLDS, EXIT_VIOLATED
 
 
-def register(sub: argparse._SubParsersAction) -> None:  # type: ignore[type-arg]
+def register(sub: argparse._SubParsersAction) -> None:
     p = sub.add_parser(
         "attack-tree",
         help="generate an IIIf attack tree for a goal (or the invariant that blocks it)",

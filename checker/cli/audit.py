@@ -170,7 +170,7 @@ def _cmd_audit(args: argparse.Namespace) -> int:
     return cv.verdict.exit_code()
 
 
-def register(sub: argparse._SubParsersAction) -> None:  # type: ignore[type-arg]
+def register(sub: argparse._SubParsersAction) -> None:
     """Add ``audit``."""
     a = sub.add_parser(
         "audit",

@@ -11,7 +11,7 @@ from checker.mc.explore import Limits, stderr_progress
 from checker.verdict import EXIT_BAD_INPUT
 
 
-def register(sub: argparse._SubParsersAction) -> None:  # type: ignore[type-arg]
+def register(sub: argparse._SubParsersAction) -> None:
     """Add the ``check`` sub-command."""
     p = sub.add_parser(
         "check",

@@ -37,7 +37,7 @@ def run_ctl(args: argparse.Namespace) -> int:
     return result.verdict.exit_code()
 
 
-def register(sub: argparse._SubParsersAction) -> None:  # type: ignore[type-arg]
+def register(sub: argparse._SubParsersAction) -> None:
     """Add ``ctl``."""
     p = sub.add_parser("ctl", help="check a CTL property on a model (exit 0 holds, 1 not, 2 bad input)",
                        description="Check whether every initial state satisfies a CTL formula. "

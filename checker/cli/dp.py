@@ -19,6 +19,7 @@ from __future__ import annotations
 import argparse
 import math
 import sys
+from collections.abc import Sequence
 from fractions import Fraction
 from typing import Any
 
@@ -29,7 +30,7 @@ from checker.errors import InputError, Position
 from checker.io.render import dumps
 
 
-def emit(args: argparse.Namespace, payload: dict[str, Any], table: list[tuple[str, ...]]) -> None:
+def emit(args: argparse.Namespace, payload: dict[str, Any], table: Sequence[Sequence[str]]) -> None:
     """Print ``payload`` as strict JSON with ``--json``, else ``table`` (first row the header)."""
     if args.json:
         print(dumps(payload, indent=2))
@@ -215,7 +216,7 @@ def _cmd_fig1(args: argparse.Namespace) -> int:
     return 0
 
 
-def register(sub: argparse._SubParsersAction) -> None:  # type: ignore[type-arg]
+def register(sub: argparse._SubParsersAction) -> None:
     """Add ``dp`` (with ``gaussian``, ``secagg`` and ``fig1``)."""
     dp = sub.add_parser("dp", help="numerical differential-privacy curves ([SecAgg-MIA])")
     dsub = dp.add_subparsers(dest="dp_command", metavar="MECHANISM")

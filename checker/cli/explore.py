@@ -108,7 +108,7 @@ def run(args: argparse.Namespace) -> int:
     return EXIT_HOLDS
 
 
-def register(sub: argparse._SubParsersAction) -> None:  # type: ignore[type-arg]
+def register(sub: argparse._SubParsersAction) -> None:
     """Add ``explore``."""
     e = sub.add_parser("explore", help="build a model's state space and print its size",
                        description="Explore (or load) a model and print states, transitions, deadlocks, "

@@ -31,7 +31,7 @@ from checker.io.render import dumps
 from checker.mc.explore import Limits
 from checker.verdict import EXIT_HOLDS
 from flmodel import examples
-from flmodel.data import point
+from flmodel.data import NeighbourReading, point
 from flmodel.noise import geometric, randomized_response
 from flmodel.scenario import load_scenario
 from flmodel.scenario_build import build_fl_system, neighbour_dataset, universe
@@ -42,12 +42,12 @@ if TYPE_CHECKING:  # the privacy pipeline is imported by run(): most of a second
 
 #: --reading: which generated neighbours to check (a scenario's declared neighbours are always checked;
 #: ``declared`` checks only those).
-READINGS: dict[str, tuple[str, ...]] = {"both": ("replace_one", "add_remove_one"),
+READINGS: dict[str, tuple[NeighbourReading, ...]] = {"both": ("replace_one", "add_remove_one"),
                                         "replace_one": ("replace_one",),
                                         "add_remove_one": ("add_remove_one",), "declared": ()}
 
 
-def register(sub: argparse._SubParsersAction) -> None:  # type: ignore[type-arg]
+def register(sub: argparse._SubParsersAction) -> None:
     p = sub.add_parser(
         "privacy",
         help="NI-FL-DP: ε, δ(ε), attacker advantage and bounds per neighbouring dataset",
