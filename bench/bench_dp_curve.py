@@ -76,7 +76,7 @@ def main() -> None:
     )
 
     try:
-        from dp_accounting.pld import privacy_loss_distribution as pld_mod
+        from dp_accounting.pld import privacy_loss_distribution  # the optional crossval extra
     except ImportError:
         print("  dp_accounting: not installed (optional extra 'crossval'); comparison skipped")
         return
@@ -86,7 +86,7 @@ def main() -> None:
     for hh in (h, 1e-4, 5e-5):
 
         def dpacc(hh: float = hh) -> np.ndarray:
-            p = pld_mod.from_gaussian_mechanism(1.0 / mu1, value_discretization_interval=hh)
+            p = privacy_loss_distribution.from_gaussian_mechanism(1.0 / mu1, value_discretization_interval=hh)
             c = p.self_compose(D)
             return np.asarray(c.get_delta_for_epsilon(EPS.tolist()), dtype=float)  # vectorised call
 

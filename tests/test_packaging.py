@@ -3,6 +3,7 @@ asserted on the import graph in tests/test_import_graph.py)."""
 
 from __future__ import annotations
 
+import importlib
 import tomllib
 from pathlib import Path
 
@@ -22,7 +23,7 @@ def test_every_package_is_listed_in_pyproject() -> None:
 
 
 def test_spec_resources_resolve() -> None:
-    import flcheck_spec
-
+    # by its installed name: spec/ is the package flcheck_spec only through pyproject's package-dir
+    flcheck_spec = importlib.import_module("flcheck_spec")
     assert flcheck_spec.ROOT.is_dir()
     assert (flcheck_spec.ROOT / "grammar").is_dir()

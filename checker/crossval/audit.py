@@ -32,7 +32,7 @@ import numpy as np
 from numpy.typing import ArrayLike, NDArray
 from scipy import stats
 
-from checker.crossval import gaussian as gauss
+from checker.crossval.gaussian import gaussian_epsilon, worst_case_delta
 from checker.crossval.secagg import WIDTH, irwin_hall_lattice, secagg_epsilon
 from checker.errors import InputError, Position
 
@@ -119,7 +119,7 @@ def gaussian_mechanism(mu: float, d: int = 1) -> NoiseMechanism:
         lambda size, rng: rng.standard_normal((size, d)),
         lambda y: -0.5 * np.sum(y * y, axis=1),
         np.eye(d),
-        lambda delta: gauss.gaussian_epsilon(mu, delta),
+        lambda delta: gaussian_epsilon(mu, delta),
     )
 
 
@@ -424,7 +424,7 @@ def audit(
             cov = np.atleast_2d(np.cov(noise, rowvar=False))
         if cov is None:
             cov = np.eye(mechanism.dim)
-        _, x0, x1 = gauss.worst_case_delta(mechanism.lower, mechanism.upper, cov)
+        _, x0, x1 = worst_case_delta(mechanism.lower, mechanism.upper, cov)
         pair = (x0.tolist(), x1.tolist())
         if use_gauss:
             prec = np.linalg.inv(cov)

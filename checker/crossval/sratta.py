@@ -37,6 +37,8 @@ from dataclasses import dataclass, field
 import networkx as nx
 import numpy as np
 from numpy.typing import NDArray
+from sklearn.cluster import KMeans
+from sklearn.metrics import homogeneity_completeness_v_measure, v_measure_score
 
 FloatArray = NDArray[np.float64]
 IntArray = NDArray[np.int64]
@@ -239,8 +241,6 @@ def _component_labels(graph: nx.Graph, n: int) -> IntArray:
 
 def kmeans_baseline(recovered: FloatArray, n_clients: int, seed: int = 0) -> IntArray:
     """The naive grouping of [SRATTA] Sec. 4.2: K-means with K = number of clients on ``R``."""
-    from sklearn.cluster import KMeans
-
     if len(recovered) == 0:
         return np.zeros(0, dtype=np.int64)
     k = min(n_clients, len(np.unique(recovered, axis=0)))
@@ -308,8 +308,6 @@ def evaluate(
     result: SrattaResult, client_samples: Sequence[FloatArray], prior: DiscretePrior | None = None
 ) -> SrattaMetrics:
     """Compare a result with the true client datasets (each ``n_k × d``)."""
-    from sklearn.metrics import homogeneity_completeness_v_measure, v_measure_score
-
     prior = prior or DiscretePrior()
     owner: dict[bytes, int] = {}
     for k, xs in enumerate(client_samples):

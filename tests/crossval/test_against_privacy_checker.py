@@ -12,7 +12,7 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 
 from checker.crossval.privacy_curves import DiscretePLD, exact_epsilon
-from checker.privacy import ni_fl_dp as privacy
+from checker.privacy import ni_fl_dp
 
 
 @st.composite
@@ -40,10 +40,10 @@ def test_delta_and_pure_epsilon_agree(
         DiscretePLD.from_distributions(p0, p1).delta(eps)[0],
         DiscretePLD.from_distributions(p1, p0).delta(eps)[0],
     )
-    theirs = float(privacy.delta_for_epsilon(p0, p1, eps))
+    theirs = float(ni_fl_dp.delta_for_epsilon(p0, p1, eps))
     assert ours == pytest.approx(theirs, abs=1e-12)
     e_ours = max(exact_epsilon(p0, p1), exact_epsilon(p1, p0))
-    e_theirs = privacy.pure_epsilon(p0, p1).epsilon
+    e_theirs = ni_fl_dp.pure_epsilon(p0, p1).epsilon
     assert (math.isinf(e_ours) and math.isinf(e_theirs)) or e_ours == pytest.approx(e_theirs, abs=1e-12)
     # ε(δ) of our curve at δ = theirs(ε) is at most ε
     if theirs < 1 and not math.isinf(e_ours):

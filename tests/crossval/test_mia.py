@@ -13,6 +13,7 @@ import pytest
 from scipy import stats
 from sklearn.metrics import roc_curve
 
+from checker.app.attacks import epsilon_of_mu, mu_for_epsilon, run_mia
 from checker.crossval import mia
 from checker.crossval.mia import (
     META_CLASSIFIERS,
@@ -153,8 +154,6 @@ def test_xgboost_when_not_installed_is_a_clear_error(monkeypatch: pytest.MonkeyP
 
 
 def test_epsilon_calibration_round_trip() -> None:
-    from checker.app.attacks import epsilon_of_mu, mu_for_epsilon
-
     for eps in (0.5, 10.0, 200.0):
         mu = mu_for_epsilon(eps, 1e-5)
         assert epsilon_of_mu(mu, 1e-5) == pytest.approx(eps, rel=1e-6)
@@ -164,8 +163,6 @@ def test_epsilon_calibration_round_trip() -> None:
 def test_end_to_end_at_eps_10_is_consistent_with_the_dp_bound() -> None:
     """At ε = 10 (δ = 1e-5) every attack's TPR at every audited FPR level stays under the Gaussian
     trade-off bound of the training's μ (Clopper–Pearson slack), and the formal ε is at most the target."""
-    from checker.app.attacks import run_mia
-
     res = run_mia(epsilons=(10.0,), n_clients=3, per_client=40, rounds=3, local_epochs=10)
     row = res["rows"][0]
     assert row["epsilon"] <= 10.0 + 1e-6 and math.isfinite(row["mu"])
@@ -177,8 +174,6 @@ def test_end_to_end_at_eps_10_is_consistent_with_the_dp_bound() -> None:
 @pytest.mark.slow
 def test_paper_table_without_dp_shows_leakage() -> None:
     """Without DP the attacks do better than chance; see the report for who wins on digits."""
-    from checker.app.attacks import run_mia
-
     res = run_mia(epsilons=(math.inf,))
     aucs = {k: v["auc"] for k, v in res["rows"][0]["attacks"].items()}
     assert max(aucs.values()) > 0.6

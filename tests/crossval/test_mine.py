@@ -8,6 +8,7 @@ import math
 import numpy as np
 import pytest
 
+from checker.app.leakage import fl_samples
 from checker.crossval.mine import (
     HMineNet,
     MineNet,
@@ -100,8 +101,6 @@ def test_mine_vs_hmine_as_batch_grows() -> None:
 
 
 def test_fl_leakage_falls_with_noise() -> None:
-    from checker.app.leakage import fl_samples
-
     ests = []
     for noise in (0.03, 1.0):
         xb, g = fl_samples(3000, batch=1, d=3, noise=noise, seed=0)
