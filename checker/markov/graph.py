@@ -5,29 +5,20 @@ components."""
 from __future__ import annotations
 
 import numpy as np
-import scipy.sparse as sp
 import scipy.sparse.csgraph as csgraph
 
 from checker.markov.models import Dtmc, state_mask
+from checker.mc import reach
 
 __all__ = ["almost_sure_states", "backward_reach", "bottom_components", "can_reach", "forward_reach",
            "recurrent_target"]
 
 
 def backward_reach(n: int, src: np.ndarray, dst: np.ndarray, target: np.ndarray) -> np.ndarray:
-    """States that can reach ``target`` along edges ``src -> dst`` (including ``target``): one
-    breadth-first search (scipy, C speed) from a virtual node ``n`` linked to every target state, on the
-    reversed graph."""
-    reach = target.copy()
-    tid = np.flatnonzero(target)
-    if len(src) == 0 or tid.size == 0:
-        return reach
-    rows = np.concatenate([dst.astype(np.int64), np.full(tid.size, n, dtype=np.int64)])
-    cols = np.concatenate([src.astype(np.int64), tid])
-    rev = sp.csr_matrix((np.ones(len(rows), dtype=np.int8), (rows, cols)), shape=(n + 1, n + 1))
-    order = csgraph.breadth_first_order(rev, n, directed=True, return_predecessors=False)
-    reach[order[order < n]] = True
-    return reach
+    """States that can reach ``target`` along edges ``src -> dst`` (including ``target``): the
+    breadth-first search of :mod:`checker.mc.reach` on the reversed edges."""
+    pred_ptr, pred_idx = reach.csr_from_edges(n, dst, src)
+    return reach.reachable(pred_ptr, pred_idx, target)
 
 
 def almost_sure_states(dtmc: Dtmc, target: np.ndarray) -> np.ndarray:
@@ -43,14 +34,15 @@ def almost_sure_states(dtmc: Dtmc, target: np.ndarray) -> np.ndarray:
 
 
 def can_reach(dtmc: Dtmc, target: np.ndarray) -> np.ndarray:
+    """States that reach ``target`` with positive probability (``¬Prob0``; ``target`` included)."""
     src = np.repeat(np.arange(dtmc.num_states), np.diff(dtmc.ptr))
     pos = dtmc.prob > 0 if dtmc.prob_exact is None else np.array([p > 0 for p in dtmc.prob_exact], bool)
     return backward_reach(dtmc.num_states, src[pos], dtmc.idx[pos], target)
 
 
 def forward_reach(dtmc: Dtmc, start: np.ndarray) -> np.ndarray:
-    src = np.repeat(np.arange(dtmc.num_states), np.diff(dtmc.ptr))
-    return backward_reach(dtmc.num_states, dtmc.idx, src, state_mask(start, dtmc.num_states))
+    """States reachable (in zero or more steps) from the states ``start`` (ids or a mask)."""
+    return reach.reachable(dtmc.ptr, dtmc.idx, state_mask(start, dtmc.num_states))
 
 
 def recurrent_target(dtmc: Dtmc, candidates: np.ndarray) -> int | None:
