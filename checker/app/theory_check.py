@@ -127,8 +127,8 @@ def _step(id_: str, source: str, claim: str, lhs: sympy.Expr, rhs: sympy.Expr,
 
 def check_lemma_ii2() -> list[StepCheck]:
     """[IIIf-FL], Section II-D, Lemma II.2 and its proof, step by step."""
-    s = symbols()
-    a, b, c = s["a"], s["b"], s["c"]
+    table = symbols()
+    a, b, c = table["a"], table["b"], table["c"]
     adv = printed_advantage(a, b)
     sym = {c: a}
     sym_text = ("symmetry: P_D0(A=0) = P_D1(A=1)",)
@@ -171,11 +171,11 @@ def check_lemma_ii2() -> list[StepCheck]:
 
 def check_theorem1() -> list[StepCheck]:
     """[IIIf-FL], Section III-D, Theorem 1 (Adv-FL-DP-Eq) and its proof, step by step."""
-    s = symbols()
-    a, b, eps, delta, p = s["a"], s["b"], s["eps"], s["delta"], s["P"]
+    table = symbols()
+    a, b, eps, delta, p = table["a"], table["b"], table["eps"], table["delta"], table["P"]
     eps_pos = sympy.Symbol("epsilon", positive=True)  # "for every ε > 0"
     eps_real = sympy.Symbol("epsilon", real=True)  # roots outside the admissible range are reported too
-    E = sympy.exp(eps)
+    exp_eps = sympy.exp(eps)
     term = proof_privacy_term(eps)
     steps: list[StepCheck] = []
     # (1) equivalence at ε = 0
@@ -197,15 +197,15 @@ def check_theorem1() -> list[StepCheck]:
         f"not a well-formed equivalence: 1/e^ε → 0 only as ε → ∞ (limit {lim}); it equals its limit "
         f"{at_limit_text}; for a fixed ε > 0 it is a number, e.g. {at1} ≈ {float(at1):.4f} at ε = 1"))
     # (3) the tight bound under pure ε-DP, derived: apply DP to the events {A=1} and {A=0}
-    c1 = a - E * b              # a <= e^ε b            (event A = 1)
-    c2 = E * a - b - (E - 1)    # 1 - b <= e^ε (1 - a)  (event A = 0), rearranged
-    tight = (E - 1) / (E + 1)
+    dp_on_one = a - exp_eps * b              # a <= e^ε b            (event A = 1)
+    dp_on_zero = exp_eps * a - b - (exp_eps - 1)    # 1 - b <= e^ε (1 - a)  (event A = 0), rearranged
+    tight = (exp_eps - 1) / (exp_eps + 1)
     steps.append(_step("T1-3", "derived (not in [IIIf-FL]): pure ε-DP bound",
                        "(a - e^ε b) + (e^ε a - b - (e^ε - 1)) = (1 + e^ε)(Adv - (e^ε-1)/(e^ε+1))",
-                       c1 + c2, (1 + E) * ((a - b) - tight),
+                       dp_on_one + dp_on_zero, (1 + exp_eps) * ((a - b) - tight),
                        detail="both brackets are <= 0 under ε-DP, hence Adv <= (e^ε-1)/(e^ε+1) = tanh(ε/2); "
                               "randomized response attains it, so it is the largest advantage"))
-    vertex = sympy.solve([sympy.Eq(a, E * b), sympy.Eq(1 - b, E * (1 - a))], [a, b], dict=True)[0]
+    vertex = sympy.solve([sympy.Eq(a, exp_eps * b), sympy.Eq(1 - b, exp_eps * (1 - a))], [a, b], dict=True)[0]
     steps.append(_step("T1-4", "derived: the bound is attained (both DP constraints tight)",
                        "a - b at a = e^ε b, 1 - b = e^ε (1 - a)", vertex[a] - vertex[b], tight))
     # (4) "Summarizing, Adv = 1 - 1/e^ε": an equality with the largest advantage, or only a bound?
@@ -228,12 +228,12 @@ def check_theorem1() -> list[StepCheck]:
         "largest advantage under ε-DP = (e^ε-1)/(e^ε+1)", _verdict(equal), (), t5_detail))
     steps.append(_step("T1-6", "derived: the proof's value read as an upper bound",
                        "(1 - 1/e^ε) - (e^ε-1)/(e^ε+1) = (e^ε-1)/(e^ε(e^ε+1)) >= 0",
-                       gap, (E - 1) / (E * (E + 1)),
+                       gap, (exp_eps - 1) / (exp_eps * (exp_eps + 1)),
                        detail="non-negative for ε >= 0, zero only at ε = 0: a valid but loose bound"))
     # (5) Lemma II.2 + (4): 2P - 1 = 1 - 1/e^ε  =>  P = 1 - 1/(2e^ε)
     sol = sympy.solve(sympy.Eq(2 * p - 1, proof_adv), p)[0]
     steps.append(_step("T1-7", "Theorem 1 proof, 'Transforming the equation' (done correctly)",
-                       "2P - 1 = 1 - 1/e^ε  ⟹  P = 1 - 1/(2 e^ε)", sol, 1 - 1 / (2 * E)))
+                       "2P - 1 = 1 - 1/e^ε  ⟹  P = 1 - 1/(2 e^ε)", sol, 1 - 1 / (2 * exp_eps)))
     # (6) the printed conclusion against the proof's own solution
     stated = sympy.simplify(printed_probability())
     agree_at = sympy.solve(sympy.Eq(sol.subs(eps, eps_real), stated), eps_real)
@@ -252,12 +252,13 @@ def check_theorem1() -> list[StepCheck]:
         + f"; it equals the proof's {sol} at {roots}{excluded}. Probably a typo for 1 - 1/(2e^ε)"))
     # (7) corrected statements
     steps.append(_step("T1-9", "corrected Theorem 1 (pure ε-DP)",
-                       "P(A(x)=b) <= (1 + (e^ε-1)/(e^ε+1))/2 = e^ε/(1+e^ε)", (1 + tight) / 2, E / (1 + E),
+                       "P(A(x)=b) <= (1 + (e^ε-1)/(e^ε+1))/2 = e^ε/(1+e^ε)",
+                       (1 + tight) / 2, exp_eps / (1 + exp_eps),
                        detail="balanced game, best attacker; equality for randomized response"))
-    tight_d = (E - 1 + 2 * delta) / (E + 1)
+    tight_d = (exp_eps - 1 + 2 * delta) / (exp_eps + 1)
     steps.append(_step("T1-10", "corrected Theorem 1 ((ε, δ)-DP)",
                        "P(A(x)=b) <= (1 + (e^ε-1+2δ)/(e^ε+1))/2 = (e^ε+δ)/(1+e^ε)", (1 + tight_d) / 2,
-                       (E + delta) / (1 + E), detail="Humphries et al., CSF 2023; tight"))
+                       (exp_eps + delta) / (1 + exp_eps), detail="Humphries et al., CSF 2023; tight"))
     return steps
 
 

@@ -168,10 +168,10 @@ def gaussian_tradeoff(mu: float, alpha: ArrayLike) -> FloatArray:
 def mahalanobis(x: ArrayLike, x_prime: ArrayLike, cov: ArrayLike) -> float:
     """``Δ_{x,x'} = sqrt((x − x')ᵀ Σ⁻¹ (x − x'))`` ([SecAgg-MIA] Proposition 1), via a Cholesky solve."""
     diff = np.atleast_1d(np.asarray(x, dtype=float) - np.asarray(x_prime, dtype=float))
-    c = np.atleast_2d(np.asarray(cov, dtype=float))
-    if c.shape != (diff.size, diff.size):
+    covariance = np.atleast_2d(np.asarray(cov, dtype=float))
+    if covariance.shape != (diff.size, diff.size):
         raise ValueError(f"covariance must be {diff.size}x{diff.size}")
-    chol = np.linalg.cholesky(c)
+    chol = np.linalg.cholesky(covariance)
     z = np.linalg.solve(chol, diff)
     return float(np.sqrt(z @ z))
 
@@ -187,11 +187,11 @@ def worst_case_delta(
     """
     lo = np.atleast_1d(np.asarray(lower, dtype=float))
     hi = np.atleast_1d(np.asarray(upper, dtype=float))
-    c = np.atleast_2d(np.asarray(cov, dtype=float))
+    covariance = np.atleast_2d(np.asarray(cov, dtype=float))
     d = lo.size
     w = hi - lo
-    prec = np.linalg.inv(c)
-    if np.allclose(c, np.diag(np.diag(c))):
+    prec = np.linalg.inv(covariance)
+    if np.allclose(covariance, np.diag(np.diag(covariance))):
         signs = np.ones(d)
     elif d <= 16:
         best, signs = -1.0, np.ones(d)
@@ -217,7 +217,7 @@ def worst_case_delta(
                 improved = True
     x = np.where(signs > 0, lo, hi)
     xp = np.where(signs > 0, hi, lo)
-    return mahalanobis(x, xp, c), x, xp
+    return mahalanobis(x, xp, covariance), x, xp
 
 
 def gaussian_loss_tails(mu: float, eps: ArrayLike) -> LossTails:

@@ -95,7 +95,7 @@ BASE_ESTIMATORS: tuple[str, ...] = (
 )
 
 
-def _ce(proba: FloatArray, y: IntArray) -> FloatArray:
+def _cross_entropy(proba: FloatArray, y: IntArray) -> FloatArray:
     return -np.log(np.clip(proba[np.arange(len(y)), y], 1e-12, 1.0))
 
 
@@ -205,7 +205,7 @@ class EnsembleMIA:
                 m = clone(proto).fit(xb[tr], lab[tr])
                 oof[te, j] = m.predict_proba(xb[te])[:, 1]
             self.models_.append(clone(proto).fit(xb, lab))
-        feats = np.concatenate([oof, _ce(proba, y)[:, None]], axis=1)
+        feats = np.concatenate([oof, _cross_entropy(proba, y)[:, None]], axis=1)
         self.meta_ = _make_meta(self.meta, self.seed).fit(feats, lab)
         self.train_features_ = feats
         self.train_member_ = member
@@ -220,7 +220,7 @@ class EnsembleMIA:
         """The 8-dimensional features ``(P_1..P_7, ℓ_CE)`` of records scored by the trained bases."""
         xb = base_features(proba, y)
         cols = [m.predict_proba(xb)[:, 1] for m in self.models_]
-        return np.column_stack([*cols, _ce(proba, y)])
+        return np.column_stack([*cols, _cross_entropy(proba, y)])
 
     def scores(
         self,
@@ -246,7 +246,7 @@ class EnsembleMIA:
 
 def loss_scores(proba: FloatArray, y: IntArray) -> FloatArray:
     """Loss-threshold attack (Yeom et al., CSF 2018): higher score = lower loss = more likely member."""
-    return -_ce(proba, y)
+    return -_cross_entropy(proba, y)
 
 
 def lira_offline_scores(proba: FloatArray, y: IntArray, ext_proba: FloatArray, ext_y: IntArray) -> FloatArray:
