@@ -1,1 +1,11 @@
-"""IIIf attack trees: trees, validity and refinement, generation from EF, export (JSON, DOT, ADTool)."""
+"""IIIf attack trees ([IIIf], theory ``AT``). Import from the module that holds a name (no re-exports):
+
+* :mod:`~checker.attack_trees.tree` — the tree type, hash-consing, refinement ``⊑``;
+* :mod:`~checker.attack_trees.validity` — validity ``⊢`` and refinement-validity ``⊢V``;
+* :mod:`~checker.attack_trees.generation` — generation from ``EF s`` (completeness) or the blocking
+  invariant ``AG ¬s``;
+* :mod:`~checker.attack_trees.traces` — independence of actions, Mazurkiewicz trace normal forms;
+* :mod:`~checker.attack_trees.labels` — what a base attack does in the model's terms;
+* :mod:`~checker.attack_trees.graph_search` — ``EF`` and distances by backward search;
+* :mod:`~checker.attack_trees.export` — text, JSON, Graphviz DOT and ADTool.
+"""

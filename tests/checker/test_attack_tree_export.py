@@ -12,6 +12,7 @@ from pathlib import Path
 import pytest
 from hypothesis import HealthCheck, given, settings
 from lark import Lark
+from lark.exceptions import LarkError
 
 from checker.attack_trees.export import (
     display_children,
@@ -162,8 +163,6 @@ def test_text_outline_refers_to_shared_subtrees() -> None:
 
 
 def test_dot_grammar_rejects_broken_quoting() -> None:
-    from lark.exceptions import LarkError
-
     with pytest.raises(LarkError):
         DOT.parse('digraph "g" {\n  n0 [label="say "hi""];\n}\n')
     k, t = _tree()

@@ -3,15 +3,25 @@ refinement and ⊢V, trace-equivalence of alternatives, blocking invariants."""
 
 from __future__ import annotations
 
+import doctest
 import itertools
-from collections import deque
+from collections import Counter, deque
 
 import numpy as np
 import pytest
 from hypothesis import HealthCheck, assume, event, given, settings
 from hypothesis import strategies as st
 
-from checker.attack_trees.generation import AttackFound, NoAttack, find_attack_paths, generate_attack_tree
+import checker.attack_trees.generation as generation_module
+from checker.attack_trees.export import tree_to_json, tree_to_text
+from checker.attack_trees.generation import (
+    AttackFound,
+    AttackPath,
+    NoAttack,
+    _minimal,
+    find_attack_paths,
+    generate_attack_tree,
+)
 from checker.attack_trees.graph_search import distance_to, ef_mask
 from checker.attack_trees.traces import Independence
 from checker.attack_trees.tree import (
@@ -257,10 +267,6 @@ def test_minimal_only_drops_supersets_of_action_sets() -> None:
 @FAST
 @given(st.lists(st.lists(st.integers(0, 3), min_size=1, max_size=4), min_size=1, max_size=8))
 def test_minimal_filter_against_brute_force(words: list[list[int]]) -> None:
-    from collections import Counter
-
-    from checker.attack_trees.generation import AttackPath, _minimal
-
     paths = [AttackPath(tuple(range(len(w) + 1)), tuple(range(len(w))), tuple(w)) for w in words]
 
     def below(a: tuple[int, ...], b: tuple[int, ...]) -> bool:
@@ -550,11 +556,7 @@ def test_random_refinement_derivations_are_recognised(data: st.DataObject) -> No
 
 
 def test_module_docstring_example() -> None:
-    import doctest
-
-    import checker.attack_trees.generation as module
-
-    result = doctest.testmod(module)
+    result = doctest.testmod(generation_module)
     assert result.attempted >= 4 and result.failed == 0
 
 
@@ -562,8 +564,6 @@ def test_long_attacks_and_exhausted_budget() -> None:
     """A 3000-step chain (no recursion limit in search, validity or export) and a search budget too
     small to find anything: the shortest attack is still returned (completeness does not depend on
     the bounds)."""
-    from checker.attack_trees.export import tree_to_json, tree_to_text
-
     n = 3001
     k = Kripke.from_edges(n, [0], list(range(n - 1)), list(range(1, n)))
     r = generate_attack_tree(k, [n - 1])

@@ -7,16 +7,20 @@ from __future__ import annotations
 from collections.abc import Iterator
 from dataclasses import dataclass, replace
 
+import flcheck_spec
 import numpy as np
 
+from checker.app.load import load_model
 from checker.attack_trees.export import tree_to_text
 from checker.attack_trees.generation import AttackFound, NoAttack, generate_attack_tree
 from checker.attack_trees.traces import Independence
 from checker.attack_trees.validity import check_validity, is_valid
 from checker.mc.ctl import ModelChecker
 from checker.mc.ctl_parse import parse_formula
-from checker.mc.explore import explore
+from checker.mc.explore import Limits, explore
 from checker.mc.ts import Action, Step
+from flmodel import examples
+from tests.checker.test_attack_trees import trace_class
 
 CLIENTS = ("sat1", "sat2")
 LOC = {"sat1": "loc1", "sat2": "loc2", "server": "hub"}
@@ -130,11 +134,9 @@ def test_equal_sub_attacks_are_shared() -> None:
 
 
 def test_bundled_fl_model_goal_reachable_in_several_ways() -> None:
-    """The seed's FL model (flmodel.examples.seed_model, seed 004 III-B): client c2 becomes ready either
+    """The FL model of [IIIf-FL] III-B (flmodel.examples.seed_model): client c2 becomes ready either
     by computing on the empty partition right away or after the server deployed one of several data
     partitions (put_part). The or-tree has several children, each valid, pairwise not trace-equivalent."""
-    from flmodel import examples
-
     k = explore(examples.seed_model())
     goal = _goal(k, '"c2" in ready')
     r = generate_attack_tree(k, goal, max_attacks=4)
@@ -147,8 +149,6 @@ def test_bundled_fl_model_goal_reachable_in_several_ways() -> None:
     ways = r.paths[int(k.initial[0])]
     rule_seqs = {tuple(k.actions[a].rule for a in p.letters) for p in ways}
     assert ("get_grad",) in rule_seqs and ("put_part", "get_grad") in rule_seqs
-    from tests.checker.test_attack_trees import trace_class
-
     oracle = Independence(k)
     words = [p.letters for p in ways]
     used = {a for w in words for a in w}
@@ -161,8 +161,6 @@ def test_bundled_fl_model_goal_reachable_in_several_ways() -> None:
 
 
 def test_incomplete_exploration_proves_attacks_but_not_their_absence() -> None:
-    from checker.mc.explore import Limits
-
     k = explore(MiniFL(), limits=Limits(max_states=6))
     assert not k.complete
     found = generate_attack_tree(k, _goal(k, '"sat1" in ready'))
@@ -173,14 +171,10 @@ def test_incomplete_exploration_proves_attacks_but_not_their_absence() -> None:
 
 
 def test_bundled_moniteo_scenario() -> None:
-    """The bundled Moniteo scenario (spec/scenarios/moniteo.fl, seed 004 IV) through the application
+    """The bundled Moniteo scenario (spec/scenarios/moniteo.fl, [IIIf-FL] IV) through the application
     loader: "some satellite among sat1, sat3 has reported" is reached in two genuinely different ways
     (an or-tree with two valid children); completing the round is one way, since the three satellites'
     reports commute (3! interleavings, and every noise outcome, are one trace class)."""
-    import flcheck_spec
-
-    from checker.app.load import load_model
-
     path = flcheck_spec.bundled_scenarios()["moniteo"]
     k = load_model(path)
     goal = _goal(k, '"sat1" in ready or "sat3" in ready')
