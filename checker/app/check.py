@@ -38,7 +38,7 @@ from collections.abc import Callable, Hashable, Sequence
 from dataclasses import dataclass, field
 from fractions import Fraction
 from pathlib import Path
-from typing import Any
+from typing import Any, Literal
 
 import flcheck_spec
 import numpy as np
@@ -374,7 +374,8 @@ def _probability(ctx: _Context, p: PropertyDecl) -> PropertyResult:
     else:
         if ctx.mdp is None:
             ctx.mdp = mdp_from_kripke(k)
-        value = mdp_reach(ctx.mdp, target, sched).initial_value  # type: ignore[arg-type]
+        objective: Literal["min", "max"] = "max" if sched == "max" else "min"  # the grammar's SCHEDULER
+        value = mdp_reach(ctx.mdp, target, objective).initial_value
     assert p.bound is not None and p.compare is not None
     holds = _compare(value, p.compare, p.bound)
     sname = {"min": "Pmin", "max": "Pmax", "uniform": "P (uniform scheduler)"}[sched]

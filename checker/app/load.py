@@ -77,7 +77,7 @@ def load_model(
         if not path.exists():
             raise FileNotFoundError(f"scenario file not found: {path}")
         system = build_system(load_scenario(path))
-        return explore(system, limits=limits, progress=progress,  # type: ignore[arg-type]  # TransitionSystem is invariant in its state type; ScenarioSystem's is FLState
+        return explore(system, limits=limits, progress=progress,
                        observables=observables, source=str(path))
     if kind == "json":
         path = Path(path_or_paths if isinstance(path_or_paths, str | Path) else path_or_paths[0])

@@ -171,7 +171,7 @@ def _decomposition(system: FLSystem, o0: DatasetObservation, o1: DatasetObservat
                        default=zero)
     sum_bound = _sum_eps(client_eps.values())
     joint_eps = pure_epsilon(o0.joint, o1.joint)
-    rounds = per_round_epsilons(o0.releases, o1.releases)  # type: ignore[arg-type]
+    rounds = per_round_epsilons(o0.releases, o1.releases)  # type: ignore[arg-type]  # release outcomes are sequences (tuples); Distribution keys are any Hashable
     return DecompositionResult(
         client_eps, relation, premise, global_eps, conclusion, _le(global_eps, worst_client), sum_bound,
         _le(global_eps, sum_bound), joint_eps, _le(global_eps, joint_eps), rounds,

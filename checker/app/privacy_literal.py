@@ -13,6 +13,8 @@ with first passage (:mod:`checker.markov.core`).
 
 from __future__ import annotations
 
+from typing import cast
+
 import numpy as np
 
 from checker.app.privacy_observation import DEFAULT_LIMITS, ObservedSystem
@@ -21,8 +23,8 @@ from checker.markov.models import dtmc_from_kripke
 from checker.markov.pathsum import path_sum
 from checker.mc.explore import Limits, explore
 from checker.verdict import Verdict
-from flmodel.data import NEIGHBOUR_READINGS, neighbours_1
-from flmodel.system import FLSystem
+from flmodel.data import NEIGHBOUR_READINGS, DataPoint, neighbours_1
+from flmodel.system import FLState, FLSystem
 
 __all__ = ["literal_check"]
 
@@ -37,18 +39,22 @@ def literal_check(system: FLSystem, *, limits: Limits | None = None, max_path_su
     pairs of reachable partitions.  Also compares the seed's path sum ``P(M ⊢F {curmodpar = v})`` with
     the first-passage probability for the initial ``curmodpar`` and a few released values (on the
     observed structure, uniform scheduler)."""
-    k = explore(system, limits=limits or Limits(max_states=50_000),
+    k = explore(system, limits=limits or Limits(max_states=50_000),  # type: ignore[arg-type]  # FLSystem yields plain (action, state, probability) tuples, which explore reads as Steps
+
                 observables=["dataset", "curmodpar"],
                 keep_states=True)
-    datasets = set(k.observables["dataset"])
-    parts = {s.infra.igra.partition for s in k.states} if k.states is not None else set()  # type: ignore[attr-defined]
+    # the FL system's "dataset" observable is the frozenset of data points, and its states are FLStates
+    datasets = set(cast(list[frozenset[DataPoint]], k.observables["dataset"]))
+    states = cast(list[FLState], k.states) if k.states is not None else []
+    parts = {s.infra.igra.partition for s in states}
     ds = sorted(datasets, key=lambda d: sorted(d))
-    pairs_n = {r: sum(1 for i, a in enumerate(ds) for b in ds[i + 1:] if neighbours_1(a, b, r))
-               for r in NEIGHBOUR_READINGS}
-    satisfiable = {r: n > 0 for r, n in pairs_n.items()}
+    pairs_n: dict[str, int] = {
+        r: sum(1 for i, a in enumerate(ds) for b in ds[i + 1:] if neighbours_1(a, b, r))
+        for r in NEIGHBOUR_READINGS}
+    satisfiable: dict[str, bool] = {r: n > 0 for r, n in pairs_n.items()}
     plist = list(parts)
     clients = list(system.clients)
-    part_pairs = {r: sum(1 for i, a in enumerate(plist) for b in plist[i + 1:]
+    part_pairs: dict[str, int] = {r: sum(1 for i, a in enumerate(plist) for b in plist[i + 1:]
                          if all(neighbours_1(a[c], b[c], r) for c in clients))
                   for r in NEIGHBOUR_READINGS}
     verdict = Verdict.HOLDS_VACUOUSLY if not any(satisfiable.values()) else Verdict.UNKNOWN
@@ -57,7 +63,7 @@ def literal_check(system: FLSystem, *, limits: Limits | None = None, max_path_su
     # path sums vs first passage on the observed (release-stopped) structure
     ps: list[dict[str, object]] = []
     obs = ObservedSystem(system, record_updates=False)
-    ko = explore(obs, limits=limits or DEFAULT_LIMITS, observables=["curmodpar"],  # type: ignore[arg-type]
+    ko = explore(obs, limits=limits or DEFAULT_LIMITS, observables=["curmodpar"],  # type: ignore[arg-type]  # ObservedSystem yields plain (action, state, probability) tuples, which explore reads as Steps
                  keep_states=False)
     if ko.complete:
         d = dtmc_from_kripke(ko)

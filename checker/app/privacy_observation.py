@@ -191,7 +191,7 @@ def observe_dataset(system: FLSystem, dataset: Iterable[DataPoint] | None = None
     ts = ObservedSystem(sys_d, record_trace=record_trace, record_updates=record_updates,
                         stop_after_rounds=stop_after_rounds)
     names = ["releases", *(f"updates:{c}" for c in ts.clients)] + (["trace"] if record_trace else [])
-    k = explore(ts, limits=limits or DEFAULT_LIMITS, observables=names,  # type: ignore[arg-type]
+    k = explore(ts, limits=limits or DEFAULT_LIMITS, observables=names,  # type: ignore[arg-type]  # ObservedSystem yields plain (action, state, probability) tuples, which explore reads as Steps
                 probabilities=True, keep_states=False)
     if not k.complete:
         hint = "" if not record_updates else "; try without the decomposition (fewer recorded updates)"

@@ -48,7 +48,7 @@ Attacker = Callable[[Hashable], Number]
 
 @dataclass(frozen=True)
 class AttackerResult:
-    """An attacker's performance: ``advantage`` (seed II-D), ``p1_says1 = P_{D1}(A=1)``,
+    """An attacker's performance: ``advantage`` ([IIIf-FL] II-D), ``p1_says1 = P_{D1}(A=1)``,
     ``p0_says0 = P_{D0}(A=0)``, ``correct = (p1_says1 + p0_says0)/2`` (balanced game), ``symmetric``:
     whether the seed's symmetry assumption ``P_{D0}(A=0) = P_{D1}(A=1)`` holds for this attacker;
     ``description`` of the decision rule."""
@@ -198,8 +198,8 @@ def bounds(best: Number, eps: Eps | float | Fraction | str, delta: Number = 0) -
     def mk(value_exact: Callable[[Fraction], Fraction], value_float: Callable[[float], float]) -> Number:
         if e.infinite:
             return value_float(math.inf)
-        if exact:
-            return value_exact(ratio)  # type: ignore[arg-type]
+        if exact and ratio is not None:  # exact implies a rational e^ε
+            return value_exact(ratio)
         return value_float(e.exp_float())
 
     def eq(a: Number, b: Number) -> bool:

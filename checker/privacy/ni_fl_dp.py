@@ -28,7 +28,7 @@ import re
 from collections.abc import Callable, Hashable, Iterable, Mapping, Sequence
 from dataclasses import dataclass
 from fractions import Fraction
-from typing import Literal
+from typing import Literal, TypeVar
 
 import mpmath
 
@@ -56,9 +56,11 @@ __all__ = [
 Number = Fraction | float
 #: A finite (sub-)distribution: outcome -> probability (missing outcomes have probability 0).
 Distribution = Mapping[Hashable, Number]
+#: The outcome type of distributions whose outcomes are known to be more specific, e.g. sequences.
+Outcome = TypeVar("Outcome", bound=Hashable)
 
 
-def _is_exact(*dists: Distribution) -> bool:
+def _is_exact(*dists: Mapping[Outcome, Number]) -> bool:
     return all(isinstance(v, (Fraction, int)) for d in dists for v in d.values())
 
 
@@ -148,7 +150,7 @@ class Eps:
             return math.inf
         if self.ratio is not None:
             return float(self.ratio)
-        return math.exp(float(self.value))  # type: ignore[arg-type]
+        return math.exp(float(self))
 
     def exp_exact(self) -> Fraction | None:
         """``e^ε`` as a Fraction when it is rational (ratio given, or ε = 0), else ``None``."""
@@ -276,15 +278,15 @@ def pure_epsilon(p0: Distribution, p1: Distribution) -> EpsilonResult:
     return EpsilonResult(eps, r, o, direction, a, b, exact)
 
 
-def _outcomes(*dists: Distribution) -> list[Hashable]:
-    """All outcomes of the distributions in a deterministic order (sorted when comparable)."""
-    seen: dict[Hashable, None] = {}
+def _outcomes(*dists: Mapping[Outcome, object]) -> list[Outcome]:
+    """All outcomes (keys) of the distributions in a deterministic order (sorted when comparable)."""
+    seen: dict[Outcome, None] = {}
     for d in dists:
         for o in d:
             seen.setdefault(o, None)
     keys = list(seen)
     try:
-        return sorted(keys)  # type: ignore[type-var]
+        return sorted(keys)  # type: ignore[type-var]  # outcomes need not be comparable: TypeError sorts by repr
     except TypeError:
         return sorted(keys, key=repr)
 
@@ -325,7 +327,11 @@ def hockey_stick(p: Distribution, q: Distribution, eps: Eps | float | Fraction |
         if not ratio_within(ratio, e):
             positive.append((a, b))
     with mpmath.workdps(50):
-        ealpha = mpmath.exp(_mp(e.value)) if e.value is not None else _mp(e.ratio)  # type: ignore[arg-type]
+        if e.value is not None:
+            ealpha = mpmath.exp(_mp(e.value))
+        else:
+            assert e.ratio is not None  # a finite ε is given by its value or by e^ε
+            ealpha = _mp(e.ratio)
         total_mp = mpmath.mpf(0)
         for a, b in positive:
             total_mp += _mp(a) - ealpha * _mp(b)
@@ -351,7 +357,7 @@ def delta_for_epsilon(p0: Distribution, p1: Distribution, eps: Eps | float | Fra
 
 def ni_fl_dp(p0: Distribution, p1: Distribution, eps: Eps | float | Fraction | str,
              delta: Number = 0, direction: Literal["both", "forward"] = "both") -> Verdict:
-    """Decide NI-FL-DP (seed 004, III-C) on the two distributions for the given ε (and δ, 0 for the
+    """Decide NI-FL-DP ([IIIf-FL], III-C) on the two distributions for the given ε (and δ, 0 for the
     seed's pure definition): ``P0(S) ≤ e^ε P1(S) + δ`` for every set ``S`` of outcomes (and the
     converse with ``direction="both"``).  With δ = 0 this is the per-outcome ratio test, decided
     exactly; otherwise ``δ(ε) ≤ δ``."""
@@ -433,13 +439,12 @@ def compose_basic(params: Sequence[tuple[Eps | float | Fraction | str, Number]])
         isinstance(d, (Fraction, int)) for _, d in params) else math.fsum(float(d) for _, d in params)
     if any(e.infinite for e in es):
         return Eps(infinite=True), delta
-    if all(e.exp_exact() is not None for e in es):
-        r = Fraction(1)
-        for e in es:
-            r *= e.exp_exact()  # type: ignore[operator]
-        return Eps(ratio=r), delta
-    if all(e.value is not None for e in es):
-        return Eps(value=sum((e.value for e in es), Fraction(0))), delta  # type: ignore[misc]
+    ratios = [r for r in (e.exp_exact() for e in es) if r is not None]
+    if len(ratios) == len(es):
+        return Eps(ratio=math.prod(ratios, start=Fraction(1))), delta
+    values = [e.value for e in es if e.value is not None]
+    if len(values) == len(es):
+        return Eps(value=sum(values, Fraction(0))), delta
     return Eps(value=Fraction(math.fsum(float(e) for e in es))), delta
 
 
