@@ -77,7 +77,7 @@ class FrozenMap(Mapping[K, V], Generic[K, V]):
         return NotImplemented
 
     def __lt__(self, other: FrozenMap[K, V]) -> bool:
-        return self._items < other._items  # type: ignore[operator]
+        return self._items < other._items
 
     def __repr__(self) -> str:
         inner = ", ".join(f"{k!r}: {v!r}" for k, v in self._items)
@@ -112,6 +112,6 @@ class FrozenMap(Mapping[K, V], Generic[K, V]):
 
 
 # slot setters that bypass the immutability guard (used only while building a new map)
-_set_items = FrozenMap._items.__set__  # type: ignore[attr-defined]
-_set_index = FrozenMap._index.__set__  # type: ignore[attr-defined]
-_set_hash = FrozenMap._hash.__set__  # type: ignore[attr-defined]
+_set_items = FrozenMap.__dict__["_items"].__set__
+_set_index = FrozenMap.__dict__["_index"].__set__
+_set_hash = FrozenMap.__dict__["_hash"].__set__

@@ -203,7 +203,7 @@ class Igraph(NamedTuple):
 
     def replace(self, **changes: object) -> Igraph:
         """A copy with some components changed (the ``Lgraph (gra G) … `` of a rule's ``G'``)."""
-        values = {
+        values: dict[str, object] = {
             "gra": self.gra,
             "aloc": self.aloc,
             "server": self.server,
@@ -239,8 +239,11 @@ def lgraph(
     """The constructor ``Lgraph`` with plain Python arguments (converted to the frozen types)."""
     if not isinstance(gradient, FrozenMap):
         gradient = FrozenMap({k: as_vec(v) for k, v in gradient.items()})
-    if not isinstance(partition, FrozenMap):
-        partition = FrozenMap({k: frozenset(v) for k, v in partition.items()})
+    parts: FrozenMap[Actor, frozenset[DataPoint]]
+    if isinstance(partition, FrozenMap):
+        parts = partition
+    else:
+        parts = FrozenMap({k: frozenset(v) for k, v in partition.items()})
     return Igraph(
         gra,
         aloc if isinstance(aloc, FrozenMap) else FrozenMap(aloc),
@@ -249,7 +252,7 @@ def lgraph(
         frozenset(ready),
         gradient,
         as_vec(curmodpar),
-        partition,
+        parts,
         frozenset(dataset),
     )
 

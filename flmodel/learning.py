@@ -39,7 +39,7 @@ class Vec(tuple[Fraction, ...]):
         h = d.get("h")
         if h is None:
             h = d["h"] = tuple.__hash__(self)
-        return h  # type: ignore[no-any-return]
+        return h
 
     def __reduce__(self) -> tuple[object, ...]:
         return (Vec, (tuple(self),))
@@ -93,9 +93,15 @@ def dot(u: Sequence[Fraction], v: Sequence[Fraction]) -> Fraction:
 
 
 class Loss(Protocol):
-    """A per-example loss ``f_i(w) = L(x_i, y_i; w)`` with an exact (sub)gradient."""
+    """A per-example loss ``f_i(w) = L(x_i, y_i; w)`` with an exact (sub)gradient. Losses are hashable
+    values (they key the memo of client updates)."""
 
-    name: str
+    @property
+    def name(self) -> str:
+        """The loss's name in scenarios and reports (``squared``, ``hinge``, …)."""
+        ...
+
+    def __hash__(self) -> int: ...
 
     def dim(self, n_features: int) -> int:
         """Dimension of ``w`` for data with ``n_features`` features."""

@@ -328,7 +328,7 @@ class _Build(Transformer[Any, Any]):
     def _obs(self, rest: list[Any]) -> tuple[Named, ...]:
         for r in rest:
             if isinstance(r, tuple) and r and r[0] == "observing":
-                return r[1]  # type: ignore[no-any-return]
+                return r[1]
         return ()
 
     def prop_privacy(self, items: list[Any]) -> dict[str, Any]:
@@ -385,7 +385,8 @@ def _syntax_error(exc: lark.exceptions.UnexpectedInput, text: str, source: str) 
             what = f"unexpected {str(tok)!r}"
         return ModelError([Diagnostic(Position(source, line, col), what + _expected(exc.expected))])
     if isinstance(exc, lark.exceptions.UnexpectedCharacters):
-        ch = text[exc.pos_in_stream] if exc.pos_in_stream < len(text) else "?"
+        at = exc.pos_in_stream
+        ch = text[at] if at is not None and at < len(text) else "?"
         return ModelError([Diagnostic(Position(source, exc.line, exc.column),
                                       f"unexpected character {ch!r}" + _expected(exc.allowed))])
     lines = text.rstrip().split("\n")

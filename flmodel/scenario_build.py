@@ -121,16 +121,17 @@ def initial_dataset(s: Scenario) -> Dataset:
 def owners(s: Scenario) -> dict[str, str]:
     """Data point name -> client holding it: the initial partition, else the ``observed by`` clause;
     a replaced point's replacement inherits the owner of the point it replaces."""
-    out = {d.name: d.owner for d in s.data if d.owner is not None}
+    out: dict[str, str] = {d.name: d.owner for d in s.data if d.owner is not None}
     if s.partition is not None:
         for part in s.partition:
             for n in part.points:
                 out[n.name] = part.client
     for nb in s.neighbours:
         for ch in nb.changes:
-            if ch.kind == "replace" and ch.new not in out and ch.old in out:
-                out[ch.new] = out[ch.old]  # type: ignore[index]
-    return out  # type: ignore[return-value]
+            if ch.kind == "replace" and ch.new is not None and ch.old is not None \
+                    and ch.new not in out and ch.old in out:
+                out[ch.new] = out[ch.old]
+    return out
 
 
 def neighbour_dataset(s: Scenario, name: str) -> Dataset:
@@ -179,7 +180,7 @@ def build_fl_system(s: Scenario) -> FLSystem:
     data = initial_dataset(s)
     w0 = tuple(Fraction(x) for x in s.model.initial)
     if s.partition is not None:
-        parts = {c: frozenset() for c in clients}
+        parts: dict[str, frozenset[DataPoint]] = {c: frozenset() for c in clients}
         for part in s.partition:
             parts[part.client] = frozenset(pts[n.name] for n in part.points)
         partition = FrozenMap(parts)

@@ -72,6 +72,7 @@ ALGORITHMS = ("fedavg", "fedsgd")
 def digits_dataset(scale: float = 1.0 / 16.0) -> tuple[FloatArray, IntArray]:
     """scikit-learn's bundled 8×8 digits (1797 samples, 64 pixels with integer values 0..16, 10 classes),
     pixels multiplied by ``scale``. Shipped with scikit-learn: nothing is downloaded."""
+    # lazy: scikit-learn takes seconds to import and only the digits task needs it
     from sklearn.datasets import load_digits
 
     data = load_digits()
@@ -157,7 +158,8 @@ class Params:
         return tuple(a for a in (self.W1, self.b1, self.W2, self.b2) if a is not None)
 
     def copy(self) -> Params:
-        return Params(*(None if a is None else a.copy() for a in (self.W1, self.b1, self.W2, self.b2)))
+        return Params(self.W1.copy(), self.b1.copy(), None if self.W2 is None else self.W2.copy(),
+                      None if self.b2 is None else self.b2.copy())
 
     @property
     def first_layer(self) -> FloatArray:
@@ -493,7 +495,7 @@ def tabular_dataset(
     ``1 − positive_rate`` quantile of ``s`` (so the class balance is ``positive_rate``)."""
     if not 0 < positive_rate < 1:
         raise ValueError("positive_rate must be in (0, 1)")
-    from scipy.stats import norm
+    from scipy.stats import norm  # lazy: scipy.stats is slow to import and only this generator needs it
 
     w = 1.0 / np.arange(1, d + 1)
     x = rng.standard_normal((n, d))
