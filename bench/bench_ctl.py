@@ -11,7 +11,7 @@ one formula), the figure comparable to the reference tools' build+check rates).
 
 Exploration: flcheck's BFS explorer on (a) the same FL family as a Python transition system (the
 generator's own successor function, to measure the explorer's overhead), and (b) flcheck's own FL
-model from ``flmodel.examples`` (helper A), with observables lazily evaluated.
+model from ``flmodel.examples``, with observables lazily evaluated.
 
 Reference figures (shared/bench/README.md, 2-core machine): pyModelChecking 20–30 k states/s (48 s for
 FL(7,2,5)); Storm 300–700 k states/s (3.7 s end to end for FL(7,2,5)).
@@ -34,7 +34,17 @@ import resource
 import subprocess
 import sys
 import time
+from collections.abc import Callable
 from pathlib import Path
+from types import ModuleType
+from typing import Any, cast
+
+from checker.io.prism import read_explicit
+from checker.mc.ctl import ModelChecker
+from checker.mc.ctl_parse import parse_formula
+from checker.mc.explore import Limits, explore
+from checker.mc.ts import TransitionSystem
+from flmodel import examples
 
 HERE = Path(__file__).resolve().parent
 ROOT = HERE.parent
@@ -59,10 +69,6 @@ def ensure_model(k: int, r: int, v: int) -> Path:
 
 def run_one(prefix: str, semantics: str) -> dict[str, object]:
     """Load + check in this process; returns the figures as a dict."""
-    from checker.io.prism import read_explicit
-    from checker.mc.ctl import ModelChecker
-    from checker.mc.ctl_parse import parse_formula
-
     formulas = {f: parse_formula(f) for f in FORMULAS}  # parsing is not part of the timed check
 
     t0, c0 = time.perf_counter(), time.process_time()
@@ -95,7 +101,7 @@ def run_one(prefix: str, semantics: str) -> dict[str, object]:
             "peak_mb_ctl": peak_graph, "peak_mb": peak_mb()}
 
 
-def bench_size(k: int, r: int, v: int, semantics: str) -> dict[str, object]:
+def bench_size(k: int, r: int, v: int, semantics: str) -> dict[str, Any]:
     prefix = ensure_model(k, r, v)
     out = subprocess.run([sys.executable, __file__, "--one", str(prefix), "--semantics", semantics],
                          check=True, capture_output=True, text=True)
@@ -103,7 +109,7 @@ def bench_size(k: int, r: int, v: int, semantics: str) -> dict[str, object]:
 
 
 # ------------------------------------------------------------------ exploration
-def _load_generator():  # type: ignore[no-untyped-def]
+def load_generator() -> ModuleType:
     spec = importlib.util.spec_from_file_location("gen_fl_kripke", GEN)
     assert spec is not None and spec.loader is not None
     mod = importlib.util.module_from_spec(spec)
@@ -116,13 +122,13 @@ class GeneratorTS:
     steps ``(action_name, target, probability)``."""
 
     def __init__(self, k: int, r: int, v: int):
-        self.gen = _load_generator()
+        self.gen = load_generator()
         self.P = self.gen.FLParams(k, r, v)
 
     def initial_states(self) -> list[tuple[object, ...]]:
         return [(0, 0, (), self.P.m0)]
 
-    def successors(self, state):  # type: ignore[no-untyped-def]
+    def successors(self, state: tuple[Any, ...]) -> list[tuple[object, tuple[Any, ...], object]]:
         out = []
         for action, dist in self.gen.successors(self.P, state):
             for target, p in dist:
@@ -132,44 +138,35 @@ class GeneratorTS:
     def observable_names(self) -> list[str]:
         return ["r", "mask", "m"]
 
-    def observe(self, state, name):  # type: ignore[no-untyped-def]
+    def observe(self, state: tuple[Any, ...], name: str) -> object:
         return state[{"r": 0, "mask": 1, "m": 3}[name]]
 
 
 def bench_explore(sizes: list[tuple[int, int, int]]) -> None:
-    from checker.mc.explore import Limits, explore
 
     print("\nExploration (BFS, interning, CSR) of FL(K,R,V) as a Python transition system "
           "(the generator's successor function):")
     print(f"{'model':>12} {'states':>10} {'transitions':>12} {'time s':>8} {'states/s':>10} {'cpu s':>7} "
           f"{'cpu st/s':>10}")
     for k, r, v in sizes:
-        ts = GeneratorTS(k, r, v)
+        # plain (action name, target, probability) steps, which explore converts
+        ts = cast("TransitionSystem[tuple[Any, ...]]", GeneratorTS(k, r, v))
         t0, c0 = time.perf_counter(), time.process_time()
         kr = explore(ts, probabilities=False)
         dt, dc = time.perf_counter() - t0, time.process_time() - c0
         print(f"{f'FL({k},{r},{v})':>12} {kr.num_states:>10,} {kr.num_transitions:>12,} {dt:>8.2f} "
               f"{kr.num_states / dt:>10,.0f} {dc:>7.2f} {kr.num_states / dc:>10,.0f}")
-    try:
-        from flmodel import examples
-    except ImportError as exc:
-        print(f"\nflcheck's own FL model not available ({exc})")
-        return
     print("\nExploration of flcheck's own FL model (flmodel.examples; observables evaluated lazily):")
     print(f"{'model':>34} {'states':>9} {'transitions':>12} {'time s':>8} {'states/s':>9} {'cpu st/s':>9} "
           f"{'+obs s':>7}")
-    cases = [("seed_model()", examples.seed_model, {}),
+    cases: list[tuple[str, Callable[..., Any], dict[str, Any]]] = [("seed_model()", examples.seed_model, {}),
              ("moniteo_like(3, rounds=2)", examples.moniteo_like, {"k_clients": 3, "rounds": 2}),
              ("moniteo_like(3, 1, 'rr') [50k cap]", examples.moniteo_like,
               {"k_clients": 3, "rounds": 1, "mechanism": "rr"}),
              ("moniteo_like(4, 1, 'geometric') [50k]", examples.moniteo_like,
               {"k_clients": 4, "rounds": 1, "mechanism": "geometric"})]
     for name, fn, kwargs in cases:
-        try:
-            system = fn(**kwargs)
-        except Exception as exc:  # the model API may change while it is being written
-            print(f"{name:>34}  unavailable: {exc}")
-            continue
+        system = fn(**kwargs)
         t0, c0 = time.perf_counter(), time.process_time()
         kr = explore(system, limits=Limits(max_states=50_000))
         dt, dc = time.perf_counter() - t0, time.process_time() - c0
@@ -179,6 +176,12 @@ def bench_explore(sizes: list[tuple[int, int, int]]) -> None:
         dto = time.perf_counter() - t0
         print(f"{name:>34} {kr.num_states:>9,} {kr.num_transitions:>12,} {dt:>8.2f} "
               f"{kr.num_states / dt:>9,.0f} {kr.num_states / dc:>9,.0f} {dto:>7.2f}")
+
+
+def parse_size(text: str) -> tuple[int, int, int]:
+    """``"K,R,V"`` as three integers."""
+    k, r, v = (int(x) for x in text.split(","))
+    return k, r, v
 
 
 def main(argv: list[str] | None = None) -> int:
@@ -201,30 +204,28 @@ def main(argv: list[str] | None = None) -> int:
             + f" {'cpu st/s':>10}")
     print(head)
     for spec in args.sizes:
-        k, r, v = (int(x) for x in spec.split(","))
+        k, r, v = parse_size(spec)
         res = bench_size(k, r, v, args.semantics)
         checks = res["checks"]
-        assert isinstance(checks, dict)
-        n = int(res["states"])  # type: ignore[call-overload]
-        first = float(res["load"]) + float(res["prepare"]) + float(checks["EF goal"])  # type: ignore[arg-type]
-        total = float(res["load"]) + float(res["prepare"]) + sum(checks.values())  # type: ignore[arg-type]
+        n = int(res["states"])
+        first = float(res["load"]) + float(res["prepare"]) + float(checks["EF goal"])
+        total = float(res["load"]) + float(res["prepare"]) + sum(checks.values())
         cpu = res["cpu_checks"]
-        assert isinstance(cpu, dict)
-        cpu_first = float(res["cpu_load"]) + float(res["cpu_prepare"]) + float(cpu["EF goal"])  # type: ignore[arg-type]
-        cpu_total = float(res["cpu_load"]) + float(res["cpu_prepare"]) + sum(cpu.values())  # type: ignore[arg-type]
-        print(f"{f'FL({k},{r},{v})':>10} {n:>11,} {int(res['transitions']):>12,} "  # type: ignore[call-overload]
-              f"{float(res['load']):>6.2f} {float(res['load_with_probabilities']):>6.2f} "  # type: ignore[arg-type]
-              f"{float(res['prepare']):>5.2f} "  # type: ignore[arg-type]
-              + " ".join(f"{checks[f]:>8.3f} {res['verdicts'][f]:>9}" for f in FORMULAS)  # type: ignore[index]
-              + f" {total:>8.2f} {cpu_total:>8.2f} {float(res['peak_mb_ctl']):>8.0f}"  # type: ignore[arg-type]
-              f" {float(res['peak_mb']):>8.0f} {n / first:>10,.0f}"  # type: ignore[arg-type]
+        cpu_first = float(res["cpu_load"]) + float(res["cpu_prepare"]) + float(cpu["EF goal"])
+        cpu_total = float(res["cpu_load"]) + float(res["cpu_prepare"]) + sum(cpu.values())
+        print(f"{f'FL({k},{r},{v})':>10} {n:>11,} {int(res['transitions']):>12,} "
+              f"{float(res['load']):>6.2f} {float(res['load_with_probabilities']):>6.2f} "
+              f"{float(res['prepare']):>5.2f} "
+              + " ".join(f"{checks[f]:>8.3f} {res['verdicts'][f]:>9}" for f in FORMULAS)
+              + f" {total:>8.2f} {cpu_total:>8.2f} {float(res['peak_mb_ctl']):>8.0f}"
+              f" {float(res['peak_mb']):>8.0f} {n / first:>10,.0f}"
               f" {n / cpu_first:>10,.0f}")
     print("load = .tra/.lab graph only (what CTL needs); +prob = load including the probability column; "
           "prep = transpose; states/s = states / (load + prep + check EF goal), wall clock; "
           "cpu = the same in process CPU time (less sensitive to other processes on a loaded machine); "
           "peak MB = peak RSS of load + checks; +prob MB = after also loading the probabilities.")
     if not args.no_explore:
-        bench_explore([tuple(int(x) for x in s.split(",")) for s in args.explore_sizes])  # type: ignore[misc]
+        bench_explore([parse_size(text) for text in args.explore_sizes])
     return 0
 
 

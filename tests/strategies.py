@@ -7,7 +7,9 @@ from fractions import Fraction
 import numpy as np
 from hypothesis import strategies as st
 
+from checker.mc import ctl_ast
 from checker.mc.kripke import Kripke
+from checker.mc.ts import Action
 
 ATOMS = ("p", "q", "r")
 
@@ -50,7 +52,6 @@ def kripke_structures(
 def mdp_structures(draw: st.DrawFn, max_states: int = 6, max_choices: int = 3) -> Kripke:
     """A random probabilistic Kripke structure with nondeterminism (an MDP): each state has 0 ..
     ``max_choices`` choices, each with its own action and an exact distribution over 1..3 targets."""
-    from checker.mc.ts import Action
 
     n = draw(st.integers(1, max_states))
     actions = tuple(Action(f"a{i}") for i in range(max_choices))
@@ -80,12 +81,17 @@ def ctl_formulas(draw: st.DrawFn, atoms: tuple[str, ...] = ATOMS, max_leaves: in
     """A random CTL formula (``checker.mc.ctl_ast``) over the labels ``atoms`` using every operator of
     IIIf's MC theory (EX AX EF AF EG AG, E/A until and release) and the boolean connectives
     (n-ary and/or, implies, iff)."""
-    from checker.mc import ctl_ast
-    leaves = st.one_of(st.sampled_from(atoms).map(ctl_ast.Label), st.sampled_from([ctl_ast.TrueF(), ctl_ast.FalseF()]))
+    leaves = st.one_of(
+        st.sampled_from(atoms).map(ctl_ast.Label), st.sampled_from([ctl_ast.TrueF(), ctl_ast.FalseF()])
+    )
 
     def extend(children: st.SearchStrategy[ctl_ast.Formula]) -> st.SearchStrategy[ctl_ast.Formula]:
-        unary = st.sampled_from([ctl_ast.Not, ctl_ast.EX, ctl_ast.AX, ctl_ast.EF, ctl_ast.AF, ctl_ast.EG, ctl_ast.AG])
-        binary = st.sampled_from([ctl_ast.EU, ctl_ast.AU, ctl_ast.ER, ctl_ast.AR, ctl_ast.Implies, ctl_ast.Iff])
+        unary = st.sampled_from(
+            [ctl_ast.Not, ctl_ast.EX, ctl_ast.AX, ctl_ast.EF, ctl_ast.AF, ctl_ast.EG, ctl_ast.AG]
+        )
+        binary = st.sampled_from(
+            [ctl_ast.EU, ctl_ast.AU, ctl_ast.ER, ctl_ast.AR, ctl_ast.Implies, ctl_ast.Iff]
+        )
         return st.one_of(
             st.builds(lambda op, f: op(f), unary, children),
             st.builds(lambda op, f, g: op(f, g), binary, children, children),

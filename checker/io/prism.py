@@ -81,6 +81,7 @@ def read_explicit(path_or_prefix: str | Path | Sequence[str | Path], *, probabil
     itype = np.int32 if n < 2**31 - 1 else np.int64
     src = t["src"]
     dst = t["dst"].astype(itype)
+    act: np.ndarray
     if t["kind"] == "mdp":
         choice = t["choice"]
         uniq_c, act = np.unique(choice, return_inverse=True)
@@ -119,8 +120,12 @@ def _check_distributions(tra: str | Path, src: np.ndarray, act: np.ndarray, prob
     otherwise. A malformed distribution would silently corrupt every probability computed later."""
     if np.any(prob < 0):
         e = int(np.flatnonzero(prob < 0)[0])
-        raise input_error(tra, None, f"state {int(src[e])}: negative probability {float(prob[e])!r} on a transition",
-                   "probabilities in [0, 1]")
+        raise input_error(
+            tra,
+            None,
+            f"state {int(src[e])}: negative probability {float(prob[e])!r} on a transition",
+            "probabilities in [0, 1]",
+        )
     if kind != "mdp":
         totals = np.bincount(src, weights=prob)
         present = np.bincount(src) > 0
@@ -140,14 +145,22 @@ def _check_distributions(tra: str | Path, src: np.ndarray, act: np.ndarray, prob
             sums[s_id] = sums.get(s_id, Fraction(0)) + p
         wrong = sorted(s_id for s_id, total in sums.items() if total != 1)
         if wrong:
-            raise input_error(tra, None, f"state {wrong[0]}: the probabilities of its transitions sum to "
-                       f"{sums[wrong[0]]}, not 1 ({len(wrong)} such state(s))", "a distribution per state")
+            raise input_error(
+                tra,
+                None,
+                f"state {wrong[0]}: the probabilities of its transitions sum to "
+                f"{sums[wrong[0]]}, not 1 ({len(wrong)} such state(s))",
+                "a distribution per state",
+            )
         return
     if len(bad):
-        raise input_error(tra, None, f"state {int(group_state[0])}: the probabilities of {what} sum to "
-                   f"{float(totals[bad[0]])!r}, not 1 ({len(bad)} such distribution(s))",
-                   "a distribution per state (per choice for an MDP)")
-
+        raise input_error(
+            tra,
+            None,
+            f"state {int(group_state[0])}: the probabilities of {what} sum to "
+            f"{float(totals[bad[0]])!r}, not 1 ({len(bad)} such distribution(s))",
+            "a distribution per state (per choice for an MDP)",
+        )
 
 
 def _write_rows(rows: Iterable[str], chunk: int = 1 << 16) -> Iterable[str]:
@@ -162,7 +175,11 @@ def _write_rows(rows: Iterable[str], chunk: int = 1 << 16) -> Iterable[str]:
 
 
 def write_explicit(
-    kripke: Kripke, prefix: str | Path, *, flavor: str = "storm", sta: bool = True,
+    kripke: Kripke,
+    prefix: str | Path,
+    *,
+    flavor: str = "storm",
+    sta: bool = True,
 ) -> list[Path]:
     """Write ``PREFIX.tra``, ``PREFIX.lab`` (labels, plus ``init`` for the initial states) and, when the
     structure has numeric observables and ``sta``, ``PREFIX.sta``. Returns the written paths.
@@ -208,8 +225,8 @@ def write_explicit(
     def rows() -> Iterable[str]:
         step = 1 << 16
         for a in range(0, len(order), step):
-            sl = order[a:a + step]
-            parts = [map(str, c[a:a + step].tolist()) for c in cols]
+            sl = order[a : a + step]
+            parts: list[Iterable[str]] = [map(str, c[a : a + step].tolist()) for c in cols]
             parts.append([ptext[i] for i in sl.tolist()])
             yield "".join(" ".join(t) + "\n" for t in zip(*parts, strict=True))
 
@@ -267,4 +284,3 @@ def _all_ints(values: Any) -> bool:
     if isinstance(values, np.ndarray):
         return values.dtype.kind in "iu"
     return all(isinstance(v, int | np.integer) and not isinstance(v, bool) for v in values)
-

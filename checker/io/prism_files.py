@@ -158,7 +158,8 @@ def _read_exact_column(path: Path, header_line: int, ncols: int) -> list[Fractio
             try:
                 out.append(Fraction(tok))
             except (ValueError, ZeroDivisionError):
-                raise input_error(path, no, f"probability {tok!r} is not a number", "a decimal or p/q") from None
+                raise input_error(path, no, f"probability {tok!r} is not a number",
+                                  "a decimal or p/q") from None
     return out
 
 
@@ -218,8 +219,12 @@ def read_lab(path: str | Path, num_states: int | None = None) -> tuple[dict[str,
         first = data[: first_nl if first_nl >= 0 else len(data)].decode("utf-8", "replace")
         decl = re.findall(r'(\d+)="([^"]*)"', first)
         if not decl or re.sub(r'\s*\d+="[^"]*"\s*', "", first).strip():
-            raise input_error(path, 1, f"unrecognised label header {first[:60]!r}",
-                       "'#DECLARATION' (Storm) or '0=\"init\" 1=\"...\"' (PRISM)")
+            raise input_error(
+                path,
+                1,
+                f"unrecognised label header {first[:60]!r}",
+                "'#DECLARATION' (Storm) or '0=\"init\" 1=\"...\"' (PRISM)",
+            )
         names = [n for _, n in decl]
         declared = {int(i): n for i, n in decl}
         body_start = first_nl + 1 if first_nl >= 0 else len(data)
@@ -246,8 +251,12 @@ def read_lab(path: str | Path, num_states: int | None = None) -> tuple[dict[str,
         bad_mask = ~np.isin(lab_idx, np.array(sorted(declared), dtype=np.int64))
         if bad_mask.any():
             bad = int(np.flatnonzero(rest)[np.flatnonzero(bad_mask)[0]])
-            raise input_error(path, int(tok_line[bad]) + header_lines + 1, "undeclared label index",
-                       "one of " + ", ".join(str(k) for k in sorted(declared)))
+            raise input_error(
+                path,
+                int(tok_line[bad]) + header_lines + 1,
+                "undeclared label index",
+                "one of " + ", ".join(str(k) for k in sorted(declared)),
+            )
         for v, name in declared.items():
             labels[name] = _sorted_unique(state_of_tok[rest][lab_idx == v])
     else:
@@ -265,9 +274,13 @@ def read_lab(path: str | Path, num_states: int | None = None) -> tuple[dict[str,
         if not matched.all():
             bad_tok = int(np.flatnonzero(~matched)[0])
             bad = int(np.flatnonzero(rest)[bad_tok])
-            text = bytes(b[rs[bad_tok]:re_[bad_tok]]).decode("utf-8", "replace")
-            raise input_error(path, int(tok_line[bad]) + header_lines + 1, f"undeclared label {text!r}",
-                       "one of " + ", ".join(names))
+            text = bytes(b[rs[bad_tok] : re_[bad_tok]]).decode("utf-8", "replace")
+            raise input_error(
+                path,
+                int(tok_line[bad]) + header_lines + 1,
+                f"undeclared label {text!r}",
+                "one of " + ", ".join(names),
+            )
     n_seen = int(ids.max()) + 1
     if num_states is not None and n_seen > num_states:
         raise input_error(path, None, f"state id {n_seen - 1} out of range", f"ids below {num_states}")
@@ -285,7 +298,7 @@ def read_sta(path: str | Path, num_states: int | None = None) -> tuple[dict[str,
     if not m:
         raise input_error(path, 1, f"unrecognised header {head[:60]!r}", "'(var1,var2,...)'")
     names = [v.strip() for v in m.group(1).split(",")]
-    body = data[nl + 1:] if nl >= 0 else b""
+    body = data[nl + 1 :] if nl >= 0 else b""
     k = len(names)
     table = body.translate(bytes.maketrans(b"():,", b"    "))
     try:
@@ -333,8 +346,12 @@ def _read_sta_slow(path: Path, names: list[str], num_states: int | None) -> tupl
                 raise input_error(path, no, f"malformed valuation {line.strip()[:60]!r}", "'id:(v1,v2,...)'")
             vals = [_sta_value(v) for v in m.group(2).split(",")]
             if len(vals) != len(names):
-                raise input_error(path, no, f"{len(vals)} values for {len(names)} variables",
-                           f"{len(names)} comma-separated values")
+                raise input_error(
+                    path,
+                    no,
+                    f"{len(vals)} values for {len(names)} variables",
+                    f"{len(names)} comma-separated values",
+                )
             rows[int(m.group(1))] = vals
     n = (max(rows) + 1 if rows else 0) if num_states is None else num_states
     out: dict[str, Any] = {}
@@ -346,4 +363,3 @@ def _read_sta_slow(path: Path, names: list[str], num_states: int | None) -> tupl
             col[i] = vals[j]
         out[name] = col
     return out, n
-

@@ -68,7 +68,11 @@ def _is_number(v: object) -> bool:
 def _as_fraction(v: object) -> Fraction:
     if isinstance(v, np.generic):
         v = v.item()
-    return Fraction(v)  # type: ignore[arg-type]
+    if isinstance(v, float | str):
+        return Fraction(v)
+    if isinstance(v, int | Rational):
+        return Fraction(v)
+    raise TypeError(f"{v!r} is not a number")
 
 
 def _text_of(v: object) -> set[str]:
@@ -263,18 +267,15 @@ class AtomEvaluator:
 
     def _numeric_fast(self, name: str, op: str, const: object) -> np.ndarray | None:
         values = self.k.observables[name]
-        numeric = isinstance(values, np.ndarray) and values.dtype.kind in "iu"
-        if not (numeric and isinstance(const, Fraction)):
-            return None
-        if values.dtype.kind == "b":
+        if not (isinstance(values, np.ndarray) and values.dtype.kind in "iu" and isinstance(const, Fraction)):
             return None
         num, den = const.numerator, const.denominator
         scaled = values.astype(np.int64) * den if den != 1 else values
         if op == "==":
-            return scaled == num
+            return np.asarray(scaled == num, dtype=bool)
         if op == "!=":
-            return scaled != num
-        return _ORDER[op](scaled, num)
+            return np.asarray(scaled != num, dtype=bool)
+        return np.asarray(_ORDER[op](scaled, num), dtype=bool)
 
     def _compare(self, atom: ctl_ast.Compare) -> np.ndarray:
         left, right, op = atom.left, atom.right, atom.op
@@ -331,7 +332,7 @@ class AtomEvaluator:
             cconst = self._const(coll)
             if not isinstance(cconst, frozenset | tuple):
                 raise TypeError(f"{coll} is not a collection (write {{a, b}} or an observable)")
-            res = self._per_value(el.name, lambda e: any(matches(e, c) for c in cconst))  # type: ignore[union-attr]
+            res = self._per_value(el.name, lambda e: any(matches(e, c) for c in cconst))
         else:
             name = coll.name if isinstance(coll, ctl_ast.Ref) else str(coll)
             raise TypeError(f"unknown observable {name!r}")

@@ -50,7 +50,9 @@ class ModelChecker(SatisfactionSets):
     memoised satisfaction sets of :class:`checker.mc.satisfaction.SatisfactionSets`."""
 
     # ------------------------------------------------------------------ verdicts
-    def check(self, formula: ctl_ast.Formula | str, *, evidence: bool = True, vacuity: bool = True) -> CheckResult:
+    def check(
+        self, formula: ctl_ast.Formula | str, *, evidence: bool = True, vacuity: bool = True
+    ) -> CheckResult:
         """Decide ``M ⊢ formula`` for the initial states; see :func:`check`."""
         t0 = time.perf_counter()
         f = as_formula(formula)
@@ -64,10 +66,17 @@ class ModelChecker(SatisfactionSets):
         else:
             verdict = Verdict.UNKNOWN
         result = CheckResult(
-            formula=f, verdict=verdict, semantics=self.semantics, states=k.num_states,
-            transitions=k.num_transitions, initial=[int(i) for i in init],
-            satisfying_initial=[int(i) for i in init[lo[init]]], sat=lo, sat_upper=hi,
-            complete=k.complete, limit_reason=k.limit_reason,
+            formula=f,
+            verdict=verdict,
+            semantics=self.semantics,
+            states=k.num_states,
+            transitions=k.num_transitions,
+            initial=[int(i) for i in init],
+            satisfying_initial=[int(i) for i in init[lo[init]]],
+            sat=lo,
+            sat_upper=hi,
+            complete=k.complete,
+            limit_reason=k.limit_reason,
         )
         if evidence and verdict is not Verdict.UNKNOWN and len(init):
             if verdict is Verdict.HOLDS:
@@ -149,11 +158,13 @@ class CheckResult:
 
     def render(self) -> str:
         """Human-readable report (several lines)."""
-        lines = [f"{self.formula}: {self.verdict}",
-                 f"  semantics: {self.semantics.describe()}",
-                 f"  structure: {self.states} states, {self.transitions} transitions"
-                 + ("" if self.complete else f" (INCOMPLETE: {self.limit_reason})"),
-                 f"  initial states satisfying it: {len(self.satisfying_initial)} of {len(self.initial)}"]
+        lines = [
+            f"{self.formula}: {self.verdict}",
+            f"  semantics: {self.semantics.describe()}",
+            f"  structure: {self.states} states, {self.transitions} transitions"
+            + ("" if self.complete else f" (INCOMPLETE: {self.limit_reason})"),
+            f"  initial states satisfying it: {len(self.satisfying_initial)} of {len(self.initial)}",
+        ]
         if self.vacuity is not None:
             lines.append(f"  vacuous: {self.vacuity.reason}")
         ev = self.evidence
@@ -162,8 +173,14 @@ class CheckResult:
         return "\n".join(lines)
 
 
-def check(kripke: Kripke, formula: ctl_ast.Formula | str, *, semantics: Semantics | str = Semantics.IIIF,
-          evidence: bool = True, vacuity: bool = True) -> CheckResult:
+def check(
+    kripke: Kripke,
+    formula: ctl_ast.Formula | str,
+    *,
+    semantics: Semantics | str = Semantics.IIIF,
+    evidence: bool = True,
+    vacuity: bool = True,
+) -> CheckResult:
     """Decide whether every initial state of ``kripke`` satisfies ``formula`` (IIIf ``M ⊢ f``).
 
     ``formula`` is an AST or text in the property language (parse errors raise
@@ -173,8 +190,9 @@ def check(kripke: Kripke, formula: ctl_ast.Formula | str, *, semantics: Semantic
     return ModelChecker(kripke, semantics).check(formula, evidence=evidence, vacuity=vacuity)
 
 
-def sat(kripke: Kripke, formula: ctl_ast.Formula | str, *,
-        semantics: Semantics | str = Semantics.IIIF) -> np.ndarray:
+def sat(
+    kripke: Kripke, formula: ctl_ast.Formula | str, *, semantics: Semantics | str = Semantics.IIIF
+) -> np.ndarray:
     """The satisfaction set of ``formula`` (lower bound on an incomplete structure)."""
     return ModelChecker(kripke, semantics).sat(formula)
 

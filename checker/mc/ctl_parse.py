@@ -225,7 +225,8 @@ def parse_formula(text: str, *, source: str = "<formula>", line: int = 1, column
         raise InputError(f"unexpected {str(tok)!r}", off.position(exc.line, exc.column),
                          _expected_text(exc.expected)) from None
     except lark.exceptions.UnexpectedCharacters as exc:
-        ch = text[exc.pos_in_stream] if exc.pos_in_stream < len(text) else "?"
+        pos = exc.pos_in_stream
+        ch = text[pos] if pos is not None and pos < len(text) else "?"
         raise InputError(f"unexpected character {ch!r}", off.position(exc.line, exc.column),
                          _expected_text(exc.allowed)) from None
     except lark.exceptions.UnexpectedEOF as exc:

@@ -219,7 +219,8 @@ def existential_dual(f: ctl_ast.Formula) -> ctl_ast.Formula | None:
     return None
 
 
-def explain(mc: SatisfactionSets, f: ctl_ast.Formula, s: int, want: bool) -> tuple[str, list[int], int | None] | None:
+def explain(mc: SatisfactionSets, f: ctl_ast.Formula, s: int,
+            want: bool) -> tuple[str, list[int], int | None] | None:
     """Evidence that state ``s`` satisfies ``f`` (``want=True``) or violates it (``want=False``):
     ``(shown formula, path, loop_start)``, descending through boolean connectives to the temporal
     operator that decides; ``None`` when no path is meaningful (e.g. an atom)."""

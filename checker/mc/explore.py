@@ -34,15 +34,19 @@ import resource
 import sys
 import time
 from array import array
-from collections.abc import Callable, Hashable, Sequence
+from collections.abc import Callable, Hashable, Iterator, Sequence
 from dataclasses import dataclass
 from fractions import Fraction
+from typing import Any, TypeVar
 
 import numpy as np
 
 from checker.mc import reach
 from checker.mc.kripke import Kripke
 from checker.mc.ts import Action, TransitionSystem, as_action
+
+#: The state type of the explored transition system.
+State = TypeVar("State", bound=Hashable)
 
 
 @dataclass(frozen=True)
@@ -91,13 +95,13 @@ def stderr_progress(interval: float = 0.5) -> ProgressCallback | None:
     return show
 
 
-class LazyObservables(dict):  # type: ignore[type-arg]
+class LazyObservables(dict[str, list[object]]):
     """``Kripke.observables`` of an explored system, evaluated on first use: reading a column calls
     ``ts.observe(state, name)`` once per state (in id order) and stores the list, so an observable
     that no formula mentions costs nothing. Behaves as a ``dict`` name -> per-state values (all names
     are always listed; iteration over values/items evaluates every column)."""
 
-    def __init__(self, ts: TransitionSystem[Hashable], states: Sequence[Hashable], names: Sequence[str]):
+    def __init__(self, ts: TransitionSystem[Any], states: Sequence[Hashable], names: Sequence[str]):
         super().__init__()
         self._ts = ts
         self._states = states
@@ -105,7 +109,7 @@ class LazyObservables(dict):  # type: ignore[type-arg]
 
     def __getitem__(self, name: str) -> list[object]:
         if dict.__contains__(self, name):
-            return dict.__getitem__(self, name)  # type: ignore[no-any-return]
+            return dict.__getitem__(self, name)
         if name not in self._names:
             raise KeyError(name)
         observe = self._ts.observe
@@ -116,22 +120,22 @@ class LazyObservables(dict):  # type: ignore[type-arg]
     def __contains__(self, name: object) -> bool:
         return name in self._names
 
-    def __iter__(self):  # type: ignore[no-untyped-def]
+    def __iter__(self) -> Iterator[str]:
         return iter(self._names)
 
     def __len__(self) -> int:
         return len(self._names)
 
-    def keys(self):  # type: ignore[no-untyped-def]
+    def keys(self) -> list[str]:  # type: ignore[override]  # all names, evaluated or not (dict's would list the stored columns only)
         return list(self._names)
 
-    def values(self):  # type: ignore[no-untyped-def]
+    def values(self) -> list[list[object]]:  # type: ignore[override]  # all names, evaluated or not (dict's would list the stored columns only)
         return [self[n] for n in self._names]
 
-    def items(self):  # type: ignore[no-untyped-def]
+    def items(self) -> list[tuple[str, list[object]]]:  # type: ignore[override]  # all names, evaluated or not (dict's would list the stored columns only)
         return [(n, self[n]) for n in self._names]
 
-    def get(self, name: str, default: object = None) -> object:  # type: ignore[override]
+    def get(self, name: str, default: object = None) -> object:  # type: ignore[override]  # evaluates the column
         return self[name] if name in self._names else default
 
     def value(self, name: str, index: int) -> object:
@@ -175,7 +179,7 @@ def _current_rss_mb() -> float:
 
 
 def explore(
-    ts: TransitionSystem[Hashable],
+    ts: TransitionSystem[State],
     *,
     limits: Limits | None = None,
     observables: Sequence[str] | None = None,
@@ -216,15 +220,15 @@ def explore(
     lim = limits or Limits()
     names = list(ts.observable_names()) if observables is None else list(observables)
     t0 = time.perf_counter()
-    index: dict[Hashable, int] = {}
-    states: list[Hashable] = []
+    index: dict[State, int] = {}
+    states: list[State] = []
     depth_of = array("i")
     lazy = lazy_observables and keep_states
     obs_values: list[list[object]] = [] if lazy else [[] for _ in names]
     eager_names = [] if lazy else names
     observe = ts.observe
 
-    def discover(state: Hashable, depth: int) -> int:
+    def discover(state: State, depth: int) -> int:
         sid = len(states)
         index[state] = sid
         states.append(state)

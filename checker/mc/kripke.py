@@ -17,10 +17,11 @@ frontier states as deadlocks.
 
 from __future__ import annotations
 
-from collections.abc import Sequence
+from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field
 from fractions import Fraction
 from functools import cached_property
+from typing import Any
 
 import numpy as np
 
@@ -43,7 +44,7 @@ class Kripke:
     edge_action: np.ndarray
     actions: tuple[Action, ...] = (Action("step"),)
     labels: dict[str, np.ndarray] = field(default_factory=dict)
-    observables: dict[str, Sequence[ObservableValue]] = field(default_factory=dict)
+    observables: Mapping[str, Sequence[ObservableValue]] = field(default_factory=dict)
     edge_prob: np.ndarray | None = None
     edge_prob_exact: Sequence[Fraction] | None = None
     state_names: Sequence[str] | None = None
@@ -68,7 +69,7 @@ class Kripke:
         prob: Sequence[float] | np.ndarray | None = None,
         prob_exact: Sequence[Fraction] | None = None,
         labels: dict[str, np.ndarray] | None = None,
-        **kwargs: object,
+        **kwargs: Any,
     ) -> Kripke:
         """Build from an edge list (any order); edges are sorted by (source, action, target)."""
         src_a = np.asarray(src, dtype=np.int64)
@@ -93,7 +94,7 @@ class Kripke:
             labels=dict(labels or {}),
             edge_prob=prob_a,
             edge_prob_exact=exact,
-            **kwargs,  # type: ignore[arg-type]
+            **kwargs,
         )
 
     # ------------------------------------------------------------------ derived arrays

@@ -115,7 +115,11 @@ class SatisfactionSets:
         if isinstance(f, ctl_ast.Implies):
             return self.sat_bounds(ctl_ast.Or((ctl_ast.Not(f.left), f.right)))
         if isinstance(f, ctl_ast.Iff):
-            return self.sat_bounds(ctl_ast.Or((ctl_ast.And((f.left, f.right)), ctl_ast.And((ctl_ast.Not(f.left), ctl_ast.Not(f.right))))))
+            return self.sat_bounds(
+                ctl_ast.Or(
+                    (ctl_ast.And((f.left, f.right)), ctl_ast.And((ctl_ast.Not(f.left), ctl_ast.Not(f.right))))
+                )
+            )
         if isinstance(f, ctl_ast.EX):
             return self._both(graph.ex, self.sat_bounds(f.arg))
         if isinstance(f, ctl_ast.EF):
@@ -126,7 +130,9 @@ class SatisfactionSets:
             return self._both(graph.eu, self.sat_bounds(f.left), self.sat_bounds(f.right))
         if isinstance(f, ctl_ast.ER):
             # E[f R g] = E[g U (f ∧ g)] ∨ EG g
-            return self.sat_bounds(ctl_ast.Or((ctl_ast.EU(f.right, ctl_ast.And((f.left, f.right))), ctl_ast.EG(f.right))))
+            return self.sat_bounds(
+                ctl_ast.Or((ctl_ast.EU(f.right, ctl_ast.And((f.left, f.right))), ctl_ast.EG(f.right)))
+            )
         # universal operators: duals of the existential ones (fixpoints module docstring)
         if isinstance(f, ctl_ast.AX):
             return self.sat_bounds(ctl_ast.Not(ctl_ast.EX(ctl_ast.Not(f.arg))))
@@ -138,7 +144,9 @@ class SatisfactionSets:
             return self.sat_bounds(ctl_ast.Not(ctl_ast.EU(ctl_ast.Not(f.left), ctl_ast.Not(f.right))))
         if isinstance(f, ctl_ast.AU):
             nl, nr = ctl_ast.Not(f.left), ctl_ast.Not(f.right)
-            return self.sat_bounds(ctl_ast.Not(ctl_ast.Or((ctl_ast.EU(nr, ctl_ast.And((nl, nr))), ctl_ast.EG(nr)))))
+            return self.sat_bounds(
+                ctl_ast.Not(ctl_ast.Or((ctl_ast.EU(nr, ctl_ast.And((nl, nr))), ctl_ast.EG(nr))))
+            )
         raise TypeError(f"not a CTL formula: {f!r}")
 
 

@@ -109,7 +109,11 @@ def find_vacuity(mc: SatisfactionSets, f: ctl_ast.Formula) -> Vacuity | None:
         if isinstance(parent, ctl_ast.Implies) and path[-1] == 1:
             reason = (f"the antecedent '{parent.left}' is never satisfied where it is evaluated "
                       f"(the consequent '{occ}' does not matter)")
-        elif mc.semantics == "iiif" and isinstance(parent, ctl_ast.AX | ctl_ast.AF | ctl_ast.AU) and mc.graph.deadlock.any():
+        elif (
+            mc.semantics == "iiif"
+            and isinstance(parent, ctl_ast.AX | ctl_ast.AF | ctl_ast.AU)
+            and mc.graph.deadlock.any()
+        ):
             reason += "; under IIIf deadlock semantics deadlock states satisfy AX/AF without it"
         return Vacuity(str(occ), by, reason)
     return None

@@ -67,13 +67,13 @@ class ReferenceChecker:
             return S - self.sat(f.arg)
         if isinstance(f, ctl_ast.And):
             out = S
-            for a in f.args:
-                out = out & self.sat(a)
+            for arg in f.args:
+                out = out & self.sat(arg)
             return out
         if isinstance(f, ctl_ast.Or):
             out2: StateSet = frozenset()
-            for a in f.args:
-                out2 = out2 | self.sat(a)
+            for arg in f.args:
+                out2 = out2 | self.sat(arg)
             return out2
         if isinstance(f, ctl_ast.Implies):
             return (S - self.sat(f.left)) | self.sat(f.right)

@@ -13,20 +13,28 @@ from hypothesis import strategies as st
 
 from checker.mc import ctl_ast
 from checker.mc.ctl import ModelChecker, check
-from checker.mc.reach import LEVELS_BEFORE_SCIPY
+from checker.mc.ctl_parse import parse_formula
 from checker.mc.kripke import Kripke
+from checker.mc.reach import LEVELS_BEFORE_SCIPY
+from checker.mc.ts import Action
 from checker.verdict import Verdict
 from tests.checker.ctl_reference import ReferenceChecker
 from tests.strategies import kripke_structures
 
 SEMANTICS = ("iiif", "total")
-ATOMS = st.sampled_from([ctl_ast.Label("p"), ctl_ast.Label("q"), ctl_ast.Label("r"), ctl_ast.TrueF(), ctl_ast.FalseF()])
+ATOMS = st.sampled_from(
+    [ctl_ast.Label("p"), ctl_ast.Label("q"), ctl_ast.Label("r"), ctl_ast.TrueF(), ctl_ast.FalseF()]
+)
 
 
 def formulas(max_leaves: int = 12) -> st.SearchStrategy[ctl_ast.Formula]:
     def extend(children: st.SearchStrategy[ctl_ast.Formula]) -> st.SearchStrategy[ctl_ast.Formula]:
-        unary = st.sampled_from([ctl_ast.Not, ctl_ast.EX, ctl_ast.AX, ctl_ast.EF, ctl_ast.AF, ctl_ast.EG, ctl_ast.AG])
-        binary = st.sampled_from([ctl_ast.EU, ctl_ast.AU, ctl_ast.ER, ctl_ast.AR, ctl_ast.Implies, ctl_ast.Iff])
+        unary = st.sampled_from(
+            [ctl_ast.Not, ctl_ast.EX, ctl_ast.AX, ctl_ast.EF, ctl_ast.AF, ctl_ast.EG, ctl_ast.AG]
+        )
+        binary = st.sampled_from(
+            [ctl_ast.EU, ctl_ast.AU, ctl_ast.ER, ctl_ast.AR, ctl_ast.Implies, ctl_ast.Iff]
+        )
         return st.one_of(
             st.builds(lambda op, f: op(f), unary, children),
             st.builds(lambda op, f, g: op(f, g), binary, children, children),
@@ -74,7 +82,10 @@ def dualities(f: ctl_ast.Formula, g: ctl_ast.Formula) -> list[tuple[ctl_ast.Form
         (ctl_ast.AF(f), ctl_ast.AU(ctl_ast.TrueF(), f)),
         (ctl_ast.EG(f), ctl_ast.ER(ctl_ast.FalseF(), f)),
         (ctl_ast.AG(f), ctl_ast.AR(ctl_ast.FalseF(), f)),
-        (ctl_ast.EU(f, g), ctl_ast.Or((g, ctl_ast.And((f, ctl_ast.EX(ctl_ast.EU(f, g))))))),  # fixpoint unfolding
+        (
+            ctl_ast.EU(f, g),
+            ctl_ast.Or((g, ctl_ast.And((f, ctl_ast.EX(ctl_ast.EU(f, g)))))),
+        ),  # fixpoint unfolding
         (ctl_ast.AU(f, g), ctl_ast.Or((g, ctl_ast.And((f, ctl_ast.AX(ctl_ast.AU(f, g))))))),
         (ctl_ast.EG(f), ctl_ast.And((f, ctl_ast.EX(ctl_ast.EG(f))))),
         (ctl_ast.AG(f), ctl_ast.And((f, ctl_ast.AX(ctl_ast.AG(f))))),
@@ -147,10 +158,12 @@ def test_nary_or_and_equal_nested_binary(k: Kripke, fs: list[ctl_ast.Formula]) -
 
 
 def test_parsed_chains_are_nary() -> None:
-    from checker.mc.ctl_parse import parse_formula
-
-    assert parse_formula("p | q | r") == ctl_ast.Or((ctl_ast.Label("p"), ctl_ast.Label("q"), ctl_ast.Label("r")))
-    assert parse_formula("p & q & r & p") == ctl_ast.And((ctl_ast.Label("p"), ctl_ast.Label("q"), ctl_ast.Label("r"), ctl_ast.Label("p")))
+    assert parse_formula("p | q | r") == ctl_ast.Or(
+        (ctl_ast.Label("p"), ctl_ast.Label("q"), ctl_ast.Label("r"))
+    )
+    assert parse_formula("p & q & r & p") == ctl_ast.And(
+        (ctl_ast.Label("p"), ctl_ast.Label("q"), ctl_ast.Label("r"), ctl_ast.Label("p"))
+    )
 
 
 # ------------------------------------------------------------------ evidence
@@ -165,11 +178,19 @@ def _step_ok(k: Kripke, u: int, v: int, semantics: str) -> bool:
 
 
 @settings(max_examples=150, deadline=None)
-@given(k=kripke_structures(max_states=9), f=formulas(5), g=formulas(5), semantics=st.sampled_from(SEMANTICS),
-       op=st.sampled_from(["EX", "EF", "EG", "EU", "ER", "AX", "AG", "AF", "AU", "AR"]))
-def test_witnesses_and_counterexamples_are_real_paths(k: Kripke, f: ctl_ast.Formula, g: ctl_ast.Formula, semantics: str,
-                                                      op: str) -> None:
-    formula: ctl_ast.Formula = ctl_ast.UNARY_OPS[op](f) if op in ctl_ast.UNARY_OPS else ctl_ast.BINARY_OPS[(op[0], op[1])](f, g)
+@given(
+    k=kripke_structures(max_states=9),
+    f=formulas(5),
+    g=formulas(5),
+    semantics=st.sampled_from(SEMANTICS),
+    op=st.sampled_from(["EX", "EF", "EG", "EU", "ER", "AX", "AG", "AF", "AU", "AR"]),
+)
+def test_witnesses_and_counterexamples_are_real_paths(
+    k: Kripke, f: ctl_ast.Formula, g: ctl_ast.Formula, semantics: str, op: str
+) -> None:
+    formula: ctl_ast.Formula = (
+        ctl_ast.UNARY_OPS[op](f) if op in ctl_ast.UNARY_OPS else ctl_ast.BINARY_OPS[(op[0], op[1])](f, g)
+    )
     mc = ModelChecker(k, semantics)
     res = mc.check(formula, vacuity=False)
     ref = ReferenceChecker(k, semantics)
@@ -185,8 +206,6 @@ def test_witnesses_and_counterexamples_are_real_paths(k: Kripke, f: ctl_ast.Form
         assert _step_ok(k, u, v, semantics)
     if trace.loop_start is not None:
         assert _step_ok(k, path[-1], path[trace.loop_start], semantics)
-    from checker.mc.ctl_parse import parse_formula
-
     demo = parse_formula(trace.shows)
     # the demonstrated formula holds at the start and refutes/confirms the property
     assert start in ref.sat(demo)
@@ -204,27 +223,42 @@ def test_eg_lasso_through_a_cycle() -> None:
 
 
 def test_counterexample_prints_actions_and_changed_values() -> None:
-    from checker.mc.ts import Action
-
-    k = Kripke.from_edges(3, [0], [0, 1], [1, 2], action=[0, 1],
-                          actions=(Action("get_grad", "c1"), Action("eval_server", "server")),
-                          observables={"curmodpar": [Fraction(0), Fraction(0), Fraction(1, 2)],
-                                       "ready": [frozenset(), frozenset({"c1"}), frozenset()]})
+    k = Kripke.from_edges(
+        3,
+        [0],
+        [0, 1],
+        [1, 2],
+        action=[0, 1],
+        actions=(Action("get_grad", "c1"), Action("eval_server", "server")),
+        observables={
+            "curmodpar": [Fraction(0), Fraction(0), Fraction(1, 2)],
+            "ready": [frozenset(), frozenset({"c1"}), frozenset()],
+        },
+    )
     r = check(k, "AG curmodpar == 0")
     assert r.verdict is Verdict.VIOLATED
-    text = r.counterexample.render()  # type: ignore[union-attr]
+    assert r.counterexample is not None
+    text = r.counterexample.render()
     assert "--get_grad(c1)--> s1: ready={c1}" in text
     assert "--eval_server(server)--> s2: curmodpar=1/2, ready={}" in text
     js = r.to_json()
-    assert set(js) == {"formula", "verdict", "semantics", "states", "transitions", "satisfying_initial",
-                       "counterexample"}
+    assert set(js) == {
+        "formula",
+        "verdict",
+        "semantics",
+        "states",
+        "transitions",
+        "satisfying_initial",
+        "counterexample",
+    }
     assert js["counterexample"]["steps"][2]["changed"] == {"curmodpar": "1/2", "ready": []}
 
 
 # ------------------------------------------------------------------ vacuity
 def test_vacuous_implication_reports_the_antecedent() -> None:
-    k = Kripke.from_edges(2, [0], [0, 1], [1, 1],
-                          labels={"p": np.zeros(2, bool), "q": np.array([True, False])})
+    k = Kripke.from_edges(
+        2, [0], [0, 1], [1, 1], labels={"p": np.zeros(2, bool), "q": np.array([True, False])}
+    )
     r = check(k, "AG (p -> q)")
     assert r.verdict is Verdict.HOLDS_VACUOUSLY
     assert r.vacuity is not None and "antecedent 'p'" in r.vacuity.reason
@@ -236,31 +270,44 @@ def test_af_vacuous_under_iiif_deadlocks_only() -> None:
     k = Kripke.from_edges(2, [0], [0], [1], labels={"goal": np.zeros(2, bool)})
     r = check(k, "AF goal")
     assert r.verdict is Verdict.HOLDS_VACUOUSLY
-    assert "deadlock" in r.vacuity.reason  # type: ignore[union-attr]
+    assert r.vacuity is not None and "deadlock" in r.vacuity.reason
     assert check(k, "AF goal", semantics="total").verdict is Verdict.VIOLATED
 
 
 def test_non_vacuous_properties() -> None:
-    k = Kripke.from_edges(3, [0], [0, 1, 2], [1, 2, 2], labels={"p": np.array([True, True, False]),
-                                                             "goal": np.array([False, False, True])})
+    k = Kripke.from_edges(
+        3,
+        [0],
+        [0, 1, 2],
+        [1, 2, 2],
+        labels={"p": np.array([True, True, False]), "goal": np.array([False, False, True])},
+    )
     for f in ("EF goal", "AG !(p & goal)", "A[p U goal]", "AG (p -> AF goal)"):
         assert check(k, f).verdict is Verdict.HOLDS, f
 
 
 # ------------------------------------------------------------------ three-valued (incomplete)
 @settings(max_examples=150, deadline=None)
-@given(k=kripke_structures(max_states=9), f=formulas(8), semantics=st.sampled_from(SEMANTICS),
-       data=st.data())
-def test_incomplete_bounds_contain_every_completion(k: Kripke, f: ctl_ast.Formula, semantics: str,
-                                                    data: st.DataObject) -> None:
+@given(k=kripke_structures(max_states=9), f=formulas(8), semantics=st.sampled_from(SEMANTICS), data=st.data())
+def test_incomplete_bounds_contain_every_completion(
+    k: Kripke, f: ctl_ast.Formula, semantics: str, data: st.DataObject
+) -> None:
     """Cut the successors of a random set of states (the frontier): the lower/upper bounds computed on
     the cut structure must enclose the true satisfaction set of the original (one completion)."""
     n = k.num_states
     frontier = np.array(data.draw(st.lists(st.booleans(), min_size=n, max_size=n)), dtype=bool)
     src = k.edge_src
     keep = ~frontier[src]
-    cut = Kripke.from_edges(n, k.initial, src[keep], k.succ_idx[keep], labels=k.labels,
-                            complete=not frontier.any(), frontier=frontier, limit_reason="test cut")
+    cut = Kripke.from_edges(
+        n,
+        k.initial,
+        src[keep],
+        k.succ_idx[keep],
+        labels=k.labels,
+        complete=not frontier.any(),
+        frontier=frontier,
+        limit_reason="test cut",
+    )
     lo, hi = ModelChecker(cut, semantics).sat_bounds(f)
     truth = ModelChecker(k, semantics).sat(f)
     assert not (lo & ~truth).any(), f"lower bound too big for {f}"
@@ -275,13 +322,21 @@ def test_incomplete_bounds_contain_every_completion(k: Kripke, f: ctl_ast.Formul
 
 def test_unknown_unless_decided() -> None:
     # 0 -> 1 -> (frontier 2); goal at 1
-    k = Kripke.from_edges(3, [0], [0, 1], [1, 2], labels={"goal": np.array([False, True, False])},
-                          complete=False, frontier=np.array([False, False, True]), limit_reason="limit")
-    assert check(k, "EF goal").verdict is Verdict.HOLDS        # a witness was found
-    assert check(k, "AG !goal").verdict is Verdict.VIOLATED    # a counterexample was found
+    k = Kripke.from_edges(
+        3,
+        [0],
+        [0, 1],
+        [1, 2],
+        labels={"goal": np.array([False, True, False])},
+        complete=False,
+        frontier=np.array([False, False, True]),
+        limit_reason="limit",
+    )
+    assert check(k, "EF goal").verdict is Verdict.HOLDS  # a witness was found
+    assert check(k, "AG !goal").verdict is Verdict.VIOLATED  # a counterexample was found
     assert check(k, "AG goal | !goal").verdict is Verdict.HOLDS
-    assert check(k, "EG !goal").verdict is Verdict.VIOLATED     # every path passes through goal
-    assert check(k, "AG EX true").verdict is Verdict.UNKNOWN    # is the frontier state a deadlock?
+    assert check(k, "EG !goal").verdict is Verdict.VIOLATED  # every path passes through goal
+    assert check(k, "AG EX true").verdict is Verdict.UNKNOWN  # is the frontier state a deadlock?
     assert check(k, "EX EX !goal").verdict is Verdict.HOLDS
     assert check(k, "AF goal").verdict is Verdict.HOLDS
     assert check(k, "EX EX EX true").verdict is Verdict.UNKNOWN
@@ -292,8 +347,9 @@ def test_unknown_unless_decided() -> None:
 def test_deep_chain_uses_the_c_search() -> None:
     n = LEVELS_BEFORE_SCIPY * 40
     src = np.arange(n - 1)
-    k = Kripke.from_edges(n, [0], src, src + 1, labels={"end": np.arange(n) == n - 1,
-                                                        "mid": np.arange(n) == n // 2})
+    k = Kripke.from_edges(
+        n, [0], src, src + 1, labels={"end": np.arange(n) == n - 1, "mid": np.arange(n) == n // 2}
+    )
     mc = ModelChecker(k)
     assert mc.sat("EF end").all()
     assert mc.sat("AF end").all()

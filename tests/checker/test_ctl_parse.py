@@ -45,8 +45,12 @@ def formulas() -> st.SearchStrategy[ctl_ast.Formula]:
     def extend(ch: st.SearchStrategy[ctl_ast.Formula]) -> st.SearchStrategy[ctl_ast.Formula]:
         return st.one_of(
             st.builds(lambda op, f: op(f), st.sampled_from([ctl_ast.Not, *ctl_ast.UNARY_OPS.values()]), ch),
-            st.builds(lambda op, f, g: op(f, g), st.sampled_from([*ctl_ast.BINARY_OPS.values(), ctl_ast.Implies, ctl_ast.Iff]),
-                      ch, ch),
+            st.builds(
+                lambda op, f, g: op(f, g),
+                st.sampled_from([*ctl_ast.BINARY_OPS.values(), ctl_ast.Implies, ctl_ast.Iff]),
+                ch,
+                ch,
+            ),
             st.lists(ch, min_size=2, max_size=3).map(lambda x: ctl_ast.And(tuple(x))),
             st.lists(ch, min_size=2, max_size=3).map(lambda x: ctl_ast.Or(tuple(x))),
         )
@@ -77,11 +81,28 @@ def test_print_parse_round_trip(f: ctl_ast.Formula) -> None:
         ("round >= 2", ctl_ast.Compare(">=", ctl_ast.Ref("round"), ctl_ast.Const(Fraction(2)))),
         ("enabled(eval_server)", ctl_ast.Enabled("eval_server")),
         ("last == get_grad", ctl_ast.Compare("==", ctl_ast.Ref("last"), ctl_ast.Ref("get_grad"))),
-        ("pos == (1, -2)",
-         ctl_ast.Compare("==", ctl_ast.Ref("pos"), ctl_ast.VectorLit((ctl_ast.Const(Fraction(1)), ctl_ast.Const(Fraction(-2)))))),
-        ("p -> q -> r", ctl_ast.Implies(ctl_ast.Label("p"), ctl_ast.Implies(ctl_ast.Label("q"), ctl_ast.Label("r")))),
-        ("p & q | r", ctl_ast.Or((ctl_ast.And((ctl_ast.Label("p"), ctl_ast.Label("q"))), ctl_ast.Label("r")))),
-        ("not p and q or r", ctl_ast.Or((ctl_ast.And((ctl_ast.Not(ctl_ast.Label("p")), ctl_ast.Label("q"))), ctl_ast.Label("r")))),
+        (
+            "pos == (1, -2)",
+            ctl_ast.Compare(
+                "==",
+                ctl_ast.Ref("pos"),
+                ctl_ast.VectorLit((ctl_ast.Const(Fraction(1)), ctl_ast.Const(Fraction(-2)))),
+            ),
+        ),
+        (
+            "p -> q -> r",
+            ctl_ast.Implies(ctl_ast.Label("p"), ctl_ast.Implies(ctl_ast.Label("q"), ctl_ast.Label("r"))),
+        ),
+        (
+            "p & q | r",
+            ctl_ast.Or((ctl_ast.And((ctl_ast.Label("p"), ctl_ast.Label("q"))), ctl_ast.Label("r"))),
+        ),
+        (
+            "not p and q or r",
+            ctl_ast.Or(
+                (ctl_ast.And((ctl_ast.Not(ctl_ast.Label("p")), ctl_ast.Label("q"))), ctl_ast.Label("r"))
+            ),
+        ),
         ("p <-> q", ctl_ast.Iff(ctl_ast.Label("p"), ctl_ast.Label("q"))),
         ("EFgoal", ctl_ast.Label("EFgoal")),
         ("AG EF p -- a comment", ctl_ast.AG(ctl_ast.EF(ctl_ast.Label("p")))),
@@ -104,8 +125,9 @@ def test_parse_examples(text: str, expected: ctl_ast.Formula) -> None:
         ("EF 3", 1, 4, "comparison"),
     ],
 )
-def test_parse_errors_name_position_and_expectation(text: str, line: int, column: int,
-                                                    expected_part: str) -> None:
+def test_parse_errors_name_position_and_expectation(
+    text: str, line: int, column: int, expected_part: str
+) -> None:
     with pytest.raises(InputError) as info:
         parse_formula(text)
     err = info.value
@@ -116,14 +138,15 @@ def test_parse_errors_name_position_and_expectation(text: str, line: int, column
 
 
 def test_parse_offsets_for_embedded_formulas() -> None:
-    """Helper E embeds formulas in scenario files: line/column of the formula's first character."""
+    """Scenario files embed formulas: errors name the line/column in the file."""
     with pytest.raises(InputError) as info:
         parse_formula("AG (p &)", source="spec/x.fl", line=12, column=10)
-    assert (info.value.position.source, info.value.position.line, info.value.position.column) == (  # type: ignore[union-attr]
-        "spec/x.fl", 12, 17)
+    pos = info.value.position
+    assert pos is not None and (pos.source, pos.line, pos.column) == ("spec/x.fl", 12, 17)
     with pytest.raises(InputError) as info:
         parse_formula("AG (p &\n   )", source="spec/x.fl", line=12, column=10)
-    assert (info.value.position.line, info.value.position.column) == (13, 4)  # type: ignore[union-attr]
+    pos = info.value.position
+    assert pos is not None and (pos.line, pos.column) == (13, 4)
     f = parse_formula("EF  nope", source="spec/x.fl", line=3, column=5)
     k = Kripke.from_edges(1, [0], [], [], labels={"goal": np.array([True])})
     with pytest.raises(InputError) as info:
@@ -146,15 +169,26 @@ def fl_like() -> Kripke:
         "ready": [frozenset(), frozenset({c1}), frozenset({c1, c2}), frozenset({"sat1", "sat2"})],
         "clients": [frozenset({c1, c2})] * 4,
         "round": np.array([0, 0, 1, 2]),
-        "last": [None, Action("get_grad", "sat1"), Action("get_grad", "sat2"),
-                 Action("eval_server", "server")],
+        "last": [
+            None,
+            Action("get_grad", "sat1"),
+            Action("get_grad", "sat2"),
+            Action("eval_server", "server"),
+        ],
         "pos": [(0, 0), (1, 2), (1,), [3]],
         "flag": [True, False, True, False],
         "weight": [0.5, 0.25, 0.1, 2.0],
     }
-    return Kripke.from_edges(4, [0], [0, 1, 2], [1, 2, 3], action=[0, 0, 1],
-                             actions=(Action("get_grad", "sat1"), Action("eval_server", "server")),
-                             observables=obs, labels={"goal": np.array([False, False, False, True])})
+    return Kripke.from_edges(
+        4,
+        [0],
+        [0, 1, 2],
+        [1, 2, 3],
+        action=[0, 0, 1],
+        actions=(Action("get_grad", "sat1"), Action("eval_server", "server")),
+        observables=obs,
+        labels={"goal": np.array([False, False, False, True])},
+    )
 
 
 @pytest.mark.parametrize(
@@ -169,7 +203,7 @@ def fl_like() -> Kripke:
         ('ready == {"sat1", "sat2"}', [False, False, True, True]),
         ("ready == {}", [True, False, False, False]),
         ('ready <= {"sat1", "sat2"}', [True, True, True, True]),
-        ('ready < clients', [True, True, False, False]),
+        ("ready < clients", [True, True, False, False]),
         ("round >= 1", [False, False, True, True]),
         ("round < 1/2", [True, True, False, False]),
         ("1 <= round", [False, False, True, True]),
@@ -180,7 +214,7 @@ def fl_like() -> Kripke:
         ("last == get_grad", [False, True, True, False]),
         ('last == "eval_server"', [False, False, False, True]),
         ("pos == (1, 2)", [False, True, False, False]),
-        ("pos == 1", [False, False, True, False]),    # a 1-element vector equals a scalar
+        ("pos == 1", [False, False, True, False]),  # a 1-element vector equals a scalar
         ("pos == 3", [False, False, False, True]),
         ("flag", [True, False, True, False]),
         ("flag == false", [False, True, False, True]),

@@ -2,17 +2,26 @@
 
 from __future__ import annotations
 
+import doctest
+import io
+import sys
 from collections import deque
 from collections.abc import Iterator
 from fractions import Fraction
+from typing import cast
 
 import numpy as np
+import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
+import checker.mc.ctl
+import checker.mc.ctl_parse
+import checker.mc.explore
 from checker.mc.ctl import ModelChecker
-from checker.mc.explore import Limits, Progress, depth_of_structure, explore
-from checker.mc.ts import Action, Step
+from checker.mc.ctl_parse import parse_formula
+from checker.mc.explore import Limits, Progress, _current_rss_mb, _peak_rss_mb, depth_of_structure, explore
+from checker.mc.ts import Action, Step, TransitionSystem
 from checker.verdict import Verdict
 from tests.checker.ctl_reference import ReferenceChecker
 
@@ -70,11 +79,11 @@ def test_explore_matches_reference_bfs(g: tuple[dict[str, list[str]], list[str]]
     states, edges = reachable_reference(graph, init)
     assert k.complete and k.frontier is None
     assert set(k.observables["name"]) == states and k.num_states == len(states)
-    names = k.observables["name"]
+    names = [str(v) for v in k.observables["name"]]
     got = {(names[int(s)], names[int(t)]) for s, t in zip(k.edge_src, k.succ_idx, strict=True)}
     assert got == edges
     assert sorted(names[i] for i in k.initial) == sorted(init)
-    assert list(k.states) == list(names)  # type: ignore[arg-type]
+    assert k.states is not None and list(k.states) == list(names)
     assert all(k.observables["even"][i] == (int(names[i][1:]) % 2 == 0) for i in range(k.num_states))
     # ids are in BFS order: initial states first
     assert sorted(k.initial.tolist()) == list(range(len(init)))
@@ -97,7 +106,7 @@ def test_state_limit_gives_sound_partial_structure(g: tuple[dict[str, list[str]]
     assert part.limit_reason is not None and "state limit" in part.limit_reason
     assert part.num_states <= max(cap, len(init))
     # every expanded (non-frontier) state has exactly its true successors
-    names = part.observables["name"]
+    names = [str(v) for v in part.observables["name"]]
     for i in np.flatnonzero(~part.frontier).tolist():
         succ = {names[int(t)] for t in part.successors(i)}
         assert succ == set(graph.get(names[i], []))
@@ -106,8 +115,6 @@ def test_state_limit_gives_sound_partial_structure(g: tuple[dict[str, list[str]]
     # three-valued verdicts never contradict the full structure
     full.labels["even"] = np.array(full.observables["even"], dtype=bool)  # the reference reads labels only
     ref = ReferenceChecker(full, semantics)
-    from checker.mc.ctl_parse import parse_formula
-
     truth = ref.holds(parse_formula(formula))
     res = ModelChecker(part, semantics).check(formula, vacuity=False)
     if res.verdict is Verdict.HOLDS:
@@ -158,7 +165,8 @@ class Walk:
 
 def test_probabilistic_exploration_and_action_conversion_once() -> None:
     CountingAction.reads = 0
-    k = explore(Walk(50))
+    # plain (action, target, probability) tuples with duck-typed actions, as flmodel yields them
+    k = explore(cast("TransitionSystem[int]", Walk(50)))
     k.validate()
     assert k.num_states == 50 and k.num_transitions == 49 * 3
     assert k.edge_prob_exact is not None and k.edge_prob is not None
@@ -194,8 +202,6 @@ def test_memory_limit_uses_current_not_peak_size() -> None:
     ballast = bytearray(300 * 1024 * 1024)  # raise the peak by ~300 MB, then free it
     ballast[:: 4096] = b"x" * len(ballast[:: 4096])
     del ballast
-    from checker.mc.explore import _current_rss_mb, _peak_rss_mb
-
     current = _current_rss_mb()
     assert current < _peak_rss_mb() - 100
     big = {f"s{i}": [f"s{i + 1}"] for i in range(2000)}
@@ -216,32 +222,22 @@ def test_progress_callback_and_observable_selection() -> None:
     assert k.stats["depth"] == 3000
 
 
-def test_stderr_progress_only_on_a_terminal(monkeypatch: object, capsys: object) -> None:
-    import io
-    import sys
-
-    from checker.mc import explore as explore_mod
+def test_stderr_progress_only_on_a_terminal(monkeypatch: pytest.MonkeyPatch) -> None:
     class Tty(io.StringIO):
         def isatty(self) -> bool:
             return True
 
     fake = Tty()
-    monkeypatch.setattr(sys, "stderr", fake)  # type: ignore[attr-defined]
-    show = explore_mod.stderr_progress()
+    monkeypatch.setattr(sys, "stderr", fake)
+    show = checker.mc.explore.stderr_progress()
     assert show is not None
     show(Progress(10, 4, 6, 12, 0.5, 20.0, 2))
     assert "10 states (6 in frontier)" in fake.getvalue() and "20 states/s" in fake.getvalue()
-    monkeypatch.setattr(sys, "stderr", io.StringIO())  # type: ignore[attr-defined]
-    assert explore_mod.stderr_progress() is None
+    monkeypatch.setattr(sys, "stderr", io.StringIO())
+    assert checker.mc.explore.stderr_progress() is None
 
 
 def test_module_doctests() -> None:
-    import doctest
-
-    import checker.mc.ctl
-    import checker.mc.ctl_parse
-    import checker.mc.explore
-
     for mod in (checker.mc.ctl, checker.mc.explore, checker.mc.ctl_parse):
         result = doctest.testmod(mod)
         assert result.failed == 0 and result.attempted > 0, mod.__name__

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import itertools
 from collections import deque
 from collections.abc import Iterator
 from contextlib import contextmanager
@@ -150,7 +151,7 @@ def test_shortest_path_is_shortest_and_stays_in_through(levels: int, g: tuple[np
     assert path is not None and path[0] == start and target[path[-1]]
     assert len(path) - 1 == min(lengths[t] for t in hits)
     assert all(through[s] for s in path[1:-1])
-    assert all(v in idx[ptr[u]:ptr[u + 1]] for u, v in zip(path, path[1:], strict=False))
+    assert all(v in idx[ptr[u]:ptr[u + 1]] for u, v in itertools.pairwise(path))
 
 
 def test_transpose_and_csr_from_edges_round_trip() -> None:
