@@ -7,7 +7,7 @@ The file formats are described in :mod:`checker.io.prism_files`, which reads eac
 from __future__ import annotations
 
 import re
-from collections.abc import Iterable, Sequence
+from collections.abc import Callable, Iterable, Sequence
 from fractions import Fraction
 from pathlib import Path
 from typing import Any
@@ -15,7 +15,7 @@ from typing import Any
 import numpy as np
 
 from checker.io.files import write_atomic
-from checker.io.prism_files import input_error, read_lab, read_sta, read_tra
+from checker.io.prism_files import data_line, input_error, read_lab, read_sta, read_tra
 from checker.mc.kripke import Kripke
 from checker.mc.ts import Action
 
@@ -50,10 +50,12 @@ def read_explicit(path_or_prefix: str | Path | Sequence[str | Path], *, probabil
     """Read a PRISM/Storm explicit model (``.tra`` + optional ``.lab`` / ``.sta``) as a :class:`Kripke`.
 
     Initial states: the ``init`` label (state 0 if absent). DTMC transitions carry one action
-    ``step``; MDP choice ``c`` of a state becomes action ``choice [c]``. ``probabilities=False`` skips
-    the probability column; ``sta=False`` skips the valuations."""
+    ``step``; MDP choice ``c`` of a state becomes action ``choice [c]``. The probabilities are always
+    checked (finite, non-negative, a distribution per state or MDP choice; an error names the file and
+    line); ``probabilities=False`` leaves them out of the structure (CTL needs only the graph).
+    ``sta=False`` skips the valuations."""
     tra, lab, sta_path = explicit_paths(path_or_prefix)
-    t = read_tra(tra, probabilities=probabilities)
+    t = read_tra(tra)
     labels_ids: dict[str, np.ndarray] = {}
     n = t["num_states"]
     n_edges = len(t["src"])
@@ -102,8 +104,12 @@ def read_explicit(path_or_prefix: str | Path | Sequence[str | Path], *, probabil
     if order is not None:
         prob = None if prob is None else prob[order]
         exact = None if exact is None else [exact[i] for i in order.tolist()]
-    if prob is not None and n_edges:
-        _check_distributions(tra, src, act, prob, exact, len(actions), t["kind"])
+    if n_edges:
+        rows = np.arange(n_edges) if order is None else order
+        _check_distributions(tra, src, act, prob, exact, len(actions), t["kind"],
+                             lambda edges: data_line(tra, t["header_line"], int(rows[edges].min())))
+    if not probabilities:
+        prob, exact = None, None
     return Kripke(num_states=n, initial=initial.astype(np.int64), succ_ptr=ptr, succ_idx=dst,
                   edge_action=act, actions=actions, labels=labels, observables=observables,
                   edge_prob=prob, edge_prob_exact=exact, source=str(tra))
@@ -113,16 +119,19 @@ def read_explicit(path_or_prefix: str | Path | Sequence[str | Path], *, probabil
 PROBABILITY_TOLERANCE = 1e-9
 
 
-def _check_distributions(tra: str | Path, src: np.ndarray, act: np.ndarray, prob: np.ndarray,
-                         exact: list[Fraction] | None, n_actions: int, kind: str) -> None:
+def _check_distributions(tra: Path, src: np.ndarray, act: np.ndarray, prob: np.ndarray,
+                         exact: list[Fraction] | None, n_actions: int, kind: str,
+                         line_of: Callable[[np.ndarray], int]) -> None:
     """Raise ``InputError`` naming the first state (and MDP choice) whose outgoing probabilities are
     negative or do not sum to 1 — exactly for rational files, within :data:`PROBABILITY_TOLERANCE`
-    otherwise. A malformed distribution would silently corrupt every probability computed later."""
+    otherwise — and the line of its first transition (``line_of`` maps edge ids, in the order of
+    ``src``, to that line). A malformed distribution would silently corrupt every probability computed
+    later."""
     if np.any(prob < 0):
         e = int(np.flatnonzero(prob < 0)[0])
         raise input_error(
             tra,
-            None,
+            line_of(np.array([e])),
             f"state {int(src[e])}: negative probability {float(prob[e])!r} on a transition",
             "probabilities in [0, 1]",
         )
@@ -147,16 +156,19 @@ def _check_distributions(tra: str | Path, src: np.ndarray, act: np.ndarray, prob
         if wrong:
             raise input_error(
                 tra,
-                None,
+                line_of(np.flatnonzero(src == wrong[0])),
                 f"state {wrong[0]}: the probabilities of its transitions sum to "
                 f"{sums[wrong[0]]}, not 1 ({len(wrong)} such state(s))",
                 "a distribution per state",
             )
         return
     if len(bad):
+        group = src == group_state[0]
+        if kind == "mdp":
+            group &= act == keys[bad[0]] % (n_actions + 1)
         raise input_error(
             tra,
-            None,
+            line_of(np.flatnonzero(group)),
             f"state {int(group_state[0])}: the probabilities of {what} sum to "
             f"{float(totals[bad[0]])!r}, not 1 ({len(bad)} such distribution(s))",
             "a distribution per state (per choice for an MDP)",

@@ -63,7 +63,9 @@ def _scan_tra_error(path: Path, header_line: int, ncols: int) -> InputError:
 def read_tra(path: str | Path, *, probabilities: bool = True) -> dict[str, Any]:
     """Read a ``.tra`` file: ``{"kind": "dtmc"|"mdp", "src", "dst", "choice" (MDP), "prob" (float
     array or None), "prob_exact" (Fractions when the file uses p/q), "num_states" (PRISM header or
-    None)}``. ``probabilities=False`` skips the probability column (faster; CTL needs only the graph)."""
+    None), "header_line" (its line number)}``. ``probabilities=False`` skips the probability column.
+    A probability that is not a finite number (``nan``, ``inf``, ``1/0``, text) is an error naming its
+    line."""
     path = Path(path)
     header, header_line = _first_line(path)
     words = header.split()
@@ -91,7 +93,7 @@ def read_tra(path: str | Path, *, probabilities: bool = True) -> dict[str, Any]:
         raise _scan_tra_error(path, header_line, ncols)
     if len(ints) and ints.min() < 0:
         row = int(np.flatnonzero((ints < 0).any(axis=1))[0])
-        raise input_error(path, _data_line(path, header_line, row), "negative state or choice index",
+        raise input_error(path, data_line(path, header_line, row), "negative state or choice index",
                    "a non-negative integer")
     prob = np.zeros(0, dtype=np.float64) if probabilities else None
     exact = None
@@ -106,8 +108,13 @@ def read_tra(path: str | Path, *, probabilities: bool = True) -> dict[str, Any]:
             exact = _read_exact_column(path, header_line, ncols)
             prob = np.array([float(p) for p in exact], dtype=np.float64)
     _check_columns(path, header_line, ncols, len(ints))
+    if prob is not None and len(prob) and not np.isfinite(prob).all():
+        row = int(np.flatnonzero(~np.isfinite(prob))[0])
+        raise input_error(path, data_line(path, header_line, row),
+                          f"probability {float(prob[row])!r} is not a finite number",
+                          "a decimal or p/q in [0, 1]")
     out: dict[str, Any] = {"kind": kind, "num_states": num_states, "prob": prob, "prob_exact": exact,
-                           "src": ints[:, 0], "dst": ints[:, -1]}
+                           "src": ints[:, 0], "dst": ints[:, -1], "header_line": header_line}
     if kind == "mdp":
         out["choice"] = ints[:, 1]
     return out
@@ -137,7 +144,8 @@ def _check_columns(path: Path, header_line: int, ncols: int, rows: int) -> None:
         raise _scan_tra_error(path, header_line, ncols)
 
 
-def _data_line(path: Path, header_line: int, row: int) -> int:
+def data_line(path: Path, header_line: int, row: int) -> int:
+    """The 1-based line number of transition ``row`` (0-based, blank lines skipped) of a ``.tra`` file."""
     with open(path, encoding="utf-8") as fh:
         seen = -1
         for no, line in enumerate(fh, 1):
