@@ -21,6 +21,7 @@ from checker.io.dot import to_dot
 from checker.io.kripke_json import kripke_from_json, kripke_to_json, read_json, write_json
 from checker.io.prism import read_explicit, write_explicit
 from checker.mc.ctl import ModelChecker
+from checker.mc.ctl_parse import parse_formula
 from checker.mc.kripke import Kripke
 from checker.mc.ts import Action
 from tests.checker.ctl_reference import ReferenceChecker
@@ -217,8 +218,6 @@ def test_fl_family_loads_with_closed_form_sizes_and_reference_verdicts(tmp_path:
         ref = ReferenceChecker(model, semantics)
         for f in ("EF goal", "AG !goal", "E[!clipped U goal]", "EG !goal", "AF done",
                   "AG (all_ready -> AX !all_ready)"):
-            from checker.mc.ctl_parse import parse_formula
-
             ff = parse_formula(f)
             assert set(np.flatnonzero(mc.sat(ff)).tolist()) == ref.sat(ff), (f, semantics)
     # observables from the .sta file are usable in formulas
