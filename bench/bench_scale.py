@@ -1,0 +1,219 @@
+"""How flcheck scales on swarms: Moniteo swarm variants with N satellites, R rounds and the noise grid
+{0 .. V-1} (``bench/swarm_models.py``), each measured in its own process (prints a table; no assertions).
+
+Columns: states and transitions of the explored structure; for R = 1 the closed form (V+1)^N + V^N;
+exploration CPU seconds and states per CPU second; CPU seconds and peak RSS of the full
+``flcheck check`` process (interpreter start-up included); with stormpy installed, the time to build the
+Storm MDP of the explored structure (``checker.markov.storm.from_mdp``), Storm's Pmin of reaching
+``round = 1`` (the figure of the ``round_almost_surely`` property), and for R = 1 the state count and
+build time of the same round written in the PRISM language and built by Storm's PRISM parser.
+Figures are medians of ``--repeats`` runs where one run takes under 10 s, else of one run.
+
+Usage: python bench/bench_scale.py [--satellites 2-6] [--rounds 1-2] [--values 2-3] [--repeats 3]
+                                   [--timeout 900] [--no-check] [--no-storm]
+"""
+
+from __future__ import annotations
+
+import argparse
+import importlib.util
+import json
+import os
+import resource
+import statistics
+import subprocess
+import sys
+import tempfile
+import time
+from collections.abc import Callable
+from pathlib import Path
+from typing import Any
+
+from swarm_models import closed_form_states, swarm_prism, swarm_scenario
+
+from checker.app.load import load_model
+from checker.markov import storm
+from checker.markov.models import mdp_from_kripke
+from checker.mc.ctl import ModelChecker
+from checker.mc.ctl_parse import parse_formula
+
+REPEAT_BELOW_SECONDS = 10.0
+HERE = Path(__file__).resolve().parent
+
+
+def _int_range(text: str) -> list[int]:
+    """``"2-6"`` or ``"2,4,8"`` as a list of integers."""
+    if "-" in text:
+        lo, hi = text.split("-", 1)
+        return list(range(int(lo), int(hi) + 1))
+    return [int(part) for part in text.split(",")]
+
+
+# ------------------------------------------------------------------------------------------ worker side
+def _cpu() -> float:
+    return time.process_time()
+
+
+def _peak_rss_mb() -> float:
+    return resource.getrusage(resource.RUSAGE_SELF).ru_maxrss / 1024  # Linux: kilobytes
+
+
+def worker(scenario: Path, prism: Path | None, with_storm: bool) -> dict[str, Any]:
+    """Explore ``scenario`` and (``with_storm``) hand the structure to Storm; figures as a dict."""
+    t0 = _cpu()
+    kripke = load_model(scenario)
+    out: dict[str, Any] = {"states": kripke.num_states, "transitions": kripke.num_transitions,
+                           "explore_cpu": _cpu() - t0, "explore_rss_mb": _peak_rss_mb(),
+                           "complete": kripke.complete}
+    if not with_storm:
+        return out
+    stormpy = storm.require_stormpy()  # imported before the clock starts
+    goal = ModelChecker(kripke).sat(parse_formula("round = 1"))
+    mdp = mdp_from_kripke(kripke)
+    t0 = _cpu()
+    model = storm.from_mdp(mdp, {"round1": goal})
+    out["storm_build_cpu"] = _cpu() - t0
+    result = storm.reach_probabilities(model, "round1", objective="min")
+    out["storm_pmin"] = float(result.initial_value)
+    out["storm_check_s"] = result.seconds
+    if prism is not None:
+        t0 = _cpu()
+        built = stormpy.build_model(stormpy.parse_prism_program(str(prism)))
+        out["prism_build_cpu"] = _cpu() - t0
+        out["prism_states"] = int(built.nr_states)
+    return out
+
+
+# ------------------------------------------------------------------------------------------ driver side
+def _run_measured(cmd: list[str], timeout: float) -> tuple[int, float, float, str, str]:
+    """Run ``cmd``; ``(exit code, CPU seconds, peak RSS MB, stdout, last line of stderr)`` of that
+    process alone (``wait4``).  Exit code ``-9`` when it was killed after ``timeout`` seconds."""
+    with tempfile.TemporaryFile("w+") as out, tempfile.TemporaryFile("w+") as err:
+        proc = subprocess.Popen(cmd, stdout=out, stderr=err, cwd=HERE.parent)
+        deadline = time.monotonic() + timeout
+        while True:
+            pid, status, usage = os.wait4(proc.pid, os.WNOHANG)
+            if pid:
+                break
+            if time.monotonic() > deadline:
+                proc.kill()
+                _, status, usage = os.wait4(proc.pid, 0)
+                break
+            time.sleep(0.05)
+        out.seek(0)
+        err.seek(0)
+        last_error = (err.read().strip().splitlines() or [""])[-1]
+        cpu = usage.ru_utime + usage.ru_stime
+        return os.waitstatus_to_exitcode(status), cpu, usage.ru_maxrss / 1024, out.read(), last_error
+
+
+def _median_runs(run: Callable[[], dict[str, Any]], repeats: int, seconds_key: str) -> dict[str, Any]:
+    """``run()`` once, and ``repeats - 1`` more times when it took under 10 s; the median of every
+    numeric figure (the others from the first run)."""
+    runs = [run()]
+    if runs[0].get(seconds_key, REPEAT_BELOW_SECONDS) < REPEAT_BELOW_SECONDS:
+        runs += [run() for _ in range(repeats - 1)]
+    merged = dict(runs[0])
+    for key, value in runs[0].items():
+        if isinstance(value, float):
+            merged[key] = statistics.median(r[key] for r in runs)
+    return merged
+
+
+def measure(satellites: int, rounds: int, values: int, folder: Path, *, repeats: int, timeout: float,
+            with_check: bool, with_storm: bool) -> dict[str, Any]:
+    name = f"swarm_n{satellites}_r{rounds}_v{values}"
+    scenario = folder / f"{name}.fl"
+    scenario.write_text(swarm_scenario(satellites, rounds, values))
+    prism = None
+    if with_storm and rounds == 1:
+        prism = folder / f"{name}.prism"
+        prism.write_text(swarm_prism(satellites, values))
+    worker_cmd = [sys.executable, str(Path(__file__).resolve()), "--worker", str(scenario)]
+    if with_storm:
+        worker_cmd.append("--storm")
+    if prism is not None:
+        worker_cmd += ["--prism", str(prism)]
+
+    def explore_once() -> dict[str, Any]:
+        code, _, _, stdout, last_error = _run_measured(worker_cmd, timeout)
+        if code != 0:
+            return {"error": "timeout" if code == -9 else f"exit {code}: {last_error}"}
+        figures: dict[str, Any] = json.loads(stdout)
+        return figures
+
+    row: dict[str, Any] = {"N": satellites, "R": rounds, "V": values,
+                           **_median_runs(explore_once, repeats, "explore_cpu")}
+    if with_check and "error" not in row:
+        check_cmd = [sys.executable, "-m", "checker", "check", str(scenario), "--json"]
+
+        def check_once() -> dict[str, Any]:
+            code, cpu, rss, _, _ = _run_measured(check_cmd, timeout)
+            return {"check_exit": code, "check_cpu": cpu, "check_rss_mb": rss}
+
+        row.update(_median_runs(check_once, repeats, "check_cpu"))
+    return row
+
+
+def _cell(row: dict[str, Any], key: str, spec: str) -> str:
+    value = row.get(key)
+    return "-" if value is None else format(value, spec)
+
+
+def print_header(with_storm: bool) -> None:
+    head = (f"{'N':>2} {'R':>1} {'V':>1} {'states':>9} {'closed':>9} {'trans':>10} {'expl CPU s':>10} "
+            f"{'states/s':>9} {'check CPU s':>11} {'exit':>4} {'peak MB':>8}")
+    if with_storm:
+        head += f" {'Storm build s':>13} {'Pmin':>5} {'Storm chk s':>11} {'PRISM states':>12} {'PRISM s':>7}"
+    print(head, flush=True)
+
+
+def print_row(row: dict[str, Any], with_storm: bool) -> None:
+    if "error" in row:
+        print(f"{row['N']:>2} {row['R']:>1} {row['V']:>1}  {row['error']}", flush=True)
+        return
+    closed = closed_form_states(row["N"], row["V"]) if row["R"] == 1 else None
+    rate = row["states"] / row["explore_cpu"] if row["explore_cpu"] > 0 else None
+    line = (f"{row['N']:>2} {row['R']:>1} {row['V']:>1} {row['states']:>9d} "
+            f"{'-' if closed is None else closed:>9} {row['transitions']:>10d} "
+            f"{row['explore_cpu']:>10.2f} {'-' if rate is None else f'{rate:.0f}':>9} "
+            f"{_cell(row, 'check_cpu', '.2f'):>11} {_cell(row, 'check_exit', 'd'):>4} "
+            f"{_cell(row, 'check_rss_mb', '.0f'):>8}")
+    if with_storm:
+        line += (f" {_cell(row, 'storm_build_cpu', '.3f'):>13} {_cell(row, 'storm_pmin', '.3g'):>5} "
+                 f"{_cell(row, 'storm_check_s', '.3f'):>11} {_cell(row, 'prism_states', 'd'):>12} "
+                 f"{_cell(row, 'prism_build_cpu', '.3f'):>7}")
+    print(line, flush=True)
+
+
+def main(argv: list[str] | None = None) -> None:
+    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    parser.add_argument("--satellites", default="2-6", help="N values: '2-6' or '2,4,8' (default 2-6)")
+    parser.add_argument("--rounds", default="1-2", help="R values (default 1-2)")
+    parser.add_argument("--values", default="2-3", help="V values, the noise grid size (default 2-3)")
+    parser.add_argument("--repeats", type=int, default=3, help="runs per figure when under 10 s (default 3)")
+    parser.add_argument("--timeout", type=float, default=900.0, help="seconds per process (default 900)")
+    parser.add_argument("--no-check", action="store_true", help="skip the full `flcheck check` runs")
+    parser.add_argument("--no-storm", action="store_true", help="skip the Storm columns")
+    parser.add_argument("--worker", type=Path, help=argparse.SUPPRESS)
+    parser.add_argument("--prism", type=Path, help=argparse.SUPPRESS)
+    parser.add_argument("--storm", action="store_true", help=argparse.SUPPRESS)
+    args = parser.parse_args(argv)
+    if args.worker is not None:
+        print(json.dumps(worker(args.worker, args.prism, args.storm)))
+        return
+    with_storm = not args.no_storm and importlib.util.find_spec("stormpy") is not None
+    if not args.no_storm and not with_storm:
+        print("stormpy is not installed (pip install 'flcheck[storm]'): no Storm columns", file=sys.stderr)
+    print_header(with_storm)
+    with tempfile.TemporaryDirectory(prefix="flcheck-scale-") as tmp:
+        for rounds in _int_range(args.rounds):
+            for values in _int_range(args.values):
+                for satellites in _int_range(args.satellites):
+                    print_row(measure(satellites, rounds, values, Path(tmp), repeats=args.repeats,
+                                      timeout=args.timeout, with_check=not args.no_check,
+                                      with_storm=with_storm), with_storm)
+
+
+if __name__ == "__main__":
+    main()
