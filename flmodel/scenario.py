@@ -1,13 +1,18 @@
 """The scenario language: parsing (``spec/grammar/scenario.lark``), semantic checks, loading.
 
 ``parse_scenario(text, source)`` turns a scenario file into a :class:`~flmodel.scenario_ast.Scenario`
-and checks it; ``load_scenario(path)`` reads a file. Errors are :class:`flmodel.errors.ModelError`:
+and checks it; ``load_scenario(path)`` reads a file. Both take ``defines`` (constant name -> integer),
+which override the defaults of the scenario's ``const`` declarations; constants, indexed names and
+families are expanded first (:mod:`flmodel.scenario_family`), so the AST is that of the equivalent
+hand-written scenario. A UTF-8 byte order mark and CRLF line ends are accepted. Errors are
+:class:`flmodel.errors.ModelError`:
 
 * a syntax error names the file, line, column, the offending text and what was expected there;
 * semantic errors (a client without a part, overlapping parts or parts that do not cover the dataset,
   a policy naming an unknown actor, an unknown location, additive noise whose probabilities do not sum
-  to 1, a model whose dimension does not fit the data, …) are collected and reported all at once, one
-  :class:`~flmodel.errors.Diagnostic` each, in file order.
+  to 1, a model whose dimension does not fit the data, a statement given twice, …) are collected and
+  reported all at once, one :class:`~flmodel.errors.Diagnostic` each, in file order; a problem inside a
+  family names the member (``file:12:1: in family i = 5: …``).
 
 The semantics of a scenario is the bounded ``→FL`` system of [IIIf-FL] III-B, built by
 :mod:`flmodel.scenario_build` (``build_system(scenario)``).
@@ -15,6 +20,7 @@ The semantics of a scenario is the bounded ``→FL`` system of [IIIf-FL] III-B, 
 
 from __future__ import annotations
 
+from collections.abc import Mapping
 from fractions import Fraction
 from pathlib import Path
 from typing import Any
@@ -48,6 +54,7 @@ from flmodel.scenario_ast import (
 )
 from flmodel.scenario_build import build_system
 from flmodel.scenario_check import ACTIONS, LOSS_NAMES, PROTOCOLS, check_observables, check_scenario
+from flmodel.scenario_family import FamilyPosition, FamilyToken, diagnostic, expand
 
 __all__ = ["ACTIONS", "LOSS_NAMES", "PROTOCOLS", "check_scenario", "load_scenario", "parse_scenario"]
 
@@ -97,10 +104,10 @@ class _Build(Transformer[Any, Any]):
         self.source = source
         self.diags: list[Diagnostic] = []
 
-    def _p(self, x: Any) -> Position:
-        line = getattr(x, "line", None)
-        col = getattr(x, "column", None)
-        return Position(self.source, line, col)
+    def _p(self, tok: Token) -> Position:
+        if isinstance(tok, FamilyToken):
+            return FamilyPosition(self.source, tok.line, tok.column, tok.family)
+        return Position(self.source, tok.line, tok.column)
 
     def _at(self, meta: Any) -> Position:
         """The position of a rule's first token (``meta`` of ``v_args(meta=True)``; empty: unknown)."""
@@ -120,6 +127,10 @@ class _Build(Transformer[Any, Any]):
                 return Fraction(0)
             value /= den
         return value
+
+    def value(self, items: list[Fraction]) -> Fraction:
+        """An expression, evaluated by :func:`flmodel.scenario_family.expand`."""
+        return items[0]
 
     def vector(self, items: list[Fraction]) -> tuple[Fraction, ...]:
         return tuple(items)
@@ -261,8 +272,9 @@ class _Build(Transformer[Any, Any]):
     def bound(self, items: list[Token]) -> BoundDecl:
         return BoundDecl(str(items[0]), int(items[1]), self._p(items[0]))
 
-    def bounds(self, items: list[BoundDecl]) -> tuple[str, Any]:
-        return ("bounds", tuple(items))
+    @v_args(meta=True)
+    def bounds(self, meta: Any, items: list[BoundDecl]) -> tuple[str, Any]:
+        return ("bounds", (tuple(items), self._at(meta)))
 
     # neighbours
     def replace(self, items: list[Token]) -> Change:
@@ -310,11 +322,12 @@ class _Build(Transformer[Any, Any]):
 
     def option(self, items: list[Any]) -> Option:
         key, value = items
+        pos = self._p(key)
         if isinstance(value, Fraction):
-            return Option(str(key), value)
+            return Option(str(key), value, pos=pos)
         if value.type == "STRING":
-            return Option(str(key), unquote(str(value)), True)
-        return Option(str(key), str(value))
+            return Option(str(key), unquote(str(value)), True, pos=pos)
+        return Option(str(key), str(value), pos=pos)
 
     def _formula(self, tok: Token) -> FormulaText:
         return FormulaText(str(tok).rstrip(), self._p(tok))
@@ -394,8 +407,14 @@ def _syntax_error(exc: lark.exceptions.UnexpectedInput, text: str, source: str) 
                                   "unexpected end of file" + _expected(getattr(exc, "expected", None)))])
 
 
-def _assemble(parts: list[Any], source: str, diags: list[Diagnostic]) -> tuple[Scenario, dict[str, Any]]:
-    """Statements (in file order) -> Scenario, recording single-use statements given twice."""
+#: The keyword of a statement kind, for messages.
+_KEYWORD = {"policies_mode": "policies", "actors": "actor"}
+
+
+def _assemble(parts: list[Any], source: str, diags: list[Diagnostic],
+              constants: dict[str, int]) -> tuple[Scenario, dict[str, Any]]:
+    """Statements (in file order) -> Scenario, recording single-use statements given twice (with the
+    position of the first)."""
     fields: dict[str, Any] = {"locations": [], "links": [], "clients": [], "actors": [], "policies": [],
                               "data": [], "noise": [], "bounds": [], "neighbours": [], "properties": []}
     extras: dict[str, Any] = {"policy_names": [], "noise_names": [], "prop_extra": {}, "positions": {}}
@@ -409,7 +428,9 @@ def _assemble(parts: list[Any], source: str, diags: list[Diagnostic]) -> tuple[S
             # server and attacker are declarations with a position; the others are (value, position)
             pos: Position = payload.pos if tag in ("server", "attacker") else payload[1]
             if tag in fields:
-                diags.append(Diagnostic(pos, f"'{tag}' given twice; a scenario has one {tag} statement"))
+                first = extras["positions"][tag]
+                diags.append(diagnostic(pos, f"second {_KEYWORD.get(tag, tag)} statement; the first is at "
+                                             f"{first}"))
                 continue
             if tag == "server":
                 fields["server"] = payload
@@ -441,6 +462,15 @@ def _assemble(parts: list[Any], source: str, diags: list[Diagnostic]) -> tuple[S
             extras["prop_extra"][id(decl)] = extra
         elif tag == "neighbour":
             fields["neighbours"].append(payload)
+        elif tag == "bounds":
+            bounds, pos = payload
+            if "bounds" in extras["positions"]:
+                diags.append(Diagnostic(pos, "second bounds statement; the first is at "
+                                             f"{extras['positions']['bounds']} (write 'bounds rounds N, "
+                                             "events M')"))
+            else:
+                extras["positions"]["bounds"] = pos
+            fields["bounds"].extend(bounds)
         else:
             fields[tag].extend(payload)
     att = fields.pop("attacker", None)
@@ -464,17 +494,22 @@ def _assemble(parts: list[Any], source: str, diags: list[Diagnostic]) -> tuple[S
         attacker=att,
         properties=tuple(fields["properties"]),
         source=source,
+        constants=tuple(constants.items()),
     )
     return scenario, extras
 
 
-def parse_scenario(text: str, source: str = "<scenario>", *, check: bool = True) -> Scenario:
+def parse_scenario(text: str, source: str = "<scenario>", *, check: bool = True,
+                   defines: Mapping[str, int] | None = None) -> Scenario:
     """Parse (and by default semantically check) scenario ``text``; ``source`` names the file in
-    diagnostics. Raises :class:`ModelError` with every problem found."""
+    diagnostics, ``defines`` override constants (a name that is not a constant of the scenario is an
+    error listing them). Raises :class:`ModelError` with every problem found."""
+    text = text.removeprefix("\ufeff").replace("\r\n", "\n")
     try:
         tree = _parser().parse(text)
     except lark.exceptions.UnexpectedInput as exc:
         raise _syntax_error(exc, text, source) from None
+    tree, constants = expand(tree, source, defines)
     builder = _Build(source)
     try:
         parts = builder.transform(tree)
@@ -482,7 +517,7 @@ def parse_scenario(text: str, source: str = "<scenario>", *, check: bool = True)
         raise ModelError([Diagnostic(Position(source),
                                      f"internal error reading the scenario: {exc}")]) from exc
     diags = list(builder.diags)
-    scenario, extras = _assemble(parts, source, diags)
+    scenario, extras = _assemble(parts, source, diags, constants)
     if check:
         diags.extend(check_scenario(scenario, extras))
         if not diags:
@@ -503,8 +538,9 @@ def _check_built(scenario: Scenario) -> list[Diagnostic]:
     return check_observables(scenario, set(system.observable_names()))
 
 
-def load_scenario(path: str | Path) -> Scenario:
-    """Read and check the scenario file ``path``."""
+def load_scenario(path: str | Path, defines: Mapping[str, int] | None = None) -> Scenario:
+    """Read and check the scenario file ``path``; ``defines`` override its constants
+    (:func:`parse_scenario`)."""
     p = Path(path)
     try:
         text = p.read_text(encoding="utf-8")
@@ -512,6 +548,6 @@ def load_scenario(path: str | Path) -> Scenario:
         raise FileNotFoundError(f"scenario file not found: {p}") from None
     except UnicodeDecodeError as exc:
         raise ModelError([Diagnostic(Position(str(p)), f"not a UTF-8 text file ({exc})")]) from None
-    return parse_scenario(text, str(p))
+    return parse_scenario(text, str(p), defines=defines)
 
 

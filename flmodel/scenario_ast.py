@@ -271,6 +271,7 @@ class Option:
     key: str
     value: Fraction | str
     quoted: bool = False
+    pos: Position = field(default=NOPOS, compare=False, repr=False)
 
     def text(self) -> str:
         if isinstance(self.value, Fraction):
@@ -348,7 +349,13 @@ class Scenario:
     ``clients``, ``actors``), ``poli`` (``policies``, ``policies_mode``), ``dataset``/``partition``
     (``data``, ``dataset``, ``partition``), the learning task (``model``), the noise mechanism
     (``noise``), the protocol variant and bounds, the neighbouring datasets of III-C, the attacker and
-    the named properties."""
+    the named properties.
+
+    The scenario is always the expanded one: constants, indexed names and families
+    (:mod:`flmodel.scenario_family`) are resolved when it is read, ``sat[3]`` is the name ``sat3``.
+    ``constants`` records the integer constants it was expanded with (the ``const`` defaults, or the
+    values defined from outside); they take no part in equality and :meth:`to_text` does not print
+    them, since the printed scenario no longer refers to them."""
 
     name: str
     locations: tuple[Named, ...] = ()
@@ -369,11 +376,12 @@ class Scenario:
     attacker: AttackerDecl | None = None
     properties: tuple[PropertyDecl, ...] = ()
     source: str = field(default="<scenario>", compare=False)
+    constants: tuple[tuple[str, int], ...] = field(default=(), compare=False)
 
     # ------------------------------------------------------------------ printing
     def to_text(self) -> str:
         """The scenario in the concrete syntax (canonical layout; parsing it gives back an equal
-        scenario)."""
+        scenario): the expanded, hand-written form, one name per family member, no constants."""
         name = self.name.replace("\\", "\\\\").replace('"', '\\"')
         lines = [f'scenario "{name}"']
         if self.locations:

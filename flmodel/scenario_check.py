@@ -1,24 +1,31 @@
 """Semantic checks of a scenario (all problems collected, each with its position).
 
 Checked ([IIIf-FL] III-B unless stated): locations are declared once and every link, actor, policy and
-attacker location is declared; actor names are unique, the server is not a client, there is a server
-and at least one client; policies name known actors and the IIIf FL actions ``put_part``, ``get_grad``,
-``eval_server``; data points are declared once with the same number of features; the dataset names
+attacker location is declared; no link is given twice; actor names are unique, the server is not a
+client, there is a server and at least one client; policies name known actors and the IIIf FL actions
+``put_part``, ``get_grad``, ``eval_server``, and no two policy statements grant at the same location to
+the same actors; data points are declared once with the same number of features; the dataset names
 known points once each; an initial partition gives every client a part, only to clients, with parts
 pairwise disjoint whose union is the dataset (``dataset G = ⋃•_{c} Part c``); the model's loss is
 known, its rate positive and its initial parameter has the dimension the loss needs; noise mechanisms
 are well-formed (randomized response and geometric bases in (0, 1], non-empty ranges, positive steps,
-additive noise probabilities positive and summing to 1), name known clients and give no client two
-different mechanisms in client-specific statements; the protocol variant is
+additive noise probabilities positive and summing to 1), name known clients; one noise statement is
+for every client and no client is named in two client-specific ones; the protocol variant is
 known; bounds are given once each and at least one bound keeps the state space finite; neighbouring
 datasets (III-C) change the dataset by points that exist, are in (or out of) it as the change needs, and
 whose new points have an owner when the data are partitioned; properties have unique names, refer to
 declared neighbours, observe known observables and state sensible bounds (ε ≥ 0, probabilities in
-[0, 1]).
+[0, 1]); property options are given once each, and a ``crossval`` property's options are its own
+(:data:`CROSSVAL_OPTIONS`, ``trials`` a positive integer, ``seed`` a non-negative integer). The
+options of an ``attack`` are its experiment's parameters, checked by the experiment.
+
+A problem found in a family member says which (``in family i = 5: …``,
+:func:`flmodel.scenario_family.diagnostic`); a repeated statement names the first one's position.
 """
 
 from __future__ import annotations
 
+import difflib
 from collections import Counter
 from fractions import Fraction
 from typing import Any
@@ -26,11 +33,14 @@ from typing import Any
 from flcheck_spec.vocab import Position
 
 from flmodel.errors import Diagnostic
-from flmodel.scenario_ast import DataDecl, MechanismDecl, Named, NeighbourDecl, Scenario
+from flmodel.scenario_ast import DataDecl, MechanismDecl, Named, NeighbourDecl, PropertyDecl, Scenario
+from flmodel.scenario_family import diagnostic
 
 ACTIONS = ("put_part", "get_grad", "eval_server")
 LOSS_NAMES = ("squared", "squared_nobias", "hinge")
 PROTOCOLS = ("published", "fedavg_rounds")
+#: The options of a ``crossval`` property (``checker.app.check``): sampling trials and the random seed.
+CROSSVAL_OPTIONS = ("trials", "seed")
 
 
 class _Report:
@@ -42,7 +52,7 @@ class _Report:
 
     def add(self, pos: Position | None, message: str) -> None:
         where = pos if pos is not None and pos.line is not None else self.default
-        self.items.append(Diagnostic(where, message))
+        self.items.append(diagnostic(where, message))
 
 
 def _known_text(known: list[str] | set[str] | tuple[str, ...]) -> str:
@@ -109,11 +119,18 @@ class _ScenarioChecks:
             self.report.add(pos, f"unknown location {name!r} in {what}; {_known_text(self.locs)}")
 
     def check_links(self) -> None:
+        first: dict[tuple[str, str], Position] = {}
         for lk in self.s.links:
             self._need_location(lk.a, lk.pos, "a link")
             self._need_location(lk.b, lk.pos, "a link")
             if lk.a == lk.b:
                 self.report.add(lk.pos, f"link from {lk.a!r} to itself")
+            edges = [(lk.a, lk.b)] if lk.directed else [(lk.a, lk.b), (lk.b, lk.a)]
+            given = [first[e] for e in edges if e in first]
+            if given:
+                self.report.add(lk.pos, f"link {lk.text()} given twice; the first is at {given[0]}")
+            for e in edges:
+                first.setdefault(e, lk.pos)
 
     # --- actors (aloc) ----------------------------------------------------------------------------
     def check_actors(self) -> None:
@@ -137,8 +154,14 @@ class _ScenarioChecks:
             self.report.add(self.positions.get("policies_mode"), f"'policies {s.policies_mode}' together "
                             "with explicit 'policy' statements; use one or the other")
         names_of = {id(decl): (who, acts) for decl, who, acts in self.extras.get("policy_names", [])}
+        first: dict[tuple[str, frozenset[str] | None], Position] = {}
         for pol in s.policies:
             self._need_location(pol.location, pol.pos, "a policy")
+            key = (pol.location, None if pol.actors is None else frozenset(pol.actors))
+            if key in first:
+                self.report.add(pol.pos, f"second policy at {pol.location!r} for the same actors; the first "
+                                f"is at {first[key]} (list every action in one statement)")
+            first.setdefault(key, pol.pos)
             who, acts = names_of.get(id(pol), (None, ()))
             if pol.actors is not None:
                 for n in who or tuple(Named(a, pol.pos) for a in pol.actors):
@@ -246,12 +269,17 @@ class _ScenarioChecks:
         """Each mechanism well-formed; client-specific statements name clients and give no client two
         different mechanisms (``noise MECH`` for every client may be refined by ``noise for``)."""
         first: dict[str, tuple[tuple[object, ...], Position]] = {}
+        for_all: Position | None = None
         names_of = {id(decl): clients for decl, clients in self.extras.get("noise_names", [])}
         for nd in self.s.noise:
             _check_mechanism(nd.mechanism, nd.pos, self.report)
             named = names_of.get(id(nd)) or (tuple(Named(c, nd.pos) for c in nd.clients)
                                              if nd.clients is not None else None)
             if named is None:
+                if for_all is not None:
+                    self.report.add(nd.pos, f"second noise statement for every client; the first is at "
+                                    f"{for_all}")
+                for_all = for_all or nd.pos
                 continue
             m = nd.mechanism
             key = (m.kind, m.base, m.grid, m.lo, m.hi, m.step, m.table, nd.target)
@@ -259,10 +287,12 @@ class _ScenarioChecks:
                 if n.name not in self.clients:
                     self.report.add(n.pos, f"noise for {n.name!r}, which is not a client; "
                                     f"{_known_text(self.clients)}")
-                if n.name in first and first[n.name][0] != key:
-                    self.report.add(n.pos, f"client {n.name!r} gets two different noise mechanisms "
-                                    f"(the other at line {first[n.name][1].line})")
-                first[n.name] = (key, nd.pos)
+                if n.name in first:
+                    other = "a different" if first[n.name][0] != key else "the same"
+                    self.report.add(n.pos, f"second noise statement for client {n.name!r} ({other} "
+                                    f"mechanism); the first is at {first[n.name][1]}")
+                    continue
+                first[n.name] = (key, n.pos)
 
     # --- protocol and bounds ----------------------------------------------------------------------
     def check_protocol(self) -> None:
@@ -272,11 +302,11 @@ class _ScenarioChecks:
                             f"{', '.join(PROTOCOLS)}")
 
     def check_bounds(self) -> None:
-        kinds: set[str] = set()
+        kinds: dict[str, Position] = {}
         for b in self.s.bounds:
             if b.kind in kinds:
-                self.report.add(b.pos, f"bound {b.kind} given twice")
-            kinds.add(b.kind)
+                self.report.add(b.pos, f"bound {b.kind} given twice; the first is at {kinds[b.kind]}")
+            kinds.setdefault(b.kind, b.pos)
         if not self.s.bounds:
             self.report.add(None, "no bounds: the state space of →FL is infinite without them; expected "
                             "'bounds rounds N' and/or 'bounds events N'")
@@ -347,6 +377,30 @@ class _ScenarioChecks:
                                     "expected ln(r) with r >= 1")
                 if not p.eps.log and p.eps.value < 0:
                     self.report.add(p.pos, f"property {p.name!r}: ε must be >= 0, got {p.eps.value}")
+            self._check_options(p)
+
+    def _check_options(self, p: PropertyDecl) -> None:
+        """Each option once; a crossval property's options known, ``trials`` positive and ``seed`` a
+        non-negative integer."""
+        first: dict[str, Position] = {}
+        for o in p.options:
+            if o.key in first:
+                self.report.add(o.pos, f"option {o.key!r} given twice; the first is at {first[o.key]}")
+                continue
+            first[o.key] = o.pos
+            if p.kind != "crossval":
+                continue
+            if o.key not in CROSSVAL_OPTIONS:
+                close = difflib.get_close_matches(o.key, CROSSVAL_OPTIONS, n=1)
+                hint = f" (did you mean {close[0]!r}?)" if close else ""
+                self.report.add(o.pos, f"unknown option {o.key!r}{hint}; a crossval property takes "
+                                f"{', '.join(CROSSVAL_OPTIONS)}")
+                continue
+            least = 1 if o.key == "trials" else 0
+            value = o.value
+            if not isinstance(value, Fraction) or value.denominator != 1 or value < least:
+                need = "a positive integer" if least else "a non-negative integer"
+                self.report.add(o.pos, f"option {o.key} must be {need}, got {o.text().split(' = ', 1)[1]}")
 
 
 def check_observables(s: Scenario, known: set[str]) -> list[Diagnostic]:
