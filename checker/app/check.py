@@ -34,7 +34,7 @@ from __future__ import annotations
 
 import math
 import time
-from collections.abc import Callable, Hashable, Sequence
+from collections.abc import Callable, Hashable, Mapping, Sequence
 from dataclasses import dataclass, field
 from fractions import Fraction
 from pathlib import Path
@@ -43,6 +43,7 @@ from typing import Any, Literal
 import flcheck_spec
 import numpy as np
 
+from checker.app.load import resolve_scenario_path
 from checker.app.privacy_fl import assess_pair
 from checker.app.privacy_observation import end_of_run_distribution, scheduler_independent
 from checker.attack_trees.generation import AttackFound, generate_attack_tree
@@ -392,7 +393,7 @@ def _crossval(ctx: _Context, p: PropertyDecl) -> PropertyResult:
     if problem:
         return PropertyResult(p.name, p.kind, Verdict.UNKNOWN, None, "", problem)
     opts = {o.key: o.value for o in p.options}
-    trials = int(opts.get("trials", 20_000))
+    trials = int(opts.get("trials", 20_000))  # the scenario checker refuses trials < 1 and seed < 0
     seed = int(opts.get("seed", 0))
     formal = assess_pair(d0, d1, None).epsilon
     cv = cross_validate(d0, d1, formal_eps=math.inf if formal.infinite else formal.epsilon, trials=trials,
@@ -511,11 +512,25 @@ def check_scenario(scenario: Scenario, *, limits: Limits | None = None, path: st
     return report
 
 
+def scenario_path(spec: str | Path | None) -> Path:
+    """The scenario file ``check`` reads for ``spec``: the bundled Moniteo when ``None``, else a path
+    or a bundled scenario's name. An ``example:NAME`` system is refused: it declares no properties."""
+    if spec is None:
+        return default_scenario()
+    if str(spec).startswith("example:"):
+        raise InputError("an example system declares no properties to check", Position(str(spec)),
+                         "a scenario file (.fl) or a bundled scenario (flcheck list)")
+    return resolve_scenario_path(spec)
+
+
 def check_file(path: str | Path | None = None, *, limits: Limits | None = None,
                only: Sequence[str] | None = None, progress: ProgressCallback | None = None,
-               status: Callable[[str], None] | None = None) -> CheckReport:
-    """Load the scenario file ``path`` (default: the bundled Moniteo) and :func:`check_scenario` it."""
-    p = Path(path) if path is not None else default_scenario()
-    scenario = load_scenario(p)
+               status: Callable[[str], None] | None = None,
+               defines: Mapping[str, int] | None = None) -> CheckReport:
+    """Load the scenario file ``path`` (default: the bundled Moniteo; a bundled scenario's name stands
+    for its file, :func:`checker.app.load.resolve_scenario_path`) with its constants set by ``defines``
+    and :func:`check_scenario` it."""
+    p = scenario_path(path)
+    scenario = load_scenario(p, defines=defines)
     return check_scenario(scenario, limits=limits, path=str(p), only=only, progress=progress,
                           status=status)

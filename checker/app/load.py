@@ -2,18 +2,24 @@
 
 :func:`load_model` loads a scenario file (``.fl``, explored through the flmodel transition system), a
 PRISM/Storm explicit model (``base.tra``/``base.lab``[/``base.sta``], given as either path, the pair, or
-the common prefix ``base``), or a JSON Kripke file (``.json``).
+the common prefix ``base``), a JSON Kripke file (``.json``), a bundled scenario by name, or an flmodel
+example system ``example:NAME[:key=value,...]``.
 
-:func:`resolve_model_spec` resolves the ``MODEL``/``SCENARIO`` argument of the FL commands (``export
-isabelle``, ``privacy``, ``audit``): ``example:NAME[:key=value,...]`` is an flmodel example system
-(:data:`EXAMPLES`, the same system for every command), anything else a scenario file, by path or by the
-name of a bundled scenario (``flcheck_spec.bundled_scenarios()``).
+One resolver serves every command: :func:`resolve_model_spec` reads the ``MODEL``/``SCENARIO``
+argument (``example:NAME[:key=value,...]`` is an flmodel example system, :data:`EXAMPLES`, the same
+system for every command; anything else a file, by path or, when no such file exists, by the name of
+a bundled scenario, ``flcheck_spec.bundled_scenarios()``); :func:`resolve_scenario_path` is its
+file-only form and :func:`unknown_model` the error for a name that is neither (listing the bundled
+scenarios, with a "did you mean" from :mod:`difflib`). :func:`load_fl_model` gives the FL system of
+such an argument with its universe of data points and declared neighbours (``privacy``, ``audit``).
 
 This is application-layer code (it may import ``flmodel``); the generic engines stay model-agnostic.
 """
 
 from __future__ import annotations
 
+import difflib
+import re
 from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass
 from fractions import Fraction
@@ -27,10 +33,10 @@ from checker.io.prism import read_explicit
 from checker.mc.explore import Limits, ProgressCallback, explore
 from checker.mc.kripke import Kripke
 from flmodel import examples
-from flmodel.data import DataPoint, point
+from flmodel.data import DataPoint, Dataset, point
 from flmodel.noise import Mechanism, geometric, randomized_response
 from flmodel.scenario import load_scenario
-from flmodel.scenario_build import build_system
+from flmodel.scenario_build import build_fl_system, build_system, neighbour_dataset, universe
 from flmodel.system import FLSystem
 
 EXPLICIT_SUFFIXES = (".tra", ".lab", ".sta")
@@ -52,7 +58,7 @@ def model_kind(path_or_paths: str | Path | Sequence[str | Path]) -> str:
     if first.suffix in EXPLICIT_SUFFIXES or first.with_name(first.name + ".tra").exists():
         return "explicit"
     if not first.exists():
-        raise FileNotFoundError(f"model file not found: {first}")
+        raise unknown_model(str(first))
     raise InputError(f"unrecognised model file type {first.suffix or '(no suffix)'!r}", Position(str(first)),
                      "a scenario (.fl), an explicit model (.tra/.lab or their common prefix) or .json")
 
@@ -64,25 +70,35 @@ def load_model(
     progress: ProgressCallback | None = None,
     probabilities: bool = True,
     observables: Sequence[str] | None = None,
+    defines: Mapping[str, int] | None = None,
 ) -> Kripke:
     """Load ``path_or_paths`` as a :class:`Kripke` structure.
 
     Scenario files are explored breadth-first under ``limits`` (the result may be incomplete);
     ``progress`` receives exploration progress. ``probabilities=False`` skips the probability column of
     explicit files (CTL needs only the graph). ``observables`` restricts which scenario observables
-    are recorded per state (default all)."""
+    are recorded per state (default all). ``defines`` set a scenario's constants (``-D NAME=VALUE``);
+    they need a scenario."""
+    if defines and not _names_scenario(path_or_paths):
+        raise InputError("-D NAME=VALUE sets constants of a scenario; this model is not one",
+                         Position(str(path_or_paths)), "a scenario file (.fl) or a bundled scenario")
+    if isinstance(path_or_paths, str) and path_or_paths.startswith("example:"):
+        example = resolve_example(path_or_paths)
+        return explore(example.system, limits=limits, progress=progress,  # type: ignore[arg-type]  # FLSystem yields plain (action, state, probability) tuples, which explore reads as Steps
+                       observables=observables, source=example.spec)
+    path_or_paths = resolve_model_files(path_or_paths)
     kind = model_kind(path_or_paths)
     if kind == "scenario":
         path = Path(path_or_paths if isinstance(path_or_paths, str | Path) else path_or_paths[0])
         if not path.exists():
-            raise FileNotFoundError(f"scenario file not found: {path}")
-        system = build_system(load_scenario(path))
+            raise unknown_model(str(path))
+        system = build_system(load_scenario(path, defines=defines))
         return explore(system, limits=limits, progress=progress,
                        observables=observables, source=str(path))
     if kind == "json":
         path = Path(path_or_paths if isinstance(path_or_paths, str | Path) else path_or_paths[0])
         if not path.exists():
-            raise FileNotFoundError(f"model file not found: {path}")
+            raise unknown_model(str(path))
         return read_json(path)
     return read_explicit(path_or_paths, probabilities=probabilities)
 
@@ -210,17 +226,95 @@ def resolve_example(spec: str) -> ExampleModel:
 
 def resolve_model_spec(spec: str) -> ResolvedModel:
     """Resolve a command-line model: ``example:NAME[:key=value,...]`` (:func:`resolve_example`), an
-    existing path, or the name of a bundled scenario. Raises :class:`FileNotFoundError` for anything
-    else, naming the bundled scenarios and the examples."""
+    existing path, or the name of a bundled scenario (a path that exists wins). Raises
+    :func:`unknown_model`'s :class:`InputError` for anything else."""
     if spec.startswith("example:"):
         return resolve_example(spec)
+    return ScenarioFile(spec, resolve_scenario_path(spec))
+
+
+def resolve_scenario_path(spec: str | Path) -> Path:
+    """The file named by ``spec``: the path itself when it exists, else the bundled scenario of that
+    name (:class:`InputError` from :func:`unknown_model` when it is neither)."""
     path = Path(spec)
     if path.exists():
-        return ScenarioFile(spec, path)
+        return path
     bundled = flcheck_spec.bundled_scenarios()
-    if spec in bundled:
-        return ScenarioFile(spec, bundled[spec])
-    raise FileNotFoundError(
-        f"scenario not found: {spec} (bundled: {', '.join(sorted(bundled)) or 'none'}; "
-        f"examples: {', '.join('example:' + n for n in sorted(EXAMPLES))})"
-    )
+    if str(spec) in bundled:
+        return bundled[str(spec)]
+    raise unknown_model(str(spec))
+
+
+ModelPaths = str | Path | Sequence[str | Path]
+
+
+def resolve_model_files(path_or_paths: ModelPaths) -> ModelPaths:
+    """The model files of a ``MODEL`` argument: a single name that is no file, no explicit prefix
+    (``base`` of ``base.tra``) and names a bundled scenario becomes that scenario's path; anything
+    else is returned as it is."""
+    single = path_or_paths if isinstance(path_or_paths, str | Path) else (
+        path_or_paths[0] if len(path_or_paths) == 1 else None)
+    if single is None:
+        return path_or_paths
+    path = Path(single)
+    if path.exists() or path.with_name(path.name + ".tra").exists():
+        return path_or_paths
+    bundled = flcheck_spec.bundled_scenarios()
+    return bundled.get(str(single), path_or_paths)
+
+
+def unknown_model(spec: str, *, alternatives: Sequence[str] = ()) -> InputError:
+    """The error for a model argument that is no file and no bundled scenario: lists the bundled
+    scenarios (and ``alternatives``, e.g. the mechanisms of ``audit``), with the closest names."""
+    bundled = sorted(flcheck_spec.bundled_scenarios())
+    known = [*bundled, *(f"example:{name}" for name in sorted(EXAMPLES)), *alternatives]
+    stem = Path(spec).stem if spec.endswith(".fl") else spec
+    close = difflib.get_close_matches(stem, known, n=3)
+    hint = ""
+    if close:
+        hint = "; did you mean " + (", ".join(close[:-1]) + " or " if len(close) > 1 else "")
+        hint += close[-1] + "?"
+    return InputError(f"not found (no such file or bundled scenario){hint}", Position(spec),
+                      "a path, a bundled scenario (" + ", ".join(bundled) + ") or example:NAME"
+                      + (" or " + ", ".join(alternatives) if alternatives else ""))
+
+
+_TITLE = re.compile(r'^\s*scenario\s+"((?:[^"\\]|\\.)*)"', re.M)
+
+
+def bundled_scenario_titles() -> dict[str, str]:
+    """The bundled scenarios' titles (the text of each file's ``scenario "..."`` line), by name."""
+    titles = {}
+    for name, path in flcheck_spec.bundled_scenarios().items():
+        match = _TITLE.search(path.read_text(encoding="utf-8"))
+        titles[name] = flcheck_spec.unquote(f'"{match.group(1)}"') if match else ""
+    return titles
+
+
+def _names_scenario(path_or_paths: ModelPaths) -> bool:
+    """Whether a ``MODEL`` argument is a scenario (a ``.fl`` file or a bundled scenario's name)."""
+    if isinstance(path_or_paths, str) and path_or_paths.startswith("example:"):
+        return False
+    resolved = resolve_model_files(path_or_paths)
+    first = resolved if isinstance(resolved, str | Path) else (resolved[0] if resolved else "")
+    return Path(first).suffix == ".fl"
+
+
+def load_fl_model(spec: str, defines: Mapping[str, int] | None = None,
+                  ) -> tuple[FLSystem, list[DataPoint], list[tuple[str, Dataset]]]:
+    """``(FL system, universe of candidate data points, declared neighbours [(name, D1)])`` of a
+    command-line model (:func:`resolve_model_spec`); an example system declares no neighbours.
+    ``defines`` set a scenario's constants."""
+    model = resolve_model_spec(spec)
+    if isinstance(model, ExampleModel) and defines:
+        raise InputError("-D NAME=VALUE sets constants of a scenario; an example takes "
+                         "example:NAME:key=value options", Position(spec), "a scenario")
+    if isinstance(model, ExampleModel):
+        return model.system, list(model.universe), []
+    if model.path.suffix != ".fl":
+        raise InputError(f"needs an FL scenario, got {model.path.suffix or 'no suffix'!r}",
+                         Position(str(model.path)),
+                         "a scenario file (.fl), a bundled scenario or example:NAME")
+    scenario = load_scenario(model.path, defines=defines)
+    declared = [(n.name, neighbour_dataset(scenario, n.name)) for n in scenario.neighbours]
+    return build_fl_system(scenario), universe(scenario), declared

@@ -25,20 +25,22 @@ from typing import Any
 
 import numpy as np
 
+from checker.cli.options import (
+    comma_list,
+    finite_float,
+    nonneg_float,
+    nonneg_float_or_inf,
+    nonneg_int,
+    plot_file,
+    positive_float,
+    positive_int,
+    probability,
+)
 from checker.cli.tables import table_text
 from checker.errors import InputError
 from checker.io.render import dumps
 
 __all__ = ["register"]
-
-
-def _floats(text: str) -> list[float]:
-    try:
-        return [float(t) for t in text.split(",") if t.strip()]
-    except ValueError as exc:
-        raise InputError(
-            f"bad number list {text!r}", expected="comma-separated numbers, e.g. inf,200,10"
-        ) from exc
 
 
 def _alpha(text: str) -> float | None:
@@ -112,7 +114,7 @@ def _plot_sratta(res: dict[str, Any], path: str) -> None:
 # --------------------------------------------------------------------------------------------------- mia
 def _mia(args: argparse.Namespace) -> int:
     res = _run("mia", {
-        "epsilons": _floats(args.epsilons), "n_clients": args.clients, "per_client": args.per_client,
+        "epsilons": args.epsilons, "n_clients": args.clients, "per_client": args.per_client,
         "rounds": args.rounds, "local_epochs": args.local_epochs, "hidden": args.hidden, "lr": args.lr,
         "batch_size": args.batch_size, "clip": args.clip, "delta": args.delta, "seed": args.seed,
     })
@@ -162,7 +164,7 @@ def _plot_mia(res: dict[str, Any], path: str) -> None:
 # ----------------------------------------------------------------------------------------------- leakage
 def _leakage(args: argparse.Namespace) -> int:
     res = _run("leakage", {
-        "trend": args.trend, "values": _floats(args.values) if args.values else None,
+        "trend": args.trend, "values": args.values or None,
         "n_samples": args.samples, "steps": args.steps, "noise": args.noise, "batch": args.batch,
         "seed": args.seed,
     })
@@ -214,42 +216,47 @@ def register(sub: argparse._SubParsersAction) -> None:
     p.set_defaults(func=usage)
 
     def common(q: argparse.ArgumentParser, fn: Callable[[argparse.Namespace], int]) -> None:
-        q.add_argument("--seed", type=int, default=0)
+        q.add_argument("--seed", type=nonneg_int, default=0)
         q.add_argument("--json", action="store_true", help="print the result as JSON")
-        q.add_argument("--plot", metavar="FILE.png", help="write a figure (atomically)")
+        q.add_argument("--plot", metavar="FILE.png", type=plot_file, help="write a figure (atomically)")
         q.set_defaults(func=fn)
 
     s = kinds.add_parser("sratta", help="SRATTA sample re-attribution through secure aggregation ([SRATTA])")
-    s.add_argument("--clients", type=int, default=5)
-    s.add_argument("--per-client", type=int, default=100)
+    s.add_argument("--clients", type=positive_int, default=5)
+    s.add_argument("--per-client", type=positive_int, default=100)
     s.add_argument("--alpha", default="iid", help="Dirichlet alpha of the label split, or 'iid' (default)")
-    s.add_argument("--hidden", type=int, default=1000)
-    s.add_argument("--lr", type=float, default=1.0)
-    s.add_argument("--batch-size", type=int, default=4)
-    s.add_argument("--n-updates", type=int, default=5)
-    s.add_argument("--rounds", type=int, default=20, help="t_max")
-    s.add_argument("--n-max", type=int, default=20, help="largest activation set reconstructed by OMP")
-    s.add_argument("--censor", type=int, default=0, help="neuron-censoring defence threshold (0 = off)")
+    s.add_argument("--hidden", type=positive_int, default=1000)
+    s.add_argument("--lr", type=positive_float, default=1.0)
+    s.add_argument("--batch-size", type=positive_int, default=4)
+    s.add_argument("--n-updates", type=positive_int, default=5)
+    s.add_argument("--rounds", type=positive_int, default=20, help="t_max")
+    s.add_argument("--n-max", type=positive_int, default=20,
+                   help="largest activation set reconstructed by OMP")
+    s.add_argument("--censor", type=nonneg_int, default=0,
+                   help="neuron-censoring defence threshold (0 = off)")
     common(s, _sratta)
 
     m = kinds.add_parser("mia", help="ensemble membership inference vs baselines under DP ([NIST-MIA])")
-    m.add_argument("--epsilons", default="inf,200,10", help="comma-separated target epsilons (inf = no DP)")
-    m.add_argument("--clients", type=int, default=4, help="client 0 colludes with the server")
-    m.add_argument("--per-client", type=int, default=40)
-    m.add_argument("--rounds", type=int, default=5)
-    m.add_argument("--local-epochs", type=int, default=20)
-    m.add_argument("--hidden", type=int, default=128)
-    m.add_argument("--lr", type=float, default=0.3)
-    m.add_argument("--batch-size", type=int, default=8)
-    m.add_argument("--clip", type=float, default=1.0)
-    m.add_argument("--delta", type=float, default=1e-5)
+    m.add_argument("--epsilons", type=comma_list(nonneg_float_or_inf), default="inf,200,10",
+                   help="comma-separated target epsilons (inf = no DP)")
+    m.add_argument("--clients", type=positive_int, default=4, help="client 0 colludes with the server")
+    m.add_argument("--per-client", type=positive_int, default=40)
+    m.add_argument("--rounds", type=positive_int, default=5)
+    m.add_argument("--local-epochs", type=positive_int, default=20)
+    m.add_argument("--hidden", type=positive_int, default=128)
+    m.add_argument("--lr", type=positive_float, default=0.3)
+    m.add_argument("--batch-size", type=positive_int, default=8)
+    m.add_argument("--clip", type=positive_float, default=1.0)
+    m.add_argument("--delta", type=probability, default=1e-5)
     common(m, _mia)
 
     q = kinds.add_parser("leakage", help="I(X_B; G) by MINE / H-MINE / covariance sum ([FL-MI])")
     q.add_argument("--trend", choices=("batch", "noise", "step", "imbalance"), default="batch")
-    q.add_argument("--values", help="comma-separated values of the trend parameter")
-    q.add_argument("--samples", type=int, default=4000, help="joint samples (X_B, G)")
-    q.add_argument("--steps", type=int, default=500, help="Adam steps per estimate")
-    q.add_argument("--noise", type=float, default=0.1, help="std of the Gaussian noise on the gradient")
-    q.add_argument("--batch", type=int, default=4, help="batch size when the trend is not 'batch'")
+    q.add_argument("--values", type=comma_list(finite_float),
+                   help="comma-separated values of the trend parameter")
+    q.add_argument("--samples", type=positive_int, default=4000, help="joint samples (X_B, G)")
+    q.add_argument("--steps", type=positive_int, default=500, help="Adam steps per estimate")
+    q.add_argument("--noise", type=nonneg_float, default=0.1,
+                   help="std of the Gaussian noise on the gradient")
+    q.add_argument("--batch", type=positive_int, default=4, help="batch size when the trend is not 'batch'")
     common(q, _leakage)

@@ -17,13 +17,15 @@ from checker.app.load import load_model
 from checker.attack_trees.export import FORMATS, dumps, render, result_to_json, tree_from_json, tree_to_text
 from checker.attack_trees.generation import AttackFound, NoAttack, generate_attack_tree
 from checker.attack_trees.validity import check_validity
-from checker.cli.explore import model_files
+from checker.cli.defines import add_define_option, defines_of
+from checker.cli.explore import MODEL_HELP, add_limit_options, clear_progress, limits_of, model_files
+from checker.cli.options import nonneg_int, output_file, positive_int
 from checker.errors import InputError, Position
-from checker.io.files import write_atomic
+from checker.io.files import check_output_path, write_atomic
 from checker.mc import ctl_ast
 from checker.mc.ctl import ModelChecker
 from checker.mc.ctl_parse import parse_formula
-from checker.mc.explore import Limits, stderr_progress
+from checker.mc.explore import stderr_progress
 from checker.mc.kripke import Kripke
 from checker.verdict import EXIT_HOLDS, EXIT_VIOLATED
 
@@ -40,8 +42,7 @@ def register(sub: argparse._SubParsersAction) -> None:
             "exists."),
         epilog="Exit codes: 0 an attack exists, 1 none exists (or unknown), 2 bad input.",
     )
-    p.add_argument("model", nargs="+", metavar="MODEL",
-                   help="scenario file (.fl), explicit model (base.tra base.lab, or prefix base) or .json")
+    p.add_argument("model", nargs="+", metavar="MODEL", help=MODEL_HELP)
     p.add_argument("--goal", metavar="PREDICATE",
                    help="the attack goal: a state formula of the property language, e.g. '\"sat2\" in ready'")
     p.add_argument("--format", choices=FORMATS, default="text",
@@ -51,17 +52,16 @@ def register(sub: argparse._SubParsersAction) -> None:
     p.add_argument("--check", metavar="TREE.json",
                    help="instead of generating, re-check a tree exported with --format json against the "
                         "model (with --goal: also that its attack is (initial states, goal))")
-    p.add_argument("-o", "--output", metavar="FILE", help="write the tree to FILE (atomically)")
-    p.add_argument("--max-depth", type=int, default=None, metavar="N",
+    p.add_argument("-o", "--output", metavar="FILE", type=output_file,
+                   help="write the tree to FILE (atomically)")
+    p.add_argument("--max-depth", type=nonneg_int, default=None, metavar="N",
                    help="longest attack considered for alternatives (default: shortest + 2)")
-    p.add_argument("--max-attacks", type=int, default=5, metavar="N",
+    p.add_argument("--max-attacks", type=positive_int, default=5, metavar="N",
                    help="alternatives per initial state (default 5)")
     p.add_argument("--all-attacks", action="store_true",
                    help="also list non-minimal attacks (by default an attack whose action set strictly "
                         "contains another's, i.e. a way padded with irrelevant steps, is left out)")
-    p.add_argument("--max-states", type=int, default=None, help="exploration limit on states")
-    p.add_argument("--max-seconds", type=float, default=None, help="exploration time limit")
-    p.add_argument("--max-memory", type=float, default=None, metavar="MB", help="exploration memory limit")
+    add_limit_options(p)
     p.add_argument("--distinguish", choices=("auto", "actions", "steps", "paths"), default="auto",
                    help="what makes two attacks different: action words up to commuting independent steps "
                         "(actions), the same ignoring action details such as noisy values (steps), or "
@@ -69,19 +69,18 @@ def register(sub: argparse._SubParsersAction) -> None:
     p.add_argument("--observables", metavar="NAMES", default=None,
                    help="comma-separated observables shown in step labels (default: all but step "
                         "counters)")
+    add_define_option(p)
     p.set_defaults(func=run)
 
 
 def _load(paths: list[str], args: argparse.Namespace) -> Kripke:
     """The model through the application layer's loader (scenario files and explicit formats), explored
     under the exploration limits; progress on stderr when it is a terminal."""
-    limits = Limits(max_states=args.max_states, max_seconds=args.max_seconds, max_memory_mb=args.max_memory)
     progress = stderr_progress()
-    kripke = load_model(paths[0] if len(paths) == 1 else paths, limits=limits, progress=progress,
-                        probabilities=False)
-    if progress and sys.stderr.isatty():
-        sys.stderr.write("\r\x1b[K")
-        sys.stderr.flush()
+    kripke = load_model(paths[0] if len(paths) == 1 else paths, limits=limits_of(args), progress=progress,
+                        probabilities=False, defines=defines_of(args))
+    if progress:
+        clear_progress()
     return kripke
 
 
@@ -102,15 +101,13 @@ def _goal_mask(kripke: Kripke, text: str) -> tuple[Any, list[str]]:
 
 def run(args: argparse.Namespace) -> int:
     fmt = "json" if args.json else args.format
+    if args.output:  # refused before exploring: the tree must never replace the model
+        check_output_path(args.output, model_files(args.model))
     if args.check:
         return _check_file(args)
     if args.goal is None:
         raise InputError("--goal is required (unless --check is given)", Position("attack-tree"),
                          "--goal PREDICATE")
-    if args.max_depth is not None and args.max_depth < 0:
-        raise InputError("--max-depth must be at least 0", Position("--max-depth"), "an integer >= 0")
-    if args.max_attacks < 1:
-        raise InputError("--max-attacks must be at least 1", Position("--max-attacks"), "an integer >= 1")
     kripke = _load(args.model, args)
     goal, mentioned = _goal_mask(kripke, args.goal)
     shown = None

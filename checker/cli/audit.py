@@ -7,7 +7,8 @@ TARGET is a mechanism string (``gaussian:mu=1[:d=D]``, ``laplace:b=1[:s=S]``, ``
 :func:`checker.app.privacy_fl.privacy_report`.
 
 ``--json`` prints keys ``eps``, ``delta``, ``fpr``, ``fnr``, ``eps_lower`` (and more); ``--plot FILE.png``
-is written atomically (never over TARGET). Exit codes: 0 consistent, 1 the audit contradicts the
+is written atomically (never over TARGET). ``--trials`` is refused up front when the samples would not
+fit in the available memory (:func:`audit_bytes`). Exit codes: 0 consistent, 1 the audit contradicts the
 mechanism's known ε or the formal ε, 2 bad input.
 
 The audit engines import scipy (over a second) and the plots matplotlib: they are imported by the
@@ -18,14 +19,75 @@ from __future__ import annotations
 
 import argparse
 import json
+import os
 from fractions import Fraction
 from pathlib import Path
 
+import flcheck_spec
+
+from checker.app.load import load_fl_model, unknown_model
 from checker.cli.dp import emit
+from checker.cli.options import (
+    confidence,
+    nonneg_float_or_inf,
+    nonneg_int,
+    plot_file,
+    positive_int,
+    probability_below_one,
+)
 from checker.errors import InputError, Position
 from checker.io.files import check_output_path
 
 AUDIT_KINDS = ("gaussian", "laplace", "rr", "secagg")
+MECHANISM_FORMS = ("gaussian:mu=MU", "laplace:b=B", "rr:p=P", "secagg:exponential|uniform:n=N")
+
+
+def audit_bytes(trials: int, dim: int = 1) -> int:
+    """Peak memory of an audit with ``trials`` samples per hypothesis of a ``dim``-dimensional
+    mechanism (:func:`checker.crossval.audit.audit`): the two float64 samples and their sorted copies
+    (32 bytes a trial), the calibration draws (a quarter of the trials each), and while one sample is
+    drawn its noise vectors, shifted inputs and log-densities (``(size, dim)`` float64 arrays, about
+    six of them, and the per-trial statistics)."""
+    return trials * (64 + 48 * dim)
+
+
+def available_memory() -> int | None:
+    """Bytes of memory available to a new allocation (``MemAvailable`` of ``/proc/meminfo``, else the
+    free physical pages); ``None`` when the system does not say."""
+    try:
+        with open("/proc/meminfo", encoding="ascii") as meminfo:
+            for line in meminfo:
+                if line.startswith("MemAvailable:"):
+                    return int(line.split()[1]) * 1024
+    except OSError:
+        pass
+    try:
+        return os.sysconf("SC_AVPHYS_PAGES") * os.sysconf("SC_PAGE_SIZE")
+    except (ValueError, OSError):
+        return None
+
+
+def check_trials_fit(trials: int, dim: int = 1) -> None:
+    """:class:`InputError` when an audit of ``trials`` samples would need more memory than is
+    available (stated with the estimate, before anything is sampled)."""
+    need = audit_bytes(trials, dim)
+    have = available_memory()
+    if have is not None and need > have:
+        raise InputError(f"{trials} trials need about {_bytes_text(need)} of memory "
+                         f"({need // trials} bytes a trial), more than the {_bytes_text(have)} available",
+                         Position("--trials"), f"at most about {have // (need // trials):,} trials")
+
+
+def _bytes_text(n: int) -> str:
+    """``n`` bytes for a message: ``512 bytes``, ``1.5 GB``, up to TB."""
+    if n < 1024:
+        return f"{n} bytes"
+    size = float(n)
+    for unit in ("KB", "MB", "GB"):
+        size /= 1024
+        if size < 1024:
+            return f"{size:,.1f} {unit}"
+    return f"{size / 1024:,.1f} TB"
 
 
 def _short(v: list[float], k: int = 6) -> str:
@@ -62,18 +124,23 @@ def _load_distributions(path: Path) -> tuple[dict[object, Fraction], dict[object
         return out
 
     fe = raw.get("formal_eps")
-    return conv("p0"), conv("p1"), None if fe is None else float(fe)
+    if fe is None:
+        return conv("p0"), conv("p1"), None
+    try:
+        formal = nonneg_float_or_inf(str(fe))
+    except argparse.ArgumentTypeError as exc:
+        raise InputError(f'"formal_eps": {exc}', Position(str(path)), "a number >= 0 or inf") from None
+    return conv("p0"), conv("p1"), formal
 
 
 def _scenario_distributions(
     target: str, observe: str = "curmodpar"
 ) -> tuple[dict[object, Fraction], dict[object, Fraction], float | None, str]:
     """The worst neighbouring pair's observation distributions ``(P0, P1)``, the formal ε* and a label:
-    :func:`checker.app.privacy_fl.privacy_report` on the FL system of a scenario file or
-    ``example:NAME`` (read by :func:`checker.cli.privacy.load_fl_model`)."""
+    :func:`checker.app.privacy_fl.privacy_report` on the FL system of a scenario file, a bundled
+    scenario or ``example:NAME`` (read by :func:`checker.app.load.load_fl_model`)."""
     # lazy: the FL privacy pipeline takes most of a second to import and serves model targets only
     from checker.app.privacy_fl import privacy_report
-    from checker.cli.privacy import load_fl_model
 
     system, universe, declared = load_fl_model(target)
     report = privacy_report(system, universe, observe=observe, literal=False, declared=declared)
@@ -93,21 +160,20 @@ def _scenario_distributions(
 
 
 def _cmd_audit(args: argparse.Namespace) -> int:
-    from checker.crossval.audit import audit, parse_mechanism  # lazy: scipy (slow import)
+    from checker.crossval.audit import NoiseMechanism, audit, parse_mechanism  # lazy: scipy (slow import)
 
-    if args.trials < 1:
-        raise InputError("--trials must be >= 1", Position("--trials"), "a positive integer")
-    if not 0 < args.confidence < 1:
-        raise InputError("--confidence must be in (0, 1)", Position("--confidence"), "e.g. 0.95")
-    if not 0 <= args.delta < 1:
-        raise InputError("--delta must be in [0, 1)", Position("--delta"), "0 <= delta < 1")
     target = args.target
     kind = target.split(":", 1)[0]
     path = Path(target)
+    is_mechanism = kind in AUDIT_KINDS and not path.exists()
+    if not (is_mechanism or path.exists() or target.startswith("example:")
+            or target in flcheck_spec.bundled_scenarios()):
+        raise unknown_model(target, alternatives=MECHANISM_FORMS)
     if args.plot:  # refused before the audit runs: the figure must never replace the input
-        check_output_path(args.plot, [path])
-    if kind in AUDIT_KINDS and not path.exists():
+        check_output_path(args.plot, [] if is_mechanism else [path])
+    if is_mechanism:
         mech = parse_mechanism(target)
+        check_trials_fit(args.trials, mech.dim if isinstance(mech, NoiseMechanism) else 1)
         res = audit(mech, args.trials, args.confidence, args.delta, args.seed, args.method)
         payload = res.to_json()
         payload["eps"] = res.reference_eps
@@ -123,7 +189,6 @@ def _cmd_audit(args: argparse.Namespace) -> int:
             ("consistent", "holds" if ok else "violated"),
         ]
         if args.plot:
-            from checker.crossval.audit import NoiseMechanism  # lazy: scipy (slow import)
             from checker.crossval.gaussian import mahalanobis  # lazy: scipy (slow import)
             from checker.crossval.plots import plot_audit, save_figure  # lazy: matplotlib (slow import)
 
@@ -134,14 +199,9 @@ def _cmd_audit(args: argparse.Namespace) -> int:
             save_figure(plot_audit(res, mu=mu), args.plot)
         emit(args, payload, table)
         return 0 if ok else 1
+    check_trials_fit(args.trials)
     name = path.name
-    if target.startswith("example:"):
-        p0, p1, formal, name = _scenario_distributions(target, args.observe)
-    elif not path.exists():
-        raise InputError(
-            f"no such file or mechanism: {target}", Position(target), "FILE or " + "|".join(AUDIT_KINDS)
-        )
-    elif path.suffix == ".json":
+    if path.exists() and path.suffix == ".json":
         p0, p1, formal = _load_distributions(path)
     else:
         p0, p1, formal, name = _scenario_distributions(target, args.observe)
@@ -184,15 +244,18 @@ def register(sub: argparse._SubParsersAction) -> None:
         metavar="MODEL|MECHANISM",
         help="gaussian:mu=MU[:d=D] | laplace:b=B[:s=SENS] | rr:p=P (fraction, e.g. 3/4) | "
         'secagg:exponential|uniform:n=N[:d=D] | a JSON file {"p0": {...}, "p1": {...}, "formal_eps": E} | '
-        "a scenario file (.fl) or example:NAME (see flcheck privacy --help)",
+        "a scenario file (.fl), a bundled scenario (flcheck list) or example:NAME "
+        "(see flcheck privacy --help)",
     )
-    a.add_argument("--trials", type=int, default=20_000, help="samples per hypothesis")
-    a.add_argument("--confidence", type=float, default=0.95)
-    a.add_argument("--delta", type=float, default=0.0, help="δ at which the ε lower bound is stated")
-    a.add_argument("--seed", type=int, default=0)
+    a.add_argument("--trials", type=positive_int, default=20_000, help="samples per hypothesis")
+    a.add_argument("--confidence", type=confidence, default=0.95)
+    a.add_argument("--delta", type=probability_below_one, default=0.0,
+                   help="δ at which the ε lower bound is stated")
+    a.add_argument("--seed", type=nonneg_int, default=0)
     a.add_argument("--method", choices=("exact", "gaussian"), default="exact", help="eq. (9) or eq. (11)")
-    a.add_argument("--formal-eps", type=float, default=None, help="formal ε to cross-validate against")
+    a.add_argument("--formal-eps", type=nonneg_float_or_inf, default=None,
+                   help="formal ε to cross-validate against")
     a.add_argument("--observe", default="curmodpar", help="for a model: what the attacker observes")
     a.add_argument("--json", action="store_true")
-    a.add_argument("--plot", metavar="FILE.png")
+    a.add_argument("--plot", metavar="FILE.png", type=plot_file)
     a.set_defaults(func=_cmd_audit)

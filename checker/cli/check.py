@@ -1,5 +1,7 @@
 """``flcheck check [SCENARIO] [--json] [--report FILE.md|FILE.html]``: check every property of a scenario
-(default: the bundled Moniteo satellite swarm). Exit 0 all hold, 1 some violated or unknown, 2 bad input.
+(a path or a bundled scenario's name; default: the bundled Moniteo satellite swarm). Exit 0 all hold, 1
+some violated or unknown, 2 bad input (also a ``--report`` path that cannot be written, refused before
+the scenario is explored).
 """
 
 from __future__ import annotations
@@ -7,6 +9,9 @@ from __future__ import annotations
 import argparse
 import sys
 
+from checker.cli.defines import add_define_option, defines_of
+from checker.cli.options import output_file, positive_int, seconds
+from checker.io.files import check_output_path
 from checker.mc.explore import Limits, stderr_progress
 from checker.verdict import EXIT_BAD_INPUT
 
@@ -20,24 +25,32 @@ def register(sub: argparse._SubParsersAction) -> None:
                     "NI-FL-DP, probability and advantage bounds, cross-validation, attacks). Prints a "
                     "table; exit 0 when all hold, 1 when some is violated or unknown, 2 on bad input.",
     )
-    p.add_argument("scenario", nargs="?", help="scenario file (.fl); default: the bundled moniteo.fl")
+    p.add_argument("scenario", nargs="?",
+                   help="scenario file (.fl) or bundled scenario name (flcheck list); default: moniteo")
     p.add_argument("--json", action="store_true", help="print JSON instead of the table")
-    p.add_argument("--report", metavar="FILE", help="also write a Markdown (.md) or HTML (.html) report")
+    p.add_argument("--report", metavar="FILE", type=output_file,
+                   help="also write a Markdown (.md) or HTML (.html) report")
     p.add_argument("--property", action="append", metavar="NAME",
                    help="check only this property (repeatable)")
-    p.add_argument("--max-states", type=int, default=2_000_000, help="exploration limit (default 2e6)")
-    p.add_argument("--max-seconds", type=float, default=600.0, help="exploration time limit (default 600)")
+    p.add_argument("--max-states", type=positive_int, default=2_000_000,
+                   help="exploration limit (default 2e6)")
+    p.add_argument("--max-seconds", type=seconds, default=600.0, help="exploration time limit (default 600)")
+    add_define_option(p)
     p.set_defaults(func=run)
 
 
 def run(args: argparse.Namespace) -> int:
-    from checker.app.check import check_file
-    from checker.app.report import render_json, render_table, write_report
+    # lazy: the check pipeline imports every engine (scipy, sympy among them), seconds of start-up
+    from checker.app.check import check_file, scenario_path
+    from checker.app.report import render_json, render_table, write_report  # lazy: with the pipeline
 
     if args.report and not args.report.lower().endswith((".md", ".html", ".htm")):
         print(f"flcheck: error: --report {args.report}: expected a file name ending in .md or .html",
               file=sys.stderr)
         return EXIT_BAD_INPUT
+    scenario = scenario_path(args.scenario)
+    if args.report:  # refused before exploring: the report must never replace the scenario
+        check_output_path(args.report, [scenario])
     limits = Limits(max_states=args.max_states, max_seconds=args.max_seconds)
     progress = stderr_progress()
     status = None
@@ -48,8 +61,8 @@ def run(args: argparse.Namespace) -> int:
             sys.stderr.flush()
 
     try:
-        report = check_file(args.scenario, limits=limits, only=args.property, progress=progress,
-                            status=status)
+        report = check_file(scenario, limits=limits, only=args.property, progress=progress,
+                            status=status, defines=defines_of(args))
     finally:
         if progress is not None:
             sys.stderr.write("\r\x1b[K")
@@ -61,6 +74,11 @@ def run(args: argparse.Namespace) -> int:
                   f"{', '.join(p.name for p in report.scenario.properties)}", file=sys.stderr)
             return EXIT_BAD_INPUT
     print(render_json(report) if args.json else render_table(report))
+    if args.json:  # the table shows why a property holds vacuously; under JSON, stderr does
+        for result in report.results:
+            vacuity = result.details.get("vacuity")
+            if vacuity is not None:
+                print(f"flcheck: note: {result.name} holds vacuously: {vacuity['reason']}", file=sys.stderr)
     if args.report:
         files = write_report(report, args.report, inputs=[report.scenario_path])
         if not args.json:

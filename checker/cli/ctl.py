@@ -2,16 +2,20 @@
 
 Exit 0 holds (also vacuously), 1 violated or unknown, 2 bad input; ``--json`` prints ``{"formula",
 "verdict", "semantics", "states", "transitions", "satisfying_initial", "witness"|"counterexample"}``
-(plus ``"vacuity"`` for a vacuous verdict and ``"limit_reason"`` for an incomplete exploration).
+(plus ``"vacuity"`` for a vacuous verdict and ``"limit_reason"`` for an incomplete exploration). A
+vacuous verdict always names the sub-formula that is never satisfied: in the text, or on stderr
+under ``--json``.
 """
 
 from __future__ import annotations
 
 import argparse
+import sys
 import time
 
 from checker.app.load import load_model
-from checker.cli.explore import MODEL_HELP, clear_progress, limits_of
+from checker.cli.defines import add_define_option, defines_of
+from checker.cli.explore import MODEL_HELP, add_limit_options, clear_progress, limits_of
 from checker.io.render import dumps
 from checker.mc.ctl import ModelChecker
 from checker.mc.ctl_parse import parse_formula
@@ -23,7 +27,8 @@ def run_ctl(args: argparse.Namespace) -> int:
     formula = parse_formula(args.formula, source="<formula>")
     t0 = time.perf_counter()
     progress = stderr_progress()
-    kripke = load_model(args.model, limits=limits_of(args), progress=progress, probabilities=False)
+    kripke = load_model(args.model, limits=limits_of(args), progress=progress, probabilities=False,
+                        defines=defines_of(args))
     if progress:
         clear_progress()
     t_load = time.perf_counter() - t0
@@ -31,6 +36,8 @@ def run_ctl(args: argparse.Namespace) -> int:
                                                          vacuity=not args.no_vacuity)
     if args.json:
         print(dumps(result.to_json(), indent=1))
+        if result.vacuity is not None:  # the JSON says so too; a reader of the terminal must see it
+            print(f"flcheck: note: holds vacuously: {result.vacuity.reason}", file=sys.stderr)
     else:
         print(result.render())
         print(f"  time: load {t_load:.3f} s, check {result.seconds:.3f} s")
@@ -47,10 +54,9 @@ def register(sub: argparse._SubParsersAction) -> None:
     p.add_argument("formula", metavar="FORMULA", help="the CTL property")
     p.add_argument("--semantics", choices=[s.value for s in Semantics], default=Semantics.IIIF.value,
                    help="iiif (default: deadlocks satisfy AX/AF) or total (deadlocks loop, NuSMV style)")
-    p.add_argument("--max-states", type=int, default=None, help="exploration limit on states")
-    p.add_argument("--max-seconds", type=float, default=None, help="exploration time limit")
-    p.add_argument("--max-memory", type=float, default=None, metavar="MB", help="exploration memory limit")
+    add_limit_options(p)
     p.add_argument("--no-evidence", action="store_true", help="skip witness/counterexample search")
     p.add_argument("--no-vacuity", action="store_true", help="skip the vacuity check")
     p.add_argument("--json", action="store_true", help="print the result as JSON")
+    add_define_option(p)
     p.set_defaults(func=run_ctl)

@@ -17,7 +17,6 @@ engine it runs, so that ``flcheck --help`` and the other commands start fast.
 from __future__ import annotations
 
 import argparse
-import math
 import sys
 from collections.abc import Sequence
 from fractions import Fraction
@@ -25,6 +24,7 @@ from typing import Any
 
 import numpy as np
 
+from checker.cli.options import nonneg_float, plot_file, positive_float, positive_int, probability
 from checker.cli.tables import table_text
 from checker.errors import InputError, Position
 from checker.io.render import dumps
@@ -36,11 +36,6 @@ def emit(args: argparse.Namespace, payload: dict[str, Any], table: Sequence[Sequ
         print(dumps(payload, indent=2))
         return
     print(table_text(table))
-
-
-def _nonneg(name: str, v: float) -> None:
-    if not v >= 0 or math.isnan(v):
-        raise InputError(f"--{name} must be >= 0, got {v}", Position(f"--{name}"), "a number >= 0")
 
 
 def _parse_matrix(text: str, option: str) -> np.ndarray:
@@ -75,7 +70,6 @@ def _gaussian_mu(args: argparse.Namespace) -> tuple[float, dict[str, Any]]:
             raise InputError(
                 "give --mu or --cov (with --width)", Position("--mu"), "--mu MU or --cov 'a,b;c,d'"
             )
-        _nonneg("mu", args.mu)
         return float(args.mu), {}
     cov = _parse_matrix(args.cov, "--cov")
     d = cov.shape[0]
@@ -107,11 +101,6 @@ def _cmd_gaussian(args: argparse.Namespace) -> int:
     }
     table = [("eps", "delta")] + [(f"{e:g}", f"{d:.12g}") for e, d in zip(eps, delta, strict=True)]
     if args.delta:
-        for dv in args.delta:
-            if not 0 <= dv <= 1:
-                raise InputError(
-                    f"--delta must be in [0, 1], got {dv}", Position("--delta"), "0 <= delta <= 1"
-                )
         inv = [gaussian_epsilon(args.mu, dv) for dv in args.delta]
         payload["eps_for_delta"] = {f"{dv:g}": v for dv, v in zip(args.delta, inv, strict=True)}
         table += [(f"eps({dv:g})", f"{v:.12g}") for dv, v in zip(args.delta, inv, strict=True)]
@@ -132,10 +121,6 @@ def _cmd_gaussian(args: argparse.Namespace) -> int:
 def _cmd_secagg(args: argparse.Namespace) -> int:
     from checker.crossval.secagg import secagg_curve  # lazy: scipy (slow import)
 
-    if args.n < 1 or args.d < 1:
-        raise InputError("--n and --d must be >= 1", Position("--n/--d"), "positive integers")
-    if not args.interval > 0:
-        raise InputError("--interval must be > 0", Position("--interval"), "a positive number")
     eps = np.asarray(args.eps, dtype=float)
     c = secagg_curve(args.entries, args.n, args.d, eps, interval=args.interval)
     payload = {
@@ -159,11 +144,6 @@ def _cmd_secagg(args: argparse.Namespace) -> int:
     if args.delta:
         from checker.crossval.gaussian import gaussian_epsilon  # lazy: scipy (slow import)
 
-        for dv in args.delta:
-            if not 0 <= dv <= 1:
-                raise InputError(
-                    f"--delta must be in [0, 1], got {dv}", Position("--delta"), "0 <= delta <= 1"
-                )
         inv = {f"{dv:g}": max(p.epsilon(dv) for p in c.plds) for dv in args.delta}
         inv_g = {f"{dv:g}": gaussian_epsilon(c.gaussian_mu, dv) for dv in args.delta}
         payload["eps_for_delta"] = dict(inv)
@@ -188,8 +168,6 @@ def _cmd_secagg(args: argparse.Namespace) -> int:
 def _cmd_fig1(args: argparse.Namespace) -> int:
     from checker.crossval.plots import fig1, save_figure  # lazy: matplotlib (slow import)
 
-    if args.n < 1 or any(d < 1 for d in args.dims):
-        raise InputError("--n and --dims must be >= 1", Position("--n/--dims"), "positive integers")
     grid = np.linspace(0.0, 20.0, 201)
     fig, data = fig1(args.n, args.dims, grid, interval=args.interval)
     if args.plot:
@@ -223,31 +201,32 @@ def register(sub: argparse._SubParsersAction) -> None:
     dp.set_defaults(func=lambda a: (dp.print_help(file=sys.stderr), 2)[1])
 
     g = dsub.add_parser("gaussian", help="closed-form δ(ε) of the μ-Gaussian mechanism")
-    g.add_argument("--mu", type=float, help="μ = Δ (Mahalanobis distance of the worst input pair)")
+    g.add_argument("--mu", type=nonneg_float, help="μ = Δ (Mahalanobis distance of the worst input pair)")
     g.add_argument("--cov", help="noise covariance Σ as 'a,b;c,d' (correlated noise, Theorem 4.2)")
     g.add_argument("--width", help="input box [0, w] per coordinate as 'w1,w2,…' (default 1 each)")
-    g.add_argument("--eps", type=float, nargs="+", required=True, metavar="E")
-    g.add_argument("--delta", type=float, nargs="*", metavar="D", help="also report ε(δ)")
+    g.add_argument("--eps", type=nonneg_float, nargs="+", required=True, metavar="E")
+    g.add_argument("--delta", type=probability, nargs="*", metavar="D", help="also report ε(δ)")
     g.add_argument("--json", action="store_true")
-    g.add_argument("--plot", metavar="FILE.png")
+    g.add_argument("--plot", metavar="FILE.png", type=plot_file)
     g.set_defaults(func=_cmd_gaussian)
 
     s = dsub.add_parser("secagg", help="secure aggregation as a noise mechanism")
     s.add_argument("--entries", choices=("exponential", "uniform"), required=True)
-    s.add_argument("--n", type=int, required=True, help="number of other users")
-    s.add_argument("--d", type=int, default=1, help="model size (coordinates)")
-    s.add_argument("--eps", type=float, nargs="+", required=True, metavar="E")
-    s.add_argument("--interval", type=float, default=3e-4, help="privacy-loss grid h (error O(h²) upper)")
-    s.add_argument("--delta", type=float, nargs="*", metavar="D", help="also report a certified ε(δ)")
+    s.add_argument("--n", type=positive_int, required=True, help="number of other users")
+    s.add_argument("--d", type=positive_int, default=1, help="model size (coordinates)")
+    s.add_argument("--eps", type=nonneg_float, nargs="+", required=True, metavar="E")
+    s.add_argument("--interval", type=positive_float, default=3e-4,
+                   help="privacy-loss grid h (error O(h²) upper)")
+    s.add_argument("--delta", type=probability, nargs="*", metavar="D", help="also report a certified ε(δ)")
     s.add_argument("--json", action="store_true")
-    s.add_argument("--plot", metavar="FILE.png")
+    s.add_argument("--plot", metavar="FILE.png", type=plot_file)
     s.set_defaults(func=_cmd_secagg)
 
     f = dsub.add_parser("fig1", help="[SecAgg-MIA] Fig. 1: SecAgg δ(ε) for several model sizes d")
-    f.add_argument("--n", type=int, default=100)
-    f.add_argument("--dims", type=int, nargs="+", default=[1, 10, 100, 1000])
-    f.add_argument("--eps", type=float, nargs="+", default=[1.0, 2.0, 4.0], metavar="E")
-    f.add_argument("--interval", type=float, default=1e-3)
+    f.add_argument("--n", type=positive_int, default=100)
+    f.add_argument("--dims", type=positive_int, nargs="+", default=[1, 10, 100, 1000])
+    f.add_argument("--eps", type=nonneg_float, nargs="+", default=[1.0, 2.0, 4.0], metavar="E")
+    f.add_argument("--interval", type=positive_float, default=1e-3)
     f.add_argument("--json", action="store_true")
-    f.add_argument("--plot", metavar="FILE.png")
+    f.add_argument("--plot", metavar="FILE.png", type=plot_file)
     f.set_defaults(func=_cmd_fig1)

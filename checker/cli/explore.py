@@ -2,8 +2,9 @@
 
 ``--json`` prints ``{"states", "transitions", "deadlocks", "depth", "time", "initial", "complete",
 "limit_reason"}`` (plus ``"written"`` when files were written). ``--write-explicit``, ``--write-json``
-and ``--write-dot`` also write the structure; an output path that is one of the model's files is
-refused (exit 2) before anything is written. Exit 0 on success, 2 on bad input.
+and ``--write-dot`` also write the structure; an output path that is one of the model's files, a
+directory or a special file is refused (exit 2) before anything is written. Exit 0 on a complete
+exploration, 1 when a limit stopped it (the structure is partial: ``unknown``), 2 on bad input.
 """
 
 from __future__ import annotations
@@ -15,22 +16,26 @@ from collections.abc import Sequence
 from pathlib import Path
 from typing import Any
 
-from checker.app.load import EXPLICIT_SUFFIXES, load_model
+from checker.app.load import EXPLICIT_SUFFIXES, load_model, resolve_model_files
+from checker.cli.defines import add_define_option, defines_of
+from checker.cli.options import memory_mb, output_file, positive_int, seconds
 from checker.io.dot import write_dot
 from checker.io.files import check_output_path
 from checker.io.kripke_json import write_json
 from checker.io.prism import write_explicit
 from checker.io.render import dumps
 from checker.mc.explore import Limits, depth_of_structure, stderr_progress
-from checker.verdict import EXIT_HOLDS
+from checker.verdict import EXIT_HOLDS, EXIT_VIOLATED
 
-MODEL_HELP = "scenario file (.fl), explicit model (base.tra base.lab, or the prefix base) or .json"
+MODEL_HELP = ("scenario file (.fl) or bundled scenario name (flcheck list), example:NAME, explicit model "
+              "(base.tra base.lab, or the prefix base) or .json")
 
 
 def model_files(model: Sequence[str]) -> list[Path]:
     """The files a MODEL argument reads: each path given, and for an explicit prefix ``base`` the
-    ``base.tra``/``.lab``/``.sta`` files beside it."""
-    files = [Path(m) for m in model]
+    ``base.tra``/``.lab``/``.sta`` files beside it; a bundled scenario's name stands for its file."""
+    resolved = resolve_model_files(list(model))
+    files = [Path(resolved)] if isinstance(resolved, str | Path) else [Path(m) for m in model]
     for m in model:
         files += [Path(m + suffix) for suffix in EXPLICIT_SUFFIXES]
     return files
@@ -39,9 +44,15 @@ def model_files(model: Sequence[str]) -> list[Path]:
 def add_model_options(p: argparse.ArgumentParser) -> None:
     """MODEL (one or more paths) and the exploration limits, shared by the model commands."""
     p.add_argument("model", nargs="+", metavar="MODEL", help=MODEL_HELP)
-    p.add_argument("--max-states", type=int, default=None, help="exploration limit on states")
-    p.add_argument("--max-seconds", type=float, default=None, help="exploration time limit")
-    p.add_argument("--max-memory", type=float, default=None, metavar="MB", help="exploration memory limit")
+    add_limit_options(p)
+
+
+def add_limit_options(p: argparse.ArgumentParser) -> None:
+    """``--max-states``, ``--max-seconds`` and ``--max-memory`` (read by :func:`limits_of`)."""
+    p.add_argument("--max-states", type=positive_int, default=None, help="exploration limit on states")
+    p.add_argument("--max-seconds", type=seconds, default=None, help="exploration time limit")
+    p.add_argument("--max-memory", type=memory_mb, default=None, metavar="MB",
+                   help="exploration memory limit")
 
 
 def limits_of(args: argparse.Namespace) -> Limits:
@@ -74,7 +85,8 @@ def run(args: argparse.Namespace) -> int:
         check_output_path(path, inputs)
     t0 = time.perf_counter()
     progress = stderr_progress()
-    kripke = load_model(args.model, limits=limits_of(args), progress=progress, probabilities=True)
+    kripke = load_model(args.model, limits=limits_of(args), progress=progress, probabilities=True,
+                        defines=defines_of(args))
     if progress:
         clear_progress()
     elapsed = time.perf_counter() - t0
@@ -105,20 +117,24 @@ def run(args: argparse.Namespace) -> int:
         print(f"{kripke.source}: {info['states']:,} states, {info['transitions']:,} transitions, "
               f"{info['deadlocks']:,} deadlocks, depth {info['depth']}, {info['initial']} initial, "
               f"{elapsed:.3f} s" + ("" if kripke.complete else f" — INCOMPLETE: {kripke.limit_reason}"))
-    return EXIT_HOLDS
+    return EXIT_HOLDS if kripke.complete else EXIT_VIOLATED
 
 
 def register(sub: argparse._SubParsersAction) -> None:
     """Add ``explore``."""
     e = sub.add_parser("explore", help="build a model's state space and print its size",
                        description="Explore (or load) a model and print states, transitions, deadlocks, "
-                       "depth and time.")
+                       "depth and time.",
+                       epilog="Exit codes: 0 explored completely, 1 stopped by a limit (incomplete), "
+                       "2 bad input.")
     add_model_options(e)
     e.add_argument("--json", action="store_true", help="print the result as JSON")
     e.add_argument("--write-explicit", metavar="PREFIX",
                    help="write PREFIX.tra/.lab(/.sta) in the PRISM/Storm explicit format")
     e.add_argument("--flavor", choices=["storm", "prism"], default="storm", help="explicit-format flavour")
-    e.add_argument("--write-json", metavar="FILE", help="write the JSON Kripke format")
-    e.add_argument("--write-dot", metavar="FILE", help="write Graphviz DOT")
-    e.add_argument("--dot-max-states", type=int, default=5000, help="refuse DOT output above this size")
+    e.add_argument("--write-json", metavar="FILE", type=output_file, help="write the JSON Kripke format")
+    e.add_argument("--write-dot", metavar="FILE", type=output_file, help="write Graphviz DOT")
+    e.add_argument("--dot-max-states", type=positive_int, default=5000,
+                   help="refuse DOT output above this size")
+    add_define_option(e)
     e.set_defaults(func=run)

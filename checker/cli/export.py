@@ -24,6 +24,7 @@ from pathlib import Path
 from checker.app.isabelle.export_files import export_texts, proof_summary, write_export
 from checker.app.isabelle.sources import golden_specs, load_export
 from checker.app.isabelle.syntax import check_export_dir
+from checker.cli.options import output_directory, positive_int
 from checker.mc.explore import Limits
 from checker.verdict import EXIT_HOLDS
 
@@ -80,9 +81,10 @@ def register(sub: argparse._SubParsersAction) -> None:
                      help="scenario file (.fl), bundled scenario name, or example:NAME")
     isa.add_argument("--bundled", action="store_true",
                      help="also export every bundled scenario and flmodel example (the theories/ set)")
-    isa.add_argument("-o", "--output", required=True, metavar="DIR", help="output directory")
+    isa.add_argument("-o", "--output", required=True, metavar="DIR", type=output_directory,
+                     help="output directory (created when missing)")
     isa.add_argument("--clean", action="store_true",
                      help="remove .thy files in DIR that this export does not write (after it succeeded)")
-    isa.add_argument("--max-states", type=int, default=None, help="exploration limit on states")
+    isa.add_argument("--max-states", type=positive_int, default=None, help="exploration limit on states")
     isa.set_defaults(func=run_isabelle)
     p.set_defaults(func=lambda args: (p.print_help(), 2)[1])

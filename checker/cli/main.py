@@ -5,6 +5,10 @@ Exit codes are a contract: 0 the property holds (or the job succeeded), 1 it is 
 line on stderr, the traceback with ``--debug``). Every command lives in the module of ``checker.cli``
 named after it, which exposes ``register(subparsers)``; the parser it adds sets ``func`` to a function
 ``args -> int`` (the exit code).
+
+Errors are one line on stderr, ``flcheck: error: MESSAGE``; under ``--json`` the command also prints
+the JSON object ``{"flcheck": VERSION, "schema": 1, "command": NAME, "error": {"message", "file",
+"line", "column"}}`` on stdout (:func:`error_json`), for option errors found while parsing too.
 """
 
 from __future__ import annotations
@@ -15,9 +19,12 @@ import os
 import sys
 import traceback
 from collections.abc import Sequence
+from typing import Any
 
 from checker import __version__
-from checker.errors import InputError
+from checker.cli.options import Parser, UsageError
+from checker.errors import InputError, Position
+from checker.io.render import dumps
 from checker.verdict import EXIT_BAD_INPUT, EXIT_INTERNAL
 from flmodel.errors import ModelError
 
@@ -32,11 +39,15 @@ COMMAND_MODULES: tuple[str, ...] = (
     "checker.cli.audit",
     "checker.cli.attack",
     "checker.cli.export",
+    "checker.cli.list",
 )
+
+#: Version of the layout of the JSON error object (:func:`error_json`).
+ERROR_SCHEMA = 1
 
 
 def build_parser() -> argparse.ArgumentParser:
-    parser = argparse.ArgumentParser(
+    parser = Parser(
         prog="flcheck",
         description=(
             "Model checker for federated learning (IIIf FL model of [IIIf-FL]): CTL, attack trees, "
@@ -54,24 +65,71 @@ def build_parser() -> argparse.ArgumentParser:
     return parser
 
 
+def error_json(command: str | None, message: str, position: Position | None = None) -> dict[str, Any]:
+    """The JSON object a command prints on stdout under ``--json`` when it fails with bad input."""
+    return {
+        "flcheck": __version__,
+        "schema": ERROR_SCHEMA,
+        "command": command,
+        "error": {
+            "message": message,
+            "file": position.source if position is not None else None,
+            "line": position.line if position is not None else None,
+            "column": position.column if position is not None else None,
+        },
+    }
+
+
+def _wants_json(argv: Sequence[str]) -> bool:
+    """Whether the command line asks for JSON output (``--json`` before any ``--``)."""
+    for token in argv:
+        if token == "--":
+            return False
+        if token == "--json":
+            return True
+    return False
+
+
+def _bad_input(exc: Exception) -> tuple[str, Position | None]:
+    """The message and position of a bad-input exception (the first diagnostic of a ModelError)."""
+    if isinstance(exc, InputError):
+        text = exc.message + (f" (expected {exc.expected})" if exc.expected else "")
+        return text, exc.position
+    if isinstance(exc, ModelError) and exc.diagnostics:
+        first = exc.diagnostics[0]
+        return first.message, first.position
+    return str(exc), None
+
+
+def _report_bad_input(exc: Exception, command: str | None, json_output: bool) -> int:
+    print(f"flcheck: error: {exc}", file=sys.stderr)
+    if json_output:
+        message, position = _bad_input(exc)
+        print(dumps(error_json(command, message, position), indent=2))
+    return EXIT_BAD_INPUT
+
+
 def main(argv: Sequence[str] | None = None) -> int:
     """Run the CLI; returns the exit code."""
     parser = build_parser()
+    tokens = list(sys.argv[1:] if argv is None else argv)
     try:
-        args = parser.parse_args(argv)
-    except SystemExit as exc:  # argparse: --help (0) or a usage error (2)
+        args = parser.parse_args(tokens)
+    except UsageError as exc:  # a malformed command line or a bad option value: one line, exit 2
+        print(f"flcheck: error: {exc.message} (see `{exc.prog} --help`)", file=sys.stderr)
+        if _wants_json(tokens):
+            print(dumps(error_json(exc.command, exc.message, Position("<command line>")), indent=2))
+        return EXIT_BAD_INPUT
+    except SystemExit as exc:  # argparse: --help or --version
         return int(exc.code or 0)
     if not getattr(args, "func", None):
         parser.print_help()
         return EXIT_BAD_INPUT
+    json_output = bool(getattr(args, "json", False))
     try:
         return int(args.func(args))
-    except (InputError, ModelError) as exc:
-        print(f"flcheck: error: {exc}", file=sys.stderr)
-        return EXIT_BAD_INPUT
-    except FileNotFoundError as exc:
-        print(f"flcheck: error: {exc}", file=sys.stderr)
-        return EXIT_BAD_INPUT
+    except (InputError, ModelError, FileNotFoundError) as exc:
+        return _report_bad_input(exc, args.flcheck_command, json_output)
     except KeyboardInterrupt:
         print("flcheck: interrupted", file=sys.stderr)
         return 130

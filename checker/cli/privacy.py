@@ -3,7 +3,8 @@ seed's literal definitions ([IIIf-FL], III-C and III-D); ``--theory`` prints the
 and Theorem 1.
 
 MODEL is a scenario file (``.fl``; its ``neighbour`` declarations are checked too, as reading
-``declared``) or a built-in example ``example:NAME[:key=value,...]``:
+``declared``), the name of a bundled scenario (``flcheck list``), or a built-in example
+``example:NAME[:key=value,...]`` (:data:`checker.app.load.EXAMPLES`):
 
 * ``example:moniteo`` — keys ``k`` (satellites, 2), ``rounds`` (1), ``mechanism`` (``rr``, ``geometric``,
   ``none``; default ``rr``), ``points`` (points per satellite, 1), ``extra`` (extra candidate points in the
@@ -21,30 +22,32 @@ import argparse
 import math
 import sys
 from collections.abc import Sequence
-from fractions import Fraction
-from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
+from checker.app.load import load_fl_model
+from checker.cli.defines import add_define_option, defines_of
+from checker.cli.options import memory_mb, positive_int
 from checker.cli.tables import table_text
-from checker.errors import InputError, Position
+from checker.errors import InputError
 from checker.io.render import dumps
 from checker.mc.explore import Limits
 from checker.verdict import EXIT_HOLDS
-from flmodel import examples
-from flmodel.data import NeighbourReading, point
-from flmodel.noise import geometric, randomized_response
-from flmodel.scenario import load_scenario
-from flmodel.scenario_build import build_fl_system, neighbour_dataset, universe
-from flmodel.system import FLSystem
+from flmodel.data import NeighbourReading
 
 if TYPE_CHECKING:  # the privacy pipeline is imported by run(): most of a second, for this command only
     from checker.app.privacy_results import PrivacyReport
+    from checker.privacy.ni_fl_dp import Eps
 
 #: --reading: which generated neighbours to check (a scenario's declared neighbours are always checked;
 #: ``declared`` checks only those).
 READINGS: dict[str, tuple[NeighbourReading, ...]] = {"both": ("replace_one", "add_remove_one"),
                                         "replace_one": ("replace_one",),
                                         "add_remove_one": ("add_remove_one",), "declared": ()}
+
+
+#: Why NI-FL-DP holds vacuously on a model without neighbouring datasets.
+VACUOUS_REASON = ("no neighbouring dataset in the universe: the premise 'dataset D0 ◇1 dataset D1' is "
+                  "never satisfied")
 
 
 def register(sub: argparse._SubParsersAction) -> None:
@@ -54,20 +57,22 @@ def register(sub: argparse._SubParsersAction) -> None:
         description=__doc__,
         formatter_class=argparse.RawDescriptionHelpFormatter,
     )
-    p.add_argument("model", nargs="?", help="scenario file (.fl) or example:NAME[:key=value,...]")
+    p.add_argument("model", nargs="?",
+                   help="scenario file (.fl), bundled scenario (flcheck list) or "
+                        "example:NAME[:key=value,...]")
     p.add_argument("--json", action="store_true", help="print the result as JSON")
     p.add_argument("--observe", default="curmodpar", metavar="WHAT",
                    help="what the attacker observes: curmodpar (released models, default), trace, "
                         "client:NAME")
-    p.add_argument("--eps", default=None, metavar="E",
+    p.add_argument("--eps", type=epsilon, default=None, metavar="E",
                    help="ε to decide: a number (read exactly, e.g. 0.5 or 1/3), ln(RATIO), or inf")
     p.add_argument("--reading", choices=sorted(READINGS), default="both",
                    help="neighbour reading(s) of ◇1 used to generate neighbours (default both; "
                         "'declared': only the scenario's neighbour declarations)")
     p.add_argument("--no-literal", action="store_true",
                    help="skip the literal single-Kripke check of the seed's definitions")
-    p.add_argument("--max-states", type=int, default=200_000, help="exploration limit per dataset")
-    p.add_argument("--max-memory-mb", type=float, default=3072,
+    p.add_argument("--max-states", type=positive_int, default=200_000, help="exploration limit per dataset")
+    p.add_argument("--max-memory-mb", type=memory_mb, default=3072,
                    help="stop exploring when the process's resident memory exceeds this (default 3072)")
     p.add_argument("--no-decomposition", action="store_true",
                    help="skip NI_Decomposition (does not record per-client updates: much smaller models)")
@@ -75,84 +80,31 @@ def register(sub: argparse._SubParsersAction) -> None:
                    help="floating point instead of exact rationals")
     p.add_argument("--theory", action="store_true",
                    help="also check Lemma II.2 and Theorem 1 step by step (sympy)")
+    add_define_option(p)
     p.set_defaults(func=run)
 
 
-def _example(spec: str) -> tuple[FLSystem, list[Any]]:
-    name, _, rest = spec.partition(":")
-    opts: dict[str, str] = {}
-    for item in filter(None, rest.split(",")):
-        key, eq, value = item.partition("=")
-        if not eq:
-            raise InputError(f"bad example option {item!r}", Position(f"example:{spec}"), "key=value")
-        opts[key.strip()] = value.strip()
+def epsilon(text: str) -> Eps:
+    """``--eps``: ε read exactly (:meth:`Eps.parse`), refused while parsing when it is no ε or its
+    float overflows (the figures are printed as floats)."""
+    from checker.privacy.ni_fl_dp import Eps  # lazy: mpmath is imported only when --eps is given
 
-    def num(key: str, default: int) -> int:
-        try:
-            return int(opts.pop(key, default))
-        except ValueError:
-            raise InputError(f"example option {key} must be an integer", Position(f"example:{spec}"),
-                             "an integer") from None
-
-    if name == "moniteo":
-        k, rounds, points, extra = num("k", 2), num("rounds", 1), num("points", 1), num("extra", 1)
-        mech = opts.pop("mechanism", "rr")
-        _no_more(opts, spec)
-        try:
-            system = examples.moniteo_like(k, rounds, mech, points_per_client=points)
-        except ValueError as exc:
-            raise InputError(str(exc), Position(f"example:{spec}"), "valid example options") from None
-        return system, examples.moniteo_universe(k, points, extra)
-    if name == "seed":
-        clients, rounds, events = num("clients", 2), num("rounds", 1), num("events", 4)
-        extra = num("extra", 1)
-        mech_name = opts.pop("mechanism", "none")
-        _no_more(opts, spec)
-        mechs = {"none": None, "rr": randomized_response([0, 1, 2, 3], Fraction(1, 3)),
-                 "geometric": geometric(Fraction(1, 2), 0, 4)}
-        if mech_name not in mechs:
-            raise InputError(f"unknown mechanism {mech_name!r}", Position(f"example:{spec}"),
-                             "none, rr or geometric")
-        system = examples.seed_model(clients, max_rounds=rounds, max_events=events, trace_mode="drop",
-                                     mechanism=mechs[mech_name])
-        universe = [*sorted(examples.seed_dataset()),
-                    *(point(f"x{i}", 2 + i, 3 + 2 * i) for i in range(1, extra + 1))]
-        return system, universe
-    raise InputError(f"unknown example {name!r}", Position(f"example:{spec}"),
-                     "example:moniteo or example:seed")
-
-
-def _no_more(opts: dict[str, str], spec: str) -> None:
-    if opts:
-        raise InputError(f"unknown example option(s) {', '.join(sorted(opts))}",
-                         Position(f"example:{spec}"), "the options listed in `flcheck privacy --help`")
-
-
-def load_fl_model(model: str) -> tuple[FLSystem, list[Any], list[tuple[str, Any]]]:
-    """``(FLSystem, universe of candidate data points, declared neighbours [(name, D1)])`` for MODEL."""
-    if model.startswith("example:"):
-        return (*_example(model[len("example:"):]), [])
-    path = Path(model)
-    if not path.exists():
-        raise FileNotFoundError(f"model file not found: {path}")
-    if path.suffix != ".fl":
-        raise InputError(f"privacy needs an FL scenario, got {path.suffix or 'no suffix'!r}",
-                         Position(str(path)), "a scenario file (.fl) or example:NAME")
-    scenario = load_scenario(path)
-    declared = [(n.name, neighbour_dataset(scenario, n.name)) for n in scenario.neighbours]
-    return build_fl_system(scenario), universe(scenario), declared
+    try:
+        eps = Eps.parse(text)
+        float(eps)
+    except ValueError as exc:
+        raise argparse.ArgumentTypeError(str(exc)) from None
+    except OverflowError:
+        raise argparse.ArgumentTypeError(f"{text!r} is too large for a float") from None
+    return eps
 
 
 def run(args: argparse.Namespace) -> int:
     # lazy: the privacy pipeline and sympy take seconds to import, and only this command needs them
     from checker.app.privacy_fl import privacy_report
-    from checker.app.theory_check import check_all
-    from checker.privacy.ni_fl_dp import Eps
+    from checker.app.theory_check import check_all  # lazy: sympy, for --theory and this command only
 
-    try:
-        eps = None if args.eps is None else Eps.parse(args.eps)
-    except ValueError as exc:
-        raise InputError(str(exc), Position("--eps"), "a non-negative number, ln(RATIO) or inf") from None
+    eps = args.eps
     theory = check_all() if args.theory else None
     if args.model is None:
         if theory is None:
@@ -162,9 +114,7 @@ def run(args: argparse.Namespace) -> int:
         else:
             _print_theory(theory)
         return EXIT_HOLDS
-    if args.max_states <= 0:
-        raise InputError("--max-states must be positive", Position("--max-states"), "a positive integer")
-    system, universe, declared = load_fl_model(args.model)
+    system, universe, declared = load_fl_model(args.model, defines_of(args))
     report = privacy_report(system, universe, observe=args.observe, eps=eps, declared=declared,
                             readings=READINGS[args.reading],
                             limits=Limits(max_states=args.max_states, max_memory_mb=args.max_memory_mb),
@@ -175,6 +125,8 @@ def run(args: argparse.Namespace) -> int:
         if theory is not None:
             out["theory"] = [s.json() for s in theory]
         print(dumps(out, indent=2))
+        if report.vacuous:  # the text says so in its table; under JSON, stderr does
+            print(f"flcheck: note: NI-FL-DP holds vacuously: {VACUOUS_REASON}", file=sys.stderr)
     else:
         _print_report(report, args)
         if theory is not None:
@@ -212,7 +164,7 @@ def _print_report(rep: PrivacyReport, args: argparse.Namespace) -> None:
         print(table_text(rows, rule=True), file=out)
         print(f"(δ(ε) and the verdict at {eps_text}; without --eps NI-FL-DP means 'ε* finite')", file=out)
     else:
-        print("no neighbouring dataset in the universe: NI-FL-DP holds vacuously", file=out)
+        print(f"NI-FL-DP holds vacuously: {VACUOUS_REASON}", file=out)
     w = rep.worst
     if w is not None:
         print(f"\nworst pair: {w.reading} {w.label}: ε* = {w.epsilon.text()}, "

@@ -8,7 +8,18 @@ from pathlib import Path
 
 import pytest
 
-from checker.app.load import ExampleModel, ScenarioFile, load_model, model_kind, resolve_model_spec
+from checker.app.load import (
+    ExampleModel,
+    ScenarioFile,
+    bundled_scenario_titles,
+    load_fl_model,
+    load_model,
+    model_kind,
+    resolve_example,
+    resolve_model_files,
+    resolve_model_spec,
+    resolve_scenario_path,
+)
 from checker.cli import main
 from checker.errors import InputError
 from checker.mc.explore import Limits
@@ -78,8 +89,10 @@ def test_bundled_scenarios_explore_and_check(path: Path, capsys: pytest.CaptureF
     assert kripke.num_states >= 1 and len(kripke.initial) >= 1
     res = check(kripke, "EF true", vacuity=False)
     assert res.verdict is Verdict.HOLDS
-    assert main(["explore", str(path), "--json", "--max-states", "20000"]) == 0
+    code = main(["explore", str(path), "--json", "--max-states", "20000"])
     out = json.loads(capsys.readouterr().out)
+    assert code == (0 if out["complete"] else 1)  # an exploration stopped by a limit is 'unknown'
+    assert out["complete"] == kripke.complete
     assert out["states"] == kripke.num_states
 
 
@@ -131,5 +144,49 @@ def test_scenarios_resolve_by_path_or_bundled_name(tmp_path: Path) -> None:
     path = tmp_path / "mine.fl"
     path.write_text(EXAMPLE)
     assert resolve_model_spec(str(path)) == ScenarioFile(str(path), path)
-    with pytest.raises(FileNotFoundError, match=r"bundled: .*moniteo.*examples: example:moniteo"):
+    with pytest.raises(InputError, match=r"not found \(no such file or bundled scenario.*example:NAME"):
         resolve_model_spec(str(tmp_path / "missing.fl"))
+
+
+def test_an_existing_path_wins_over_a_bundled_name(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    (tmp_path / "moniteo").write_text(EXAMPLE)
+    monkeypatch.chdir(tmp_path)
+    assert resolve_model_spec("moniteo") == ScenarioFile("moniteo", Path("moniteo"))
+    assert resolve_model_files(["moniteo"]) == ["moniteo"]
+
+
+def test_unknown_names_list_the_bundled_scenarios_and_the_closest() -> None:
+    import flcheck_spec
+
+    with pytest.raises(InputError) as info:
+        resolve_model_spec("monitoe")
+    text = str(info.value)
+    assert "\n" not in text and "did you mean moniteo" in text
+    assert all(name in text for name in flcheck_spec.bundled_scenarios())
+    with pytest.raises(InputError, match="did you mean seed_model"):
+        resolve_scenario_path("seed_modle.fl")
+
+
+def test_load_model_reads_bundled_names_and_examples() -> None:
+    import flcheck_spec
+
+    bundled = load_model("moniteo_link_loss")
+    assert bundled.source == str(flcheck_spec.bundled_scenarios()["moniteo_link_loss"])
+    assert bundled.num_states == load_model(flcheck_spec.bundled_scenarios()["moniteo_link_loss"]).num_states
+    example = load_model("example:moniteo_rr")
+    assert example.complete and example.num_states > 1 and example.source == "example:moniteo_rr"
+
+
+def test_load_fl_model_resolves_examples_paths_and_bundled_names() -> None:
+    _system, universe, declared = load_fl_model("example:seed")
+    assert declared == [] and len(universe) == len(resolve_example("example:seed").universe)
+    _system, _universe, declared = load_fl_model("moniteo")
+    assert declared  # the bundled Moniteo declares its neighbours
+    with pytest.raises(InputError, match="needs an FL scenario"):
+        load_fl_model("README.md")
+
+
+def test_bundled_scenario_titles_are_the_scenario_lines() -> None:
+    titles = bundled_scenario_titles()
+    assert set(titles) >= {"moniteo", "moniteo_swarm8", "seed_model"}
+    assert titles["moniteo_swarm8"] == "Moniteo: swarm of 8 satellites"

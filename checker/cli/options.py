@@ -1,0 +1,191 @@
+"""The command line's option types, in one place: every numeric and output option of every command is
+read by one of these ``argparse`` ``type=`` functions, so bad values are refused while the command
+line is parsed (exit 2, one line naming the option and the value) before any work starts.
+
+A type function raises :class:`argparse.ArgumentTypeError`; :class:`Parser` turns the parse error
+into the single line ``flcheck: error: argument --eps: ...`` (no usage dump) by raising
+:class:`UsageError`, which :func:`checker.cli.main.main` reports (also as JSON under ``--json``).
+
+>>> finite_float("1/4")
+0.25
+>>> nonneg_float("nan")
+Traceback (most recent call last):
+argparse.ArgumentTypeError: 'nan' is not a number >= 0
+>>> positive_int("-5")
+Traceback (most recent call last):
+argparse.ArgumentTypeError: '-5' is not an integer >= 1
+>>> memory_mb("512")
+512.0
+"""
+
+from __future__ import annotations
+
+import argparse
+import math
+import stat
+from collections.abc import Callable
+from fractions import Fraction
+from pathlib import Path
+from typing import Any, NoReturn
+
+from checker.errors import InputError
+from checker.io.files import check_output_path
+
+__all__ = [
+    "Parser",
+    "UsageError",
+    "comma_list",
+    "confidence",
+    "finite_float",
+    "memory_mb",
+    "nonneg_float",
+    "nonneg_float_or_inf",
+    "nonneg_int",
+    "output_directory",
+    "output_file",
+    "plot_file",
+    "positive_float",
+    "positive_int",
+    "probability",
+    "probability_below_one",
+    "seconds",
+]
+
+
+class UsageError(Exception):
+    """A command line that does not parse: ``message`` (argparse's, e.g. ``argument --eps: ...``) and
+    ``prog`` (the command, e.g. ``flcheck dp gaussian``)."""
+
+    def __init__(self, message: str, prog: str):
+        super().__init__(message)
+        self.message = message
+        self.prog = prog
+
+    @property
+    def command(self) -> str | None:
+        """The sub-command named in ``prog`` (``"dp gaussian"``), ``None`` for ``flcheck`` itself."""
+        return self.prog.partition(" ")[2] or None
+
+
+class Parser(argparse.ArgumentParser):
+    """``argparse.ArgumentParser`` whose errors raise :class:`UsageError` (one line, no usage dump)
+    instead of printing the usage and exiting; sub-command parsers inherit the class."""
+
+    def __init__(self, *args: Any, **kwargs: Any):
+        super().__init__(*args, **kwargs)
+        # the deepest sub-command parsed sets it last: "dp gaussian", for messages and JSON errors
+        self.set_defaults(flcheck_command=self.prog.partition(" ")[2] or None)
+
+    def error(self, message: str) -> NoReturn:
+        raise UsageError(message, self.prog)
+
+
+def _number(text: str) -> float:
+    """``text`` as a float: decimal, scientific or a fraction ``a/b``; ``inf`` and ``nan`` as spelled.
+    A finite literal that overflows a float (``1e400``) is refused rather than read as infinity."""
+    word = text.strip().lower()
+    if word in ("inf", "+inf", "infinity", "+infinity"):
+        return math.inf
+    if word in ("-inf", "-infinity"):
+        return -math.inf
+    if word == "nan":
+        return math.nan
+    try:
+        exact = Fraction(word)
+    except (ValueError, ZeroDivisionError):
+        raise argparse.ArgumentTypeError(f"{text!r} is not a number") from None
+    try:
+        return float(exact)
+    except OverflowError:
+        raise argparse.ArgumentTypeError(f"{text!r} is too large for a float") from None
+
+
+def _real(condition: Callable[[float], bool], wanted: str) -> Callable[[str], float]:
+    """A type function for the floats satisfying ``condition`` (NaN never does); ``wanted`` names
+    them in the message (``"a number >= 0"``)."""
+
+    def parse(text: str) -> float:
+        value = _number(text)
+        if math.isnan(value) or not condition(value):
+            raise argparse.ArgumentTypeError(f"{text!r} is not {wanted}")
+        return value
+
+    return parse
+
+
+def _integer(minimum: int) -> Callable[[str], int]:
+    def parse(text: str) -> int:
+        try:
+            value = int(text.strip())
+        except ValueError:
+            raise argparse.ArgumentTypeError(f"{text!r} is not an integer >= {minimum}") from None
+        if value < minimum:
+            raise argparse.ArgumentTypeError(f"{text!r} is not an integer >= {minimum}")
+        return value
+
+    return parse
+
+
+finite_float = _real(math.isfinite, "a finite number")
+nonneg_float = _real(lambda v: math.isfinite(v) and v >= 0, "a number >= 0")
+positive_float = _real(lambda v: math.isfinite(v) and v > 0, "a number > 0")
+#: ε and similar quantities for which ``inf`` is meaningful (no guarantee); NaN and negatives are not.
+nonneg_float_or_inf = _real(lambda v: v >= 0, "a number >= 0 or inf")
+probability = _real(lambda v: 0 <= v <= 1, "a probability in [0, 1]")
+probability_below_one = _real(lambda v: 0 <= v < 1, "a number in [0, 1)")
+confidence = _real(lambda v: 0 < v < 1, "a confidence level in (0, 1)")
+seconds = _real(lambda v: math.isfinite(v) and v > 0, "a number of seconds > 0")
+memory_mb = _real(lambda v: math.isfinite(v) and v > 0, "a memory size in MB > 0")
+nonneg_int = _integer(0)
+positive_int = _integer(1)
+
+
+def comma_list(item: Callable[[str], float]) -> Callable[[str], list[float]]:
+    """A type function for a comma-separated list (``inf,200,10``), each entry read by ``item``.
+
+    >>> comma_list(nonneg_float_or_inf)("inf, 200,10")
+    [inf, 200.0, 10.0]
+    """
+
+    def parse(text: str) -> list[float]:
+        return [item(part) for part in text.split(",") if part.strip()]
+
+    return parse
+
+
+def output_file(text: str) -> str:
+    """A path flcheck may write a file to (:func:`checker.io.files.check_output_path`: not a directory,
+    not a special file, its parent a directory). That it is none of the command's inputs is checked
+    by the command, which knows them."""
+    try:
+        check_output_path(text)
+    except InputError as exc:
+        raise argparse.ArgumentTypeError(str(exc)) from None
+    return text
+
+
+def plot_file(text: str) -> str:
+    """An :func:`output_file` whose extension names an image format matplotlib writes."""
+    # lazy: matplotlib is slow to import, and only --plot needs its list of image formats
+    from matplotlib.backends.backend_agg import FigureCanvasAgg
+
+    output_file(text)
+    supported = FigureCanvasAgg.get_supported_filetypes()
+    suffix = Path(text).suffix.lower().lstrip(".")
+    if suffix not in supported:
+        raise argparse.ArgumentTypeError(
+            f"cannot write a plot to {text}: unknown image extension {'.' + suffix if suffix else '(none)'} "
+            f"(expected {', '.join('.' + s for s in sorted(supported))})")
+    return text
+
+
+def output_directory(text: str) -> str:
+    """A directory flcheck may write files into: an existing directory, or a path it can create (no
+    part of it an existing non-directory)."""
+    path = Path(text)
+    for part in (path, *path.parents):
+        if part.exists():
+            if not stat.S_ISDIR(part.stat().st_mode):
+                raise argparse.ArgumentTypeError(f"cannot write into {text}: {part} is not a directory")
+            break
+    return text
