@@ -4,7 +4,7 @@ from __future__ import annotations
 
 from flcheck_spec.vocab import Position
 
-__all__ = ["InputError", "LimitReached", "Position"]
+__all__ = ["ExplorationIncomplete", "InputError", "LimitReached", "Position"]
 
 
 class InputError(ValueError):
@@ -30,3 +30,14 @@ class InputError(ValueError):
 class LimitReached(RuntimeError):
     """Raised internally when an exploration limit is hit; explorations catch it and return a partial,
     incomplete structure instead of propagating it."""
+
+
+class ExplorationIncomplete(RuntimeError):
+    """An exploration stopped by a limit before the result could be decided: the verdict is
+    ``unknown`` (exit 1), not bad input. ``limit_reason`` says which limit (e.g. ``state limit of 5
+    reached``); ``str(err)`` is the whole explanation."""
+
+    def __init__(self, message: str, limit_reason: str | None = None):
+        self.message = message
+        self.limit_reason = limit_reason
+        super().__init__(message)

@@ -26,7 +26,7 @@ from fractions import Fraction
 
 import numpy as np
 
-from checker.errors import InputError
+from checker.errors import ExplorationIncomplete, InputError
 from checker.markov.distributions import ObservableDistribution, bottom_absorption, observable_distribution
 from checker.markov.graph import bottom_components
 from checker.markov.mdp import mdp_reach_many
@@ -195,8 +195,8 @@ def observe_dataset(system: FLSystem, dataset: Iterable[DataPoint] | None = None
                 probabilities=True, keep_states=False)
     if not k.complete:
         hint = "" if not record_updates else "; try without the decomposition (fewer recorded updates)"
-        raise InputError(f"the observed FL system is too large or unbounded ({k.limit_reason}); "
-                         f"bound it with max_rounds / max_events{hint}", None, "a finite bounded model")
+        raise ExplorationIncomplete(f"the observed FL system is too large or unbounded ({k.limit_reason}); "
+                                    f"bound it with max_rounds / max_events{hint}", k.limit_reason)
     dtmc = dtmc_from_kripke(k)
     absorbed = bottom_absorption(dtmc, exact=dtmc.is_exact if exact is None else exact)
 

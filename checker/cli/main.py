@@ -6,6 +6,9 @@ line on stderr, the traceback with ``--debug``). Every command lives in the modu
 named after it, which exposes ``register(subparsers)``; the parser it adds sets ``func`` to a function
 ``args -> int`` (the exit code).
 
+An exploration stopped by a limit before anything is decided (:class:`checker.errors.ExplorationIncomplete`)
+is ``unknown``: exit 1, ``flcheck: unknown: REASON`` on stderr (under ``--json`` also
+``{"flcheck", "schema", "command", "verdict": "unknown", "limit_reason", "reason"}`` on stdout).
 Errors are one line on stderr, ``flcheck: error: MESSAGE``; under ``--json`` the command also prints
 the JSON object ``{"flcheck": VERSION, "schema": 1, "command": NAME, "error": {"message", "file",
 "line", "column"}}`` on stdout (:func:`error_json`), for option errors found while parsing too.
@@ -23,9 +26,9 @@ from typing import Any
 
 from checker import __version__
 from checker.cli.options import Parser, UsageError
-from checker.errors import InputError, Position
+from checker.errors import ExplorationIncomplete, InputError, Position
 from checker.io.render import dumps
-from checker.verdict import EXIT_BAD_INPUT, EXIT_INTERNAL
+from checker.verdict import EXIT_BAD_INPUT, EXIT_INTERNAL, EXIT_VIOLATED, Verdict
 from flmodel.errors import ModelError
 
 #: Sub-command modules, in the order their commands appear in ``flcheck --help``.
@@ -128,6 +131,13 @@ def main(argv: Sequence[str] | None = None) -> int:
     json_output = bool(getattr(args, "json", False))
     try:
         return int(args.func(args))
+    except ExplorationIncomplete as exc:  # a limit stopped the exploration: nothing is decided
+        print(f"flcheck: unknown: {exc}", file=sys.stderr)
+        if json_output:
+            print(dumps({"flcheck": __version__, "schema": ERROR_SCHEMA, "command": args.flcheck_command,
+                         "verdict": str(Verdict.UNKNOWN), "limit_reason": exc.limit_reason,
+                         "reason": exc.message}, indent=2))
+        return EXIT_VIOLATED
     except (InputError, ModelError, FileNotFoundError) as exc:
         return _report_bad_input(exc, args.flcheck_command, json_output)
     except KeyboardInterrupt:

@@ -150,6 +150,14 @@ def test_incomplete_exploration_is_exit_1_in_every_command(capsys: pytest.Captur
     assert main(["attack-tree", "moniteo", "--goal", "false", "--max-states", "5"]) == EXIT_VIOLATED
     assert main(["explore", "moniteo_link_loss"]) == EXIT_HOLDS
     capsys.readouterr()
+    # privacy and audit explore the observed system: a limit there is 'unknown' too, not bad input
+    assert main(["privacy", "seed_model", "--max-states", "5"]) == EXIT_VIOLATED
+    captured = capsys.readouterr()
+    assert captured.err.startswith("flcheck: unknown: ") and "state limit" in captured.err
+    assert main(["privacy", "seed_model", "--max-states", "5", "--json"]) == EXIT_VIOLATED
+    doc = json.loads(capsys.readouterr().out)
+    assert doc["verdict"] == "unknown" and doc["command"] == "privacy"
+    assert "state limit" in doc["limit_reason"]
 
 
 def test_holding_vacuously_names_the_subformula_on_stderr_under_json(
