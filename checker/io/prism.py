@@ -70,7 +70,10 @@ def read_explicit(path_or_prefix: str | Path | Sequence[str | Path], *, probabil
     if n is None:
         n = max(n_from_edges, n_lab, n_sta)
     elif n_from_edges > n:
-        raise input_error(tra, None, f"state id {n_from_edges - 1} out of range", f"ids below {n} (header)")
+        row = int(np.flatnonzero((t["src"] >= n) | (t["dst"] >= n))[0])
+        raise input_error(tra, data_line(tra, t["header_line"], row),
+                          f"state id {max(int(t['src'][row]), int(t['dst'][row]))} out of range",
+                          f"ids below {n} (header)")
     for col in observables.values():
         if len(col) < n:
             raise input_error(sta_path or tra, None, f"valuations cover {len(col)} states, the model has {n}")

@@ -70,11 +70,12 @@ def read_tra(path: str | Path, *, probabilities: bool = True) -> dict[str, Any]:
     header, header_line = _first_line(path)
     words = header.split()
     num_states: int | None = None
+    num_transitions: int | None = None
     if header.lower() in STORM_HEADERS:
         kind = header.lower()
     elif all(w.isdigit() for w in words) and len(words) in (2, 3):
         kind = "dtmc" if len(words) == 2 else "mdp"
-        num_states = int(words[0])
+        num_states, num_transitions = int(words[0]), int(words[-1])
     else:
         raise input_error(path, header_line, f"unrecognised header {header!r}",
                    "'dtmc', 'mdp' (Storm) or 'N M' / 'N C M' (PRISM)")
@@ -108,6 +109,10 @@ def read_tra(path: str | Path, *, probabilities: bool = True) -> dict[str, Any]:
             exact = _read_exact_column(path, header_line, ncols)
             prob = np.array([float(p) for p in exact], dtype=np.float64)
     _check_columns(path, header_line, ncols, len(ints))
+    if num_transitions is not None and num_transitions != len(ints):
+        raise input_error(path, header_line,
+                          f"the header announces {num_transitions} transitions, the file has {len(ints)}",
+                          f"'{' '.join(words[:-1])} {len(ints)}'")
     if prob is not None and len(prob) and not np.isfinite(prob).all():
         row = int(np.flatnonzero(~np.isfinite(prob))[0])
         raise input_error(path, data_line(path, header_line, row),
@@ -291,7 +296,9 @@ def read_lab(path: str | Path, num_states: int | None = None) -> tuple[dict[str,
             )
     n_seen = int(ids.max()) + 1
     if num_states is not None and n_seen > num_states:
-        raise input_error(path, None, f"state id {n_seen - 1} out of range", f"ids below {num_states}")
+        bad = int(np.flatnonzero(ids >= num_states)[0])
+        line = int(tok_line[np.flatnonzero(first_tok)[bad]]) + header_lines + 1
+        raise input_error(path, line, f"state id {int(ids[bad])} out of range", f"ids below {num_states}")
     return labels, n_seen
 
 
