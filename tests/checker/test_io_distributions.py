@@ -63,3 +63,17 @@ def test_well_formed_distributions_and_graph_only_loading(tmp_path: Path) -> Non
     graph_only = read_explicit(prefix, probabilities=False)
     assert graph_only.num_transitions == 5
     assert graph_only.edge_prob is None and graph_only.edge_prob_exact is None
+
+
+@pytest.mark.parametrize(
+    ("tra", "where", "message"),
+    [
+        ("3 5\n0 1 1\n1 2 1\n2 2 1\n", "m.tra:1:", "header announces 5 transitions, the file has 3"),
+        ("3 2 4\n0 0 1 1\n1 0 2 1\n2 1 2 1\n", "m.tra:1:", "announces 4 transitions, the file has 3"),
+        ("2 3\n0 1 1\n1 1 1\n1 0 1\n", "m.lab:5:", "state id 2 out of range"),  # the .lab labels state 2
+    ],
+)
+def test_prism_headers_are_checked(tmp_path: Path, tra: str, where: str, message: str) -> None:
+    with pytest.raises(InputError, match=message) as info:
+        read_explicit(_write(tmp_path, tra), probabilities=False)
+    assert where in str(info.value)
