@@ -15,15 +15,23 @@ from __future__ import annotations
 import math
 import time
 from collections.abc import Callable, Sequence
+from dataclasses import dataclass, replace
 from typing import Any
 
 import numpy as np
+from numpy.typing import NDArray
+from threadpoolctl import threadpool_limits  # type: ignore[import-untyped]  # threadpoolctl ships no type information
 
 from checker.crossval import mia as mia_engine
+from checker.crossval import mia_lira
 from checker.crossval import sratta as sratta_engine
 from checker.crossval.gaussian import gaussian_epsilon, gaussian_mu
+from checker.crossval.genomics import GenomicsConfig, GenomicsData, generate
+from checker.crossval.mia_lira import logit_confidence
+from checker.crossval.mia_metrics import best_threshold, dp_consistency, metrics_with_intervals
 from checker.errors import InputError
 from flmodel.training import (
+    ClientSplit,
     TrainingConfig,
     accuracy,
     digits_dataset,
@@ -33,8 +41,14 @@ from flmodel.training import (
     train,
 )
 
+FloatArray = NDArray[np.float64]
+IntArray = NDArray[np.int64]
+BoolArray = NDArray[np.bool_]
+
 __all__ = [
     "ATTACKS",
+    "MIA_ATTACKS",
+    "MIA_FULL",
     "epsilon_of_mu",
     "headline",
     "mu_for_epsilon",
@@ -115,109 +129,235 @@ def run_sratta(
 
 
 # --------------------------------------------------------------------------------------------------- MIA
+#: The paper-scale setting of ``flcheck attack mia --full`` (options of :func:`run_mia`); still far from
+#: [NIST-MIA]'s 125,767 features and 1-D CNN.
+MIA_FULL: dict[str, Any] = {
+    "n_snps": 5000, "n_clients": 5, "per_client": 300, "challenge_nonmembers": 2000, "hidden": 128,
+    "rounds": 5, "local_epochs": 10, "shadow_epochs": 4,
+}
+
+MIA_ATTACKS: tuple[str, ...] = (
+    "ensemble", "ensemble_no_adapt", "loss", "lira", "lira_offline", "lira_online",
+)
+
+
+@dataclass(frozen=True)
+class _MIAData:
+    """Records of the MIA experiment, as indices into ``data.x``: per client its members, its external
+    non-members, its challenge non-members (the colluding client's are its known non-members) and a
+    test set for the utility."""
+
+    data: GenomicsData
+    members: list[IntArray]
+    external: list[IntArray]
+    nonmembers: list[IntArray]
+    test: list[IntArray]
+
+
+def _mia_data(
+    genomics: GenomicsConfig, n_clients: int, per_client: int, challenge_nonmembers: int, n_test: int,
+    seed: int,
+) -> _MIAData:
+    per_target = math.ceil(challenge_nonmembers / (n_clients - 1))
+    parts = [(per_client, per_client, per_client if k == 0 else per_target, n_test) for k in range(n_clients)]
+    data = generate(genomics, [sum(p) for p in parts], seed)
+    members, external, nonmembers, test = [], [], [], []
+    start = 0
+    for sizes in parts:
+        cuts = start + np.cumsum((0, *sizes))
+        members.append(np.arange(cuts[0], cuts[1]))
+        external.append(np.arange(cuts[1], cuts[2]))
+        nonmembers.append(np.arange(cuts[2], cuts[3]))
+        test.append(np.arange(cuts[3], cuts[4]))
+        start = int(cuts[4])
+    return _MIAData(data, members, external, nonmembers, test)
+
+
+def _shadow_signals(
+    cfg: TrainingConfig, data: GenomicsData, pool: IntArray, per_client: int, epochs: int, n_classes: int,
+    seed: int,
+) -> tuple[FloatArray, BoolArray]:
+    """Shadow models of [LiRA] trained like one target client: each epoch splits ``pool`` at random into
+    chunks of about ``per_client`` records and trains one model per chunk, so every record is IN exactly
+    ``epochs`` shadows. Returns the shadows' signals ``φ`` on the pool (``M × n``) and the IN mask."""
+    rng = np.random.default_rng([seed, 1])
+    signals, inside = [], []
+    for _ in range(epochs):
+        chunks = np.array_split(rng.permutation(len(pool)), max(len(pool) // per_client, 2))
+        for chunk in chunks:
+            shadow_cfg = replace(cfg, seed=int(rng.integers(2**31)))
+            split = ClientSplit((pool[np.sort(chunk)],), np.zeros(0, np.int64))
+            model = train(shadow_cfg, data.x, data.y, split, n_classes=n_classes).final_client_params[0]
+            signals.append(logit_confidence(predict_proba(model, data.x[pool]), data.y[pool]))
+            mask = np.zeros(len(pool), bool)
+            mask[chunk] = True
+            inside.append(mask)
+    return np.stack(signals), np.stack(inside)
+
+
 def run_mia(
     epsilons: Sequence[float] = (math.inf, 200.0, 10.0),
     n_clients: int = 4,
-    per_client: int = 40,
-    rounds: int = 5,
-    local_epochs: int = 20,
-    hidden: int = 128,
+    per_client: int = 200,
+    n_snps: int = 2000,
+    challenge_nonmembers: int = 1050,
+    n_test: int = 200,
+    rounds: int = 3,
+    local_epochs: int = 5,
+    hidden: int = 32,
     lr: float = 0.3,
-    batch_size: int = 8,
+    batch_size: int = 32,
     clip: float = 1.0,
     delta: float = 1e-5,
+    shadow_epochs: int = 1,
+    meta: str = mia_engine.META_CLASSIFIERS[0],
+    n_boot: int = 200,
     seed: int = 0,
 ) -> dict[str, Any]:
-    """The seed-003 comparison on digits: for each ε, DP-SGD FedAvg training (σ calibrated so that the
-    trained models are ``μ``-GDP with ``ε(μ, δ) = ε``; no DP when ε = inf), then the ensemble attack
-    (with and without domain adaptation), the loss threshold and the offline LiRA-style baseline against
-    every non-colluding client's model. Client 0 colludes. Scores of all target clients are pooled."""
+    """[NIST-MIA]'s comparison on the generated genomics data (:mod:`checker.crossval.genomics`, one
+    population per client, ``n_snps`` SNPs, 3 phenotype classes): for each ε, an MLP per client trained
+    by FedAvg, with DP-SGD when ε is finite (σ calibrated so that the released models are ``μ``-GDP with
+    ``ε(μ, δ) = ε``); then against every non-colluding client's model the ensemble (fine-tuned on the
+    client's external non-members, and without adaptation), the loss threshold, the shadow-free LiRA-style
+    signal and LiRA offline / online with shadow models. Client 0 colludes; thresholds are chosen on its
+    labelled records; scores of all target clients are pooled into one challenge set of
+    ``(n_clients − 1) · per_client`` members and at least ``challenge_nonmembers`` non-members."""
     if n_clients < 2:
         raise ValueError("the MIA experiment needs a colluding client and at least one target client")
-    x, y = digits_dataset()
-    rng = np.random.default_rng(seed)
-    split = split_clients(y, n_clients, per_client, None, rng)
-    rest = rng.permutation(split.rest)
-    need = per_client * (1 + 2 * (n_clients - 1))
-    if len(rest) < need + 50:
-        raise ValueError(f"not enough digits for {n_clients} clients x {per_client}: lower per_client")
-    col_non = rest[:per_client]
-    ext = [rest[per_client * (1 + 2 * j) : per_client * (2 + 2 * j)] for j in range(n_clients - 1)]
-    chal_non = [rest[per_client * (2 + 2 * j) : per_client * (3 + 2 * j)] for j in range(n_clients - 1)]
-    test = rest[need:]
-    rows = []
-    for eps in epsilons:
-        cfg = TrainingConfig(
-            model="mlp", hidden=hidden, algorithm="fedavg", rounds=rounds, local_epochs=local_epochs,
-            batch_size=batch_size, lr=lr, seed=seed,
-        )
-        if not math.isinf(eps):
-            mu = mu_for_epsilon(eps, delta)
-            sigma = math.sqrt(sample_uses_bound(cfg, per_client)) / mu
-            cfg = TrainingConfig(**{**cfg.__dict__, "clip": clip, "noise_multiplier": sigma})
-        run = train(cfg, x, y, split, n_classes=10)
-        mu_run = run.gdp_mu()
-        models = run.final_client_params
-        col_idx = np.concatenate([split.clients[0], col_non])
-        col_member = np.r_[np.ones(len(split.clients[0]), bool), np.zeros(len(col_non), bool)]
-        col_p = predict_proba(models[0], x[col_idx])
-        ens = mia_engine.EnsembleMIA(seed=seed).fit(col_p, y[col_idx], col_member)
-        thr_loss = mia_engine.best_threshold(mia_engine.loss_scores(col_p, y[col_idx]), col_member)
-        col_lira = mia_engine.lira_offline_scores(col_p, y[col_idx], col_p[~col_member], y[col_non])
-        thr_lira = mia_engine.best_threshold(col_lira, col_member)
-        names = ("ensemble", "ensemble_no_adapt", "loss", "lira")
-        pooled: dict[str, list[np.ndarray]] = {k: [] for k in names}
-        members = []
-        for j in range(1, n_clients):
-            chal = np.concatenate([split.clients[j], chal_non[j - 1]])
-            memb = np.r_[np.ones(len(split.clients[j]), bool), np.zeros(len(chal_non[j - 1]), bool)]
-            p = predict_proba(models[j], x[chal])
-            pe = predict_proba(models[j], x[ext[j - 1]])
-            s_ens = ens.scores(p, y[chal], external=(pe, y[ext[j - 1]]))
-            s_noa = ens.scores(p, y[chal])
-            pooled["ensemble"].append(np.c_[s_ens, np.full(len(chal), ens.threshold_)])
-            pooled["ensemble_no_adapt"].append(np.c_[s_noa, np.full(len(chal), ens.threshold_)])
-            pooled["loss"].append(np.c_[mia_engine.loss_scores(p, y[chal]), np.full(len(chal), thr_loss)])
-            s_lira = mia_engine.lira_offline_scores(p, y[chal], pe, y[ext[j - 1]])
-            pooled["lira"].append(np.c_[s_lira, np.full(len(chal), thr_lira)])
-            members.append(memb)
-        member = np.concatenate(members)
-        attacks: dict[str, dict[str, float]] = {}
-        dp_checks: dict[str, Any] = {}
-        for name, parts in pooled.items():
-            arr = np.concatenate(parts)
-            # the pooled accuracy uses each record's own threshold: shift scores by it
-            m = mia_engine.attack_metrics(arr[:, 0] - arr[:, 1], member, 0.0)
-            attacks[name] = m.as_dict()
-            checks = mia_engine.dp_consistency(arr[:, 0], member, mu_run)
-            dp_checks[name] = {
-                "consistent": all(c.consistent for c in checks),
-                "points": [c.__dict__ | {"consistent": c.consistent} for c in checks],
-            }
-        rows.append({
-            "epsilon_target": eps,
-            "epsilon": epsilon_of_mu(mu_run, delta),
-            "mu": mu_run,
-            "noise_multiplier": cfg.noise_multiplier,
-            "model_accuracy": float(np.mean([accuracy(m, x[test], y[test]) for m in models])),
-            "global_accuracy": accuracy(run.global_params[-1], x[test], y[test]),
-            "attacks": attacks,
-            "dp_audit": dp_checks,
-        })
+    if per_client < batch_size:
+        raise ValueError(f"per_client ({per_client}) must be at least batch_size ({batch_size})")
+    genomics = GenomicsConfig(n_snps=n_snps, n_classes=3, n_causal=5, heritability=0.9)
+    n_classes = genomics.n_classes
+    with threadpool_limits(1):  # small matrices: BLAS threads only add CPU time on a shared machine
+        setup = _mia_data(genomics, n_clients, per_client, challenge_nonmembers, n_test, seed)
+        rows = [
+            _mia_row(setup, eps, n_classes, per_client, rounds, local_epochs, hidden, lr, batch_size, clip,
+                     delta, shadow_epochs, meta, n_boot, seed)
+            for eps in epsilons
+        ]
+    n_members = (n_clients - 1) * per_client
+    n_non = sum(len(setup.nonmembers[j]) for j in range(1, n_clients))
     return {
         "attack": "mia",
         "delta": delta,
+        "meta_classifier": meta,
         "rows": rows,
         "config": {
+            "data": "generated genomics (checker.crossval.genomics)", "n_snps": n_snps,
+            "n_classes": n_classes, "n_causal": genomics.n_causal, "heritability": genomics.heritability,
+            "recombination": genomics.recombination, "fst": genomics.fst,
             "n_clients": n_clients, "per_client": per_client, "rounds": rounds, "local_epochs": local_epochs,
             "hidden": hidden, "lr": lr, "batch_size": batch_size, "clip": clip, "seed": seed,
-            "n_challenge": len(member),
+            "shadow_epochs": shadow_epochs, "n_boot": n_boot,
+            "n_challenge": n_members + n_non, "n_challenge_members": n_members,
+            "n_challenge_nonmembers": n_non,
         },
     }
 
 
+def _mia_row(
+    setup: _MIAData, eps: float, n_classes: int, per_client: int, rounds: int, local_epochs: int, hidden: int,
+    lr: float, batch_size: int, clip: float, delta: float, shadow_epochs: int, meta: str, n_boot: int,
+    seed: int,
+) -> dict[str, Any]:
+    """One ε of :func:`run_mia`: training, the attacks, their figures with intervals, the DP audit."""
+    data, x, y = setup.data, setup.data.x, setup.data.y
+    n_clients = len(setup.members)
+    cfg = TrainingConfig(
+        model="mlp", hidden=hidden, algorithm="fedavg", rounds=rounds, local_epochs=local_epochs,
+        batch_size=batch_size, lr=lr, seed=seed,
+    )
+    if not math.isinf(eps):
+        mu = mu_for_epsilon(eps, delta)
+        cfg = replace(cfg, clip=clip, noise_multiplier=math.sqrt(sample_uses_bound(cfg, per_client)) / mu)
+    split = ClientSplit(tuple(setup.members), np.concatenate(setup.test))
+    run = train(cfg, x, y, split, n_classes=n_classes)
+    mu_run = run.gdp_mu()
+    models = run.final_client_params
+    # challenge records of every client (client 0: its labelled members and non-members)
+    records = [np.concatenate([setup.members[k], setup.nonmembers[k]]) for k in range(n_clients)]
+    labels = [np.r_[np.ones(len(setup.members[k]), bool), np.zeros(len(setup.nonmembers[k]), bool)]
+              for k in range(n_clients)]
+    pool = np.concatenate(records)
+    shadow_phi, shadow_in = _shadow_signals(cfg, data, pool, per_client, shadow_epochs, n_classes, seed)
+    offsets = np.cumsum([0, *(len(r) for r in records)])
+    proba = [predict_proba(models[k], x[records[k]]) for k in range(n_clients)]
+    scores: dict[str, list[FloatArray]] = {name: [] for name in MIA_ATTACKS}
+    thresholds: dict[str, list[float]] = {name: [] for name in MIA_ATTACKS}
+
+    def lira(k: int, online: bool) -> FloatArray:
+        cols = slice(offsets[k], offsets[k + 1])
+        phi = logit_confidence(proba[k], y[records[k]])
+        return mia_lira.lira_scores(phi, shadow_phi[:, cols], shadow_in[:, cols], online)
+
+    col_p, col_y, col_member = proba[0], y[records[0]], labels[0]
+    ens = mia_engine.EnsembleMIA(seed=seed, meta=meta).fit(col_p, col_y, col_member)
+    col_threshold = {
+        "loss": best_threshold(mia_lira.loss_scores(col_p, col_y), col_member),
+        "lira": best_threshold(
+            mia_lira.lira_nonmember_scores(col_p, col_y, col_p[~col_member], col_y[~col_member]), col_member
+        ),
+        "lira_offline": best_threshold(lira(0, False), col_member),
+        "lira_online": best_threshold(lira(0, True), col_member),
+    }
+    for k in range(1, n_clients):
+        p, lab = proba[k], y[records[k]]
+        external = (predict_proba(models[k], x[setup.external[k]]), y[setup.external[k]])
+        adapted = ens.adapted(external)
+        attack_scores = {
+            "ensemble": (adapted.scores(p, lab), adapted.threshold),
+            "ensemble_no_adapt": (ens.scores(p, lab), ens.threshold_),
+            "loss": (mia_lira.loss_scores(p, lab), col_threshold["loss"]),
+            "lira": (mia_lira.lira_nonmember_scores(p, lab, *external), col_threshold["lira"]),
+            "lira_offline": (lira(k, False), col_threshold["lira_offline"]),
+            "lira_online": (lira(k, True), col_threshold["lira_online"]),
+        }
+        for name, (values, threshold) in attack_scores.items():
+            scores[name].append(values)
+            thresholds[name].append(threshold)
+    member = np.concatenate(labels[1:])
+    attacks: dict[str, dict[str, float]] = {}
+    intervals: dict[str, dict[str, list[float]]] = {}
+    dp_checks: dict[str, Any] = {}
+    resolved: dict[str, bool] = {}
+    boot_rng = np.random.default_rng([seed, 2])
+    for name in MIA_ATTACKS:
+        # the pooled accuracy uses each record's own (per-client) threshold: shift scores by it
+        shifted = np.concatenate([s - t for s, t in zip(scores[name], thresholds[name], strict=True)])
+        metrics, interval, resolved = metrics_with_intervals(shifted, member, 0.0, boot_rng, n_boot)
+        attacks[name] = metrics.as_dict()
+        intervals[name] = interval
+        checks = dp_consistency(shifted, member, mu_run)
+        dp_checks[name] = {
+            "consistent": all(c.consistent for c in checks),
+            "points": [c.__dict__ | {"consistent": c.consistent} for c in checks],
+        }
+    test = np.concatenate(setup.test)
+    return {
+        "epsilon_target": eps,
+        "epsilon": epsilon_of_mu(mu_run, delta),
+        "mu": mu_run,
+        "noise_multiplier": cfg.noise_multiplier,
+        "model_accuracy": float(np.mean([accuracy(m, x[test], y[test]) for m in models])),
+        "global_accuracy": accuracy(run.global_params[-1], x[test], y[test]),
+        "utility": {
+            "train_accuracy": float(np.mean([accuracy(models[k], x[setup.members[k]], y[setup.members[k]])
+                                             for k in range(n_clients)])),
+            "test_accuracy": float(np.mean([accuracy(models[k], x[setup.test[k]], y[setup.test[k]])
+                                            for k in range(n_clients)])),
+            "global_test_accuracy": accuracy(run.global_params[-1], x[test], y[test]),
+            "chance": 1.0 / n_classes,
+        },
+        "attacks": attacks,
+        "interval": intervals,
+        "fpr_resolved": resolved,
+        "n_shadow_models": len(shadow_phi),
+        "dp_audit": dp_checks,
+    }
+
+
 def run_leakage(**options: Any) -> dict[str, Any]:
-    """Mutual-information leakage I(X_B; G) (seed 001); see :mod:`checker.crossval.mine`."""
+    """Mutual-information leakage I(X_B; G) ([FL-MI]); see :mod:`checker.crossval.mine`."""
     from checker.app.leakage import run_leakage as _run
 
     return _run(**options)

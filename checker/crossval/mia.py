@@ -1,10 +1,10 @@
-"""Stacking-ensemble membership inference without shadow models ([NIST-MIA]) and single-signal baselines.
+"""Stacking-ensemble membership inference without shadow models ([NIST-MIA]).
 
-Threat model ([NIST-MIA], "Bedreigingsmodel"): black-box access to each client's trained model (inputs →
-output probabilities); one colluding client whose true membership labels are known; for every client a
-set of guaranteed non-members ("external" data); a challenge set to attack.
+Threat model ([NIST-MIA]): black-box access to each client's trained model (inputs → output
+probabilities); one colluding client whose true membership labels are known; for every client a set of
+guaranteed non-members ("external" data); a challenge set to attack.
 
-The attack ([NIST-MIA], Sec. 2):
+The attack:
 
 1. Seven base estimators — neural network (MLP), random forest, decision tree, gradient boosting, k
    nearest neighbours, SVM, logistic regression — learn membership from the target model's output on a
@@ -19,33 +19,32 @@ The attack ([NIST-MIA], Sec. 2):
    scikit-learn's ``HistGradientBoostingClassifier``, deterministic for a given seed) or ``meta="xgboost"``
    (XGBoost, as in [NIST-MIA]; not a dependency, so asking for it without it installed is an error). The
    choice never depends on what is installed.
-4. Domain adaptation on guaranteed non-members (our reading of "fine-tuned on the external data"): for a
-   target client, each of the 8 features is mapped through the quantile transform that sends the
-   distribution of that client's external non-members onto the colluding client's non-members
-   (``F_col⁻¹ ∘ F_target``), so that the non-member distributions agree before the meta-classifier
-   (trained on the colluding client) is applied (``adapt="quantile"``, the default); ``adapt="affine"``
-   matches only the per-feature mean and standard deviation; ``adapt="none"`` skips the step.
+4. Domain adaptation by fine-tuning the meta-learner on a target client's external non-members
+   (``adapt="fine_tune"``, the default): boosting continues from the trained meta-classifier's log-odds
+   ``F_0`` with ``fine_tune_rounds`` further regression trees of depth 2 fitted to the logistic loss's
+   negative gradient ``y − σ(F)`` (Friedman's gradient boosting, learning rate ``fine_tune_rate``) on
+   the target's external records (label 0) and the colluding client's members (label 1, their
+   out-of-fold features), the two classes weighted equally. The decision threshold of the adapted model
+   maximises balanced accuracy on that fine-tuning set. ``adapt="quantile"`` instead maps each feature
+   through ``F_col⁻¹ ∘ F_target`` of the non-members' empirical quantiles (:class:`QuantileAligner`);
+   ``adapt="none"`` skips the step.
 
-Baselines: the loss threshold (Yeom et al., CSF 2018, score ``−ℓ_CE``) and an offline LiRA-style single
-signal ([LiRA] without shadow models): the logit-scaled confidence ``φ = log p_y − log(1 − p_y)``
-compared with a Gaussian fitted per class to the client's guaranteed non-members, score
-``(φ − μ_out,y) / σ_out,y``.
+The metrics and intervals are in :mod:`checker.crossval.mia_metrics`, the single-signal baselines
+(loss threshold, LiRA) in :mod:`checker.crossval.mia_lira`.
 
-Metrics: accuracy of the thresholded decision (threshold chosen on the colluding client, balanced
-challenge set), ROC AUC, and TPR at FPR ≤ 1 % and ≤ 0.1 % (the largest TPR on the empirical ROC curve
-whose FPR does not exceed the level).
+>>> base_features(np.array([[0.2, 0.8]]), np.array([1])).tolist()
+[[0.2, 0.8, 0.0, 1.0]]
 """
 
 from __future__ import annotations
 
+import copy
 import importlib
 import warnings
-from collections.abc import Sequence
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 
 import numpy as np
 from numpy.typing import NDArray
-from scipy import stats
 from sklearn.base import BaseEstimator, clone
 from sklearn.calibration import CalibratedClassifierCV
 from sklearn.ensemble import (
@@ -55,33 +54,28 @@ from sklearn.ensemble import (
 )
 from sklearn.exceptions import ConvergenceWarning
 from sklearn.linear_model import LogisticRegression
-from sklearn.metrics import roc_auc_score
 from sklearn.model_selection import StratifiedKFold, cross_val_predict
 from sklearn.neighbors import KNeighborsClassifier
 from sklearn.neural_network import MLPClassifier
 from sklearn.pipeline import make_pipeline
 from sklearn.preprocessing import StandardScaler
 from sklearn.svm import SVC
-from sklearn.tree import DecisionTreeClassifier
+from sklearn.tree import DecisionTreeClassifier, DecisionTreeRegressor
 
-from checker.crossval.gaussian import gaussian_tradeoff
+from checker.crossval.mia_metrics import best_threshold
 
 FloatArray = NDArray[np.float64]
 IntArray = NDArray[np.int64]
 
 __all__ = [
+    "ADAPTATIONS",
     "BASE_ESTIMATORS",
     "META_CLASSIFIERS",
-    "AttackMetrics",
+    "AdaptedEnsemble",
     "EnsembleMIA",
+    "FineTunedMeta",
     "QuantileAligner",
-    "attack_metrics",
     "base_features",
-    "clopper_pearson",
-    "lira_offline_scores",
-    "loss_scores",
-    "roc_counts",
-    "tpr_at_fpr",
 ]
 
 BASE_ESTIMATORS: tuple[str, ...] = (
@@ -172,19 +166,62 @@ class QuantileAligner:
         return out
 
 
+#: The domain adaptations :class:`EnsembleMIA` accepts (its ``adapt`` field); the first is the default.
+ADAPTATIONS: tuple[str, ...] = ("fine_tune", "quantile", "none")
+
+
+def _log_odds(model: BaseEstimator, feats: FloatArray) -> FloatArray:
+    """The fitted binary classifier's log-odds of class 1 (from its probabilities, for any meta)."""
+    p = np.clip(np.asarray(model.predict_proba(feats)[:, 1], dtype=float), 1e-12, 1 - 1e-12)
+    return np.asarray(np.log(p) - np.log1p(-p), dtype=np.float64)
+
+
+@dataclass
+class FineTunedMeta:
+    """A meta-classifier with boosting continued on new data (module doc, step 4): log-odds
+    ``F(x) = F_0(x) + rate · Σ_t tree_t(x)``."""
+
+    base: BaseEstimator
+    rate: float
+    trees: list[DecisionTreeRegressor] = field(default_factory=list)
+
+    def fit(self, feats: FloatArray, label: IntArray, rounds: int, seed: int) -> FineTunedMeta:
+        weight = np.where(label == 1, 0.5 / max(int(label.sum()), 1), 0.5 / max(int((label == 0).sum()), 1))
+        log_odds = _log_odds(self.base, feats)
+        for _ in range(rounds):
+            gradient = label - 1.0 / (1.0 + np.exp(-log_odds))
+            tree = DecisionTreeRegressor(max_depth=2, min_samples_leaf=5, random_state=seed)
+            tree.fit(feats, gradient, sample_weight=weight)
+            self.trees.append(tree)
+            log_odds = log_odds + self.rate * tree.predict(feats)
+        return self
+
+    def predict_proba(self, feats: FloatArray) -> FloatArray:
+        log_odds = _log_odds(self.base, feats)
+        for tree in self.trees:
+            log_odds = log_odds + self.rate * tree.predict(feats)
+        p = 1.0 / (1.0 + np.exp(-log_odds))
+        return np.column_stack([1.0 - p, p])
+
+
 @dataclass
 class EnsembleMIA:
-    """The stacking ensemble of [NIST-MIA]. ``fit`` on the colluding client, ``scores`` on any client;
-    ``meta`` names the meta-classifier (:data:`META_CLASSIFIERS`, module doc)."""
+    """The stacking ensemble of [NIST-MIA]. ``fit`` on the colluding client, then ``adapted`` for a target
+    client (with its external non-members) or ``scores`` directly; ``meta`` names the meta-classifier
+    (:data:`META_CLASSIFIERS`), ``adapt`` the domain adaptation (:data:`ADAPTATIONS`, module doc)."""
 
     seed: int = 0
     folds: int = 3
     bases: tuple[str, ...] = BASE_ESTIMATORS
-    adapt: str = "quantile"
+    adapt: str = ADAPTATIONS[0]
     meta: str = META_CLASSIFIERS[0]
+    fine_tune_rounds: int = 30
+    fine_tune_rate: float = 0.1
 
     def fit(self, proba: FloatArray, y: IntArray, member: NDArray[np.bool_]) -> EnsembleMIA:
         """Train bases (out-of-fold features for the meta-learner) and the meta-classifier."""
+        if self.adapt not in ADAPTATIONS:
+            raise ValueError(f"unknown adaptation {self.adapt!r}; expected one of {ADAPTATIONS}")
         _make_meta(self.meta, self.seed)  # an unknown or missing meta-classifier fails before any training
         with warnings.catch_warnings():
             warnings.simplefilter("ignore", ConvergenceWarning)
@@ -222,168 +259,40 @@ class EnsembleMIA:
         cols = [m.predict_proba(xb)[:, 1] for m in self.models_]
         return np.column_stack([*cols, _cross_entropy(proba, y)])
 
-    def scores(
-        self,
-        proba: FloatArray,
-        y: IntArray,
-        external: tuple[FloatArray, IntArray] | None = None,
-    ) -> FloatArray:
-        """Membership scores (meta-classifier probability). With ``external = (proba_ext, y_ext)`` of the
-        target client's guaranteed non-members, the features are first domain-adapted (module doc)."""
-        if self.adapt not in ("quantile", "affine", "none"):
-            raise ValueError("adapt must be 'quantile', 'affine' or 'none'")
-        feats = self.features(proba, y)
-        if external is not None and self.adapt != "none":
-            ext = self.features(*external)
-            ref = self.train_features_[~self.train_member_]
-            if self.adapt == "quantile":
-                feats = QuantileAligner(ext, ref).transform(feats)
-            else:  # affine: match the non-members' per-feature mean and standard deviation
-                scale = (ref.std(axis=0) + 1e-6) / (ext.std(axis=0) + 1e-6)
-                feats = (feats - ext.mean(axis=0)) * np.clip(scale, 0.2, 5.0) + ref.mean(axis=0)
-        return np.asarray(self.meta_.predict_proba(feats)[:, 1], dtype=float)
+    def adapted(self, external: tuple[FloatArray, IntArray]) -> AdaptedEnsemble:
+        """The attack on one target client, given ``external = (proba_ext, y_ext)``: its model's outputs on
+        that client's guaranteed non-members (module doc, step 4)."""
+        ext = self.features(*external)
+        if self.adapt == "fine_tune":
+            col_members = self.train_features_[self.train_member_]
+            feats = np.concatenate([col_members, ext])
+            label = np.r_[np.ones(len(col_members), np.int64), np.zeros(len(ext), np.int64)]
+            tuned = FineTunedMeta(copy.deepcopy(self.meta_), self.fine_tune_rate)
+            tuned.fit(feats, label, self.fine_tune_rounds, self.seed)
+            threshold = best_threshold(tuned.predict_proba(feats)[:, 1], label.astype(bool))
+            return AdaptedEnsemble(self, tuned, None, threshold)
+        if self.adapt == "quantile":
+            aligner = QuantileAligner(ext, self.train_features_[~self.train_member_])
+            return AdaptedEnsemble(self, self.meta_, aligner, self.threshold_)
+        return AdaptedEnsemble(self, self.meta_, None, self.threshold_)
+
+    def scores(self, proba: FloatArray, y: IntArray) -> FloatArray:
+        """Membership scores (meta-classifier probability) without domain adaptation."""
+        return np.asarray(self.meta_.predict_proba(self.features(proba, y))[:, 1], dtype=float)
 
 
-def loss_scores(proba: FloatArray, y: IntArray) -> FloatArray:
-    """Loss-threshold attack (Yeom et al., CSF 2018): higher score = lower loss = more likely member."""
-    return -_cross_entropy(proba, y)
+@dataclass
+class AdaptedEnsemble:
+    """:class:`EnsembleMIA` adapted to one target client: its meta-classifier (fine-tuned or not), an
+    optional quantile map of the features, and its decision ``threshold``."""
 
+    ensemble: EnsembleMIA
+    meta: BaseEstimator | FineTunedMeta
+    aligner: QuantileAligner | None
+    threshold: float
 
-def lira_offline_scores(proba: FloatArray, y: IntArray, ext_proba: FloatArray, ext_y: IntArray) -> FloatArray:
-    """Offline LiRA-style single signal: ``(φ − μ_out,y)/σ_out,y`` with ``φ = logit(p_y)`` and the
-    non-member Gaussian fitted per class on guaranteed non-members (pooled fit for classes seen < 3 times)."""
-
-    def phi(p: FloatArray, lab: IntArray) -> FloatArray:
-        py = np.clip(p[np.arange(len(lab)), lab], 1e-12, 1 - 1e-12)
-        return np.log(py) - np.log1p(-py)
-
-    f_ext = phi(ext_proba, ext_y)
-    f = phi(proba, y)
-    mu0, sd0 = float(f_ext.mean()), float(f_ext.std() + 1e-6)
-    out = np.empty(len(y))
-    for c in np.unique(y):
-        sel = ext_y == c
-        mu, sd = (float(f_ext[sel].mean()), float(f_ext[sel].std() + 1e-6)) if sel.sum() >= 3 else (mu0, sd0)
-        out[y == c] = (f[y == c] - mu) / max(sd, 1e-3)
-    return out
-
-
-def roc_counts(scores: FloatArray, member: NDArray[np.bool_]) -> tuple[FloatArray, IntArray, IntArray]:
-    """Thresholds ``τ`` (``inf`` then the distinct scores, descending) with the numbers of members
-    (``tp``) and non-members (``fp``) scoring ``≥ τ``."""
-    member = np.asarray(member, dtype=bool)
-    thr = np.concatenate([[np.inf], np.unique(scores)[::-1]])
-    pos, neg = np.sort(scores[member]), np.sort(scores[~member])
-    tp = len(pos) - np.searchsorted(pos, thr, side="left")
-    fp = len(neg) - np.searchsorted(neg, thr, side="left")
-    return thr, tp.astype(np.int64), fp.astype(np.int64)
-
-
-def tpr_at_fpr(scores: FloatArray, member: NDArray[np.bool_], fpr: float) -> float:
-    """Largest TPR on the empirical ROC curve (threshold "score ≥ τ") with FPR ≤ ``fpr``.
-
-    >>> scores = np.array([0.9, 0.8, 0.7, 0.6, 0.3, 0.2])
-    >>> member = np.array([True, True, False, True, False, False])
-    >>> tpr_at_fpr(scores, member, 0.0), tpr_at_fpr(scores, member, 1 / 3)
-    (0.6666666666666666, 1.0)
-    """
-    member = np.asarray(member, dtype=bool)
-    n_pos, n_neg = int(member.sum()), int((~member).sum())
-    _, tp, fp = roc_counts(scores, member)
-    ok = fp <= fpr * n_neg if n_neg else np.ones(len(fp), bool)
-    return float(tp[ok].max() / n_pos) if n_pos else 0.0
-
-
-def best_threshold(scores: FloatArray, member: NDArray[np.bool_]) -> float:
-    """Threshold maximising balanced accuracy of ``score ≥ τ`` on labelled records."""
-    thr = np.unique(scores)
-    member = np.asarray(member, dtype=bool)
-    acc = [0.5 * (np.mean(scores[member] >= t) + np.mean(scores[~member] < t)) for t in thr]
-    return float(thr[int(np.argmax(acc))])
-
-
-@dataclass(frozen=True)
-class AttackMetrics:
-    accuracy: float
-    auc: float
-    tpr_at_1pct_fpr: float
-    tpr_at_0_1pct_fpr: float
-
-    def as_dict(self) -> dict[str, float]:
-        return {k: getattr(self, k) for k in self.__dataclass_fields__}
-
-
-def attack_metrics(scores: FloatArray, member: NDArray[np.bool_], threshold: float) -> AttackMetrics:
-    """Balanced accuracy of ``score ≥ threshold``, AUC and TPR at 1 % / 0.1 % FPR."""
-    member = np.asarray(member, dtype=bool)
-    acc = 0.5 * (np.mean(scores[member] >= threshold) + np.mean(scores[~member] < threshold))
-    return AttackMetrics(
-        accuracy=float(acc),
-        auc=float(roc_auc_score(member.astype(int), scores)),
-        tpr_at_1pct_fpr=tpr_at_fpr(scores, member, 0.01),
-        tpr_at_0_1pct_fpr=tpr_at_fpr(scores, member, 0.001),
-    )
-
-
-def clopper_pearson(k: int, n: int, alpha: float = 0.05) -> tuple[float, float]:
-    """Two-sided exact ([ClopperPearson]) ``1 − alpha`` interval for a binomial proportion.
-
-    >>> lo, hi = clopper_pearson(0, 10)
-    >>> lo, round(hi, 6), round(1 - 0.025 ** (1 / 10), 6)
-    (0.0, 0.308497, 0.308497)
-    """
-    lo = 0.0 if k == 0 else float(stats.beta.ppf(alpha / 2, k, n - k + 1))
-    hi = 1.0 if k == n else float(stats.beta.ppf(1 - alpha / 2, k + 1, n - k))
-    return lo, hi
-
-
-def pooled(values: Sequence[AttackMetrics]) -> AttackMetrics:
-    """Mean of per-client metrics."""
-    fields = AttackMetrics.__dataclass_fields__
-    return AttackMetrics(*(float(np.mean([getattr(v, f) for v in values])) for f in fields))
-
-
-@dataclass(frozen=True)
-class DPCheck:
-    """One point of the audit against a ``μ``-GDP guarantee: at the empirical threshold with FPR ≤ level,
-    the Clopper–Pearson lower end of the TPR must not exceed ``1 − f_G(FPR_upper)`` ([SecAgg-MIA], Prop. 1),
-    ``FPR_upper`` being the Clopper–Pearson upper end of the FPR."""
-
-    level: float
-    fpr: float
-    tpr: float
-    tpr_lower: float
-    fpr_upper: float
-    tpr_bound: float
-
-    @property
-    def consistent(self) -> bool:
-        return self.tpr_lower <= self.tpr_bound + 1e-12
-
-
-def dp_consistency(
-    scores: FloatArray,
-    member: NDArray[np.bool_],
-    mu: float,
-    levels: Sequence[float] = (0.001, 0.01, 0.05, 0.1, 0.2),
-    alpha: float = 0.05,
-) -> list[DPCheck]:
-    """Audit membership scores against the ``μ``-GDP trade-off curve ``TPR ≤ 1 − f_G(FPR)``.
-
-    A ``μ``-GDP training makes every test between "record in" and "record out" satisfy
-    ``TPR ≤ 1 − f_G(FPR) = Φ(Φ⁻¹(FPR) + μ)``; averaging over records keeps the bound because it is concave.
-    Each check uses one threshold (the one giving the largest TPR with empirical FPR ≤ level).
-    """
-    member = np.asarray(member, dtype=bool)
-    n_pos, n_neg = int(member.sum()), int((~member).sum())
-    _, tp, fp = roc_counts(scores, member)
-    out = []
-    for level in levels:
-        ok = np.flatnonzero(fp <= level * n_neg)
-        i = int(ok[np.argmax(tp[ok])])  # ok is never empty: τ = inf has fp = 0
-        k_tp, k_fp = int(tp[i]), int(fp[i])
-        tpr_lo, _ = clopper_pearson(k_tp, n_pos, alpha)
-        _, fpr_hi = clopper_pearson(k_fp, n_neg, alpha)
-        bound = 1.0 if np.isinf(mu) else float(1.0 - gaussian_tradeoff(mu, fpr_hi)[0])
-        out.append(DPCheck(level, k_fp / n_neg, k_tp / n_pos, tpr_lo, fpr_hi, bound))
-    return out
+    def scores(self, proba: FloatArray, y: IntArray) -> FloatArray:
+        feats = self.ensemble.features(proba, y)
+        if self.aligner is not None:
+            feats = self.aligner.transform(feats)
+        return np.asarray(self.meta.predict_proba(feats)[:, 1], dtype=float)

@@ -36,7 +36,8 @@ def test_cli_mia_json_keys(capsys) -> None:  # type: ignore[no-untyped-def]
     out = json.loads(capsys.readouterr().out)
     assert code == 0
     row = out["rows"][0]
-    assert set(row["attacks"]) == {"ensemble", "ensemble_no_adapt", "loss", "lira"}
+    assert set(row["attacks"]) == {"ensemble", "ensemble_no_adapt", "loss", "lira", "lira_offline",
+                                   "lira_online"}
     for metrics in row["attacks"].values():
         assert set(metrics) == {"accuracy", "auc", "tpr_at_1pct_fpr", "tpr_at_0_1pct_fpr"}
     assert row["epsilon"] <= 10.0 + 1e-6
