@@ -10,7 +10,9 @@ XML formats, plus the JSON reader used to re-check exported trees.
 * ADTool: the ``<adtree>`` format of ADTool 2 (``<node refinement="disjunctive|conjunctive">`` with a
   ``<label>`` and an optional ``<comment>``; a leaf is written ``disjunctive`` as ADTool does), or with
   ``sequential=True`` its ``<sandtree>`` format in which IIIf's and-attacks, which are sequential, are
-  ``refinement="sequential"``. XML trees cannot share nodes: shared sub-attacks are repeated.
+  ``refinement="sequential"``. XML trees cannot share nodes: shared sub-attacks are repeated. Given step
+  attributes, the export declares ADTool's domains and writes every node's values
+  (:mod:`checker.attack_trees.adtool`, which also reads the XML back).
 
 Display formats (text, DOT, ADTool) flatten, by default, an or-attack nested as a child of an or-attack
 with the *same* pair into its parent (the or-chain shape that IIIf's or-validity needs for more than two
@@ -24,6 +26,8 @@ from collections.abc import Sequence
 from typing import Any
 from xml.sax.saxutils import escape
 
+from checker.attack_trees import adtool
+from checker.attack_trees.attributes import StepAttributes, StepTable, as_table
 from checker.attack_trees.generation import AttackFound, NoAttack
 from checker.attack_trees.labels import Change, StepLabel, format_value
 from checker.attack_trees.tree import AndAttack, AttackTree, BaseAttack, OrAttack
@@ -317,12 +321,21 @@ def tree_to_dot(tree: AttackTree, kripke: Kripke | None = None, *, goal_text: st
 
 # =============================================================================== ADTool XML
 def tree_to_adtool(tree: AttackTree, kripke: Kripke | None = None, *, goal_text: str | None = None,
-                   flatten: bool = True, sequential: bool = False) -> str:
+                   flatten: bool = True, sequential: bool = False,
+                   attributes: StepAttributes | StepTable | None = None) -> str:
     """ADTool 2 XML: ``<adtree>`` (and = ``conjunctive``) or, with ``sequential``, ``<sandtree>`` (and =
-    ``sequential``). Each node has a ``<label>`` and a ``<comment>`` with its pair of state sets."""
+    ``sequential``). Each node has a ``<label>`` and a ``<comment>`` with its pair of state sets. With
+    ``attributes`` (:mod:`checker.attack_trees.attributes`), the domains of
+    :mod:`checker.attack_trees.adtool` are declared and every node carries its values (``basic`` on
+    leaves, ``derived`` on inner nodes)."""
     root_tag = "sandtree" if sequential else "adtree"
     and_ref = "sequential" if sequential else "conjunctive"
     out = ['<?xml version="1.0" encoding="UTF-8" standalone="yes"?>', f"<{root_tag}>"]
+    domains = adtool.SANDTREE_DOMAINS if sequential else adtool.ADTREE_DOMAINS
+    ids = adtool.domain_ids(domains)
+    values = ({} if attributes is None else
+              adtool.node_values(tree, as_table(attributes), domains,
+                                 lambda node: display_children(node, flatten)))
 
     def emit(node: AttackTree, depth: int, is_root: bool) -> None:
         kids = display_children(node, flatten)
@@ -334,11 +347,16 @@ def tree_to_adtool(tree: AttackTree, kripke: Kripke | None = None, *, goal_text:
         out.append(f'{pad}<node refinement="{ref}">')
         out.append(f"{pad}  <label>{escape(text)}</label>")
         out.append(f"{pad}  <comment>{escape(comment)}</comment>")
+        if attributes is not None:
+            out.extend(adtool.parameter_lines(values[id(node)], ids, "derived" if kids else "basic",
+                                              pad + "  "))
         for c in kids:
             emit(c, depth + 1, False)
         out.append(f"{pad}</node>")
 
     emit(tree, 1, True)
+    if attributes is not None:
+        out.extend(adtool.domain_lines(domains, "  "))
     out.append(f"</{root_tag}>")
     return "\n".join(out) + "\n"
 
