@@ -2,14 +2,14 @@
 
 TARGET is a mechanism string (``gaussian:mu=1[:d=D]``, ``laplace:b=1[:s=S]``, ``rr:p=3/4``,
 ``secagg:uniform|exponential:n=10[:d=1]``), a JSON file ``{"p0": {outcome: prob}, "p1": {...},
-"formal_eps": E}`` (probabilities as numbers or fraction strings), or a scenario file (``.fl``) or
-``example:NAME`` whose worst neighbouring pair's observation distributions come from
-:func:`checker.app.privacy_fl.privacy_report`.
+"formal_eps": E}`` (probabilities as numbers or fraction strings), or a scenario file (``.fl``), a
+bundled scenario's name or ``example:NAME`` (:func:`checker.app.load.load_fl_model`) whose worst
+neighbouring pair's observation distributions come from :func:`checker.app.privacy_fl.privacy_report`.
 
 ``--json`` prints keys ``eps``, ``delta``, ``fpr``, ``fnr``, ``eps_lower`` (and more); ``--plot FILE.png``
 is written atomically (never over TARGET). ``--trials`` is refused up front when the samples would not
 fit in the available memory (:func:`audit_bytes`). Exit codes: 0 consistent, 1 the audit contradicts the
-mechanism's known ε or the formal ε, 2 bad input.
+mechanism's known ε or the formal ε (or unknown: an exploration limit stopped the model), 2 bad input.
 
 The audit engines import scipy (over a second) and the plots matplotlib: they are imported by the
 command that runs them, so that the other commands start fast.

@@ -11,9 +11,9 @@ import sys
 
 from checker.cli.defines import add_define_option, defines_of
 from checker.cli.options import output_file, positive_int, seconds
+from checker.errors import InputError
 from checker.io.files import check_output_path
 from checker.mc.explore import Limits, stderr_progress
-from checker.verdict import EXIT_BAD_INPUT
 
 
 def register(sub: argparse._SubParsersAction) -> None:
@@ -45,9 +45,7 @@ def run(args: argparse.Namespace) -> int:
     from checker.app.report import render_json, render_table, write_report  # lazy: with the pipeline
 
     if args.report and not args.report.lower().endswith((".md", ".html", ".htm")):
-        print(f"flcheck: error: --report {args.report}: expected a file name ending in .md or .html",
-              file=sys.stderr)
-        return EXIT_BAD_INPUT
+        raise InputError(f"--report {args.report}: expected a file name ending in .md or .html")
     scenario = scenario_path(args.scenario)
     if args.report:  # refused before exploring: the report must never replace the scenario
         check_output_path(args.report, [scenario])
@@ -70,9 +68,8 @@ def run(args: argparse.Namespace) -> int:
     if args.property:
         missing = sorted(set(args.property) - {r.name for r in report.results})
         if missing:
-            print(f"flcheck: error: no property named {', '.join(missing)}; the scenario has: "
-                  f"{', '.join(p.name for p in report.scenario.properties)}", file=sys.stderr)
-            return EXIT_BAD_INPUT
+            raise InputError(f"no property named {', '.join(missing)}; the scenario has: "
+                             f"{', '.join(p.name for p in report.scenario.properties)}")
     print(render_json(report) if args.json else render_table(report))
     if args.json:  # the table shows why a property holds vacuously; under JSON, stderr does
         for result in report.results:

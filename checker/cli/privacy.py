@@ -12,8 +12,9 @@ MODEL is a scenario file (``.fl``; its ``neighbour`` declarations are checked to
 * ``example:seed`` — the published rules; keys ``clients`` (2), ``rounds`` (1), ``events`` (4),
   ``mechanism`` (``none``), ``extra`` (1).
 
-Exit status: 0 NI-FL-DP holds for ``--eps`` (without ``--eps``: for some finite ε), also vacuously;
-1 violated; 2 bad input.
+Exit status: 0 NI-FL-DP holds for ``--eps`` (without ``--eps``: for some finite ε), also vacuously
+(the premise that is never satisfied is named: in the text, on stderr under ``--json``); 1 violated,
+or unknown when an exploration limit stopped the observed system; 2 bad input.
 """
 
 from __future__ import annotations
@@ -85,17 +86,18 @@ def register(sub: argparse._SubParsersAction) -> None:
 
 
 def epsilon(text: str) -> Eps:
-    """``--eps``: ε read exactly (:meth:`Eps.parse`), refused while parsing when it is no ε or its
-    float overflows (the figures are printed as floats)."""
+    """``--eps``: ε read exactly (:meth:`Eps.parse`), refused while parsing when it is no ε or when
+    ``e^ε`` overflows a float (the bounds and figures are evaluated in floating point; ``inf`` says
+    "no guarantee")."""
     from checker.privacy.ni_fl_dp import Eps  # lazy: mpmath is imported only when --eps is given
 
     try:
         eps = Eps.parse(text)
-        float(eps)
+        eps.exp_float()
     except ValueError as exc:
         raise argparse.ArgumentTypeError(str(exc)) from None
     except OverflowError:
-        raise argparse.ArgumentTypeError(f"{text!r} is too large for a float") from None
+        raise argparse.ArgumentTypeError(f"{text!r} is too large: e^ε overflows a float (use inf)") from None
     return eps
 
 

@@ -53,6 +53,7 @@ def _one_line_error(capsys: pytest.CaptureFixture[str], argv: list[str]) -> str:
     (["check", LINK_LOSS, "--max-seconds", "-3"], "--max-seconds", "-3"),
     (["privacy", "example:seed", "--eps", "nan"], "--eps", "nan"),
     (["privacy", "example:seed", "--eps", "-1"], "--eps", "-1"),
+    (["privacy", "example:seed", "--eps", "100000000000000000"], "--eps", "100000000000000000"),
     (["privacy", "example:seed", "--max-memory-mb", "inf"], "--max-memory-mb", "inf"),
     (["audit", "rr:p=3/4", "--formal-eps", "nan"], "--formal-eps", "nan"),
     (["audit", "rr:p=3/4", "--seed", "-1"], "--seed", "-1"),
@@ -134,6 +135,10 @@ def test_errors_under_json_are_a_json_object(capsys: pytest.CaptureFixture[str])
     doc = json.loads(captured.out)
     assert doc["command"] == "ctl" and doc["error"]["file"] == "<formula>" and doc["error"]["line"] == 1
     assert isinstance(doc["error"]["column"], int)
+    code = main(["check", LINK_LOSS, "--report", "r.txt", "--json"])
+    captured = capsys.readouterr()
+    assert code == EXIT_BAD_INPUT and json.loads(captured.out)["command"] == "check"
+    assert captured.err == "flcheck: error: --report r.txt: expected a file name ending in .md or .html\n"
     code = main(["explore", "no_such_scenario", "--json"])
     doc = json.loads(capsys.readouterr().out)
     assert code == EXIT_BAD_INPUT and doc["command"] == "explore"
