@@ -1,6 +1,6 @@
-"""Leakage experiments of seed 001: ``I(X_B; G)`` of a FedSGD client, estimated by MINE, H-MINE and the
+"""Leakage experiments of [FL-MI]: ``I(X_B; G)`` of a FedSGD client, estimated by MINE, H-MINE and the
 covariance sum, first on Gaussian cases with known MI, then on logistic regression over a synthetic
-tabular task (``flmodel.training.tabular_dataset``) with the trends of seed 001 Sec. 5: batch size,
+tabular task (``flmodel.training.tabular_dataset``) with the trends of [FL-MI] Sec. 5: batch size,
 gradient noise, training step, class imbalance.
 
 One MI sample is a fresh IID batch ``X_B`` (items ``(x, y)``, ``dx = d + 1``) and the client message

@@ -32,7 +32,9 @@ def test_cli_sratta_json_keys_and_plot(tmp_path, capsys) -> None:  # type: ignor
 
 def test_cli_mia_json_keys(capsys) -> None:  # type: ignore[no-untyped-def]
     code = main(["attack", "mia", "--epsilons", "10", "--clients", "2", "--per-client", "30", "--rounds", "2",
-                 "--local-epochs", "5", "--json"])
+                 "--local-epochs", "5", "--batch-size", "10", "--snps", "300",
+                 "--challenge-nonmembers", "100",
+                 "--json"])
     out = json.loads(capsys.readouterr().out)
     assert code == 0
     row = out["rows"][0]
