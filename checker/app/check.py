@@ -46,6 +46,7 @@ import numpy as np
 from checker.app.load import resolve_scenario_path
 from checker.app.privacy_fl import assess_pair
 from checker.app.privacy_observation import end_of_run_distribution, scheduler_independent
+from checker.app.scenario_vocabulary import scenario_vocabulary
 from checker.attack_trees.generation import AttackFound, generate_attack_tree
 from checker.errors import InputError, Position
 from checker.io.render import json_value, value_text
@@ -58,6 +59,7 @@ from checker.mc.ctl import ModelChecker
 from checker.mc.ctl_parse import parse_formula
 from checker.mc.explore import Limits, ProgressCallback, explore
 from checker.mc.kripke import Kripke
+from checker.mc.vocabulary import Vocabulary, check_formula
 from checker.privacy.ni_fl_dp import Eps
 from checker.verdict import Verdict
 from flmodel.errors import Diagnostic, ModelError
@@ -458,17 +460,21 @@ KINDS = {"ctl": _ctl, "attack_tree": _attack_tree, "privacy": _privacy, "advanta
 
 
 # ------------------------------------------------------------------------------------------ entry points
-def _validate_formulas(scenario: Scenario, kripke: Kripke) -> list[Diagnostic]:
-    """Parse every formula first and evaluate its atoms, so that all formula errors are reported at once
-    (with their positions in the scenario file) before any property is decided."""
+def _validate_formulas(scenario: Scenario, kripke: Kripke | None, vocabulary: Vocabulary) -> list[Diagnostic]:
+    """Parse every formula and check its atoms against the vocabulary (before exploring: ``kripke``
+    ``None``) or evaluate them on the explored structure, so that all formula errors are reported at
+    once (with their positions in the scenario file) before any property is decided."""
     diags: list[Diagnostic] = []
-    evaluator = AtomEvaluator(kripke)
+    evaluator = None if kripke is None else AtomEvaluator(kripke)
     for p in scenario.properties:
         if p.formula is None:
             continue
         try:
-            for atom in ctl_ast.atoms_of(_parse(p)):
-                evaluator.evaluate(atom)
+            formula = _parse(p)
+            check_formula(formula, vocabulary)
+            if evaluator is not None:
+                for atom in ctl_ast.atoms_of(formula):
+                    evaluator.evaluate(atom)
         except InputError as exc:
             pos = exc.position or Position(scenario.source)
             exp = f"; expected {exc.expected}" if exc.expected else ""
@@ -489,9 +495,14 @@ def check_scenario(scenario: Scenario, *, limits: Limits | None = None, path: st
     problems = check_observables(scenario, set(system.observable_names()))
     if problems:
         raise ModelError(problems)
+    vocabulary = scenario_vocabulary(system)
+    diags = _validate_formulas(scenario, None, vocabulary)
+    if diags:
+        raise ModelError(diags)
     kripke = explore(system, limits=lim, source=scenario.source, progress=progress)
+    kripke.vocabulary = vocabulary
     t1 = time.perf_counter()
-    diags = _validate_formulas(scenario, kripke)
+    diags = _validate_formulas(scenario, kripke, vocabulary)
     if diags:
         raise ModelError(diags)
     ctx = _Context(scenario, system, kripke, lim)

@@ -15,7 +15,7 @@ from typing import Any
 import numpy as np
 
 from checker.io.files import write_atomic
-from checker.io.prism_files import data_line, input_error, read_lab, read_sta, read_tra
+from checker.io.prism_files import MAX_EXPLICIT_STATES, data_line, input_error, read_lab, read_sta, read_tra
 from checker.mc.kripke import Kripke
 from checker.mc.ts import Action
 
@@ -60,20 +60,31 @@ def read_explicit(path_or_prefix: str | Path | Sequence[str | Path], *, probabil
     n = t["num_states"]
     n_edges = len(t["src"])
     n_from_edges = int(max(t["src"].max(), t["dst"].max())) + 1 if n_edges else 1
+    if n is not None and n > MAX_EXPLICIT_STATES:
+        raise input_error(tra, t["header_line"], f"the header announces {n} states",
+                          f"at most {MAX_EXPLICIT_STATES} states")
     n_lab = 0
-    if lab is not None:
+    if lab is not None:  # with a header, labels only on its states
         labels_ids, n_lab = read_lab(lab, n)
-    observables: dict[str, Any] = {}
-    n_sta = 0
-    if sta and sta_path is not None:
-        observables, n_sta = read_sta(sta_path, n)
-    if n is None:
-        n = max(n_from_edges, n_lab, n_sta)
-    elif n_from_edges > n:
-        row = int(np.flatnonzero((t["src"] >= n) | (t["dst"] >= n))[0])
+    # Without a state count (Storm), the states are 0 .. the largest id of the transitions or labels
+    # (a labelled state after the last transition is a deadlock): an id beyond the most states an
+    # explicit file may have is refused before allocating.
+    limit = MAX_EXPLICIT_STATES if n is None else n
+    if n_from_edges > limit:
+        row = int(np.flatnonzero((t["src"] >= limit) | (t["dst"] >= limit))[0])
+        reason = "(header)" if n is not None else "(the most states of an explicit model)"
         raise input_error(tra, data_line(tra, t["header_line"], row),
                           f"state id {max(int(t['src'][row]), int(t['dst'][row]))} out of range",
-                          f"ids below {n} (header)")
+                          f"ids below {limit} {reason}")
+    if n_lab > limit:
+        assert lab is not None
+        raise input_error(lab, None, f"state id {n_lab - 1} out of range",
+                          f"ids below {limit} (the most states of an explicit model)")
+    if n is None:
+        n = max(n_from_edges, n_lab)
+    observables: dict[str, Any] = {}
+    if sta and sta_path is not None:
+        observables, _ = read_sta(sta_path, n)
     for col in observables.values():
         if len(col) < n:
             raise input_error(sta_path or tra, None, f"valuations cover {len(col)} states, the model has {n}")

@@ -18,6 +18,12 @@ import numpy as np
 from checker.errors import InputError, Position
 
 STORM_HEADERS = {"dtmc", "mdp", "ctmc", "ma"}
+_BOM = b"\xef\xbb\xbf"
+
+
+#: The most states an explicit file may describe (its arrays then take a few GiB); a state id beyond is
+#: refused before anything of that size is allocated.
+MAX_EXPLICIT_STATES = 100_000_000
 
 
 def input_error(path: str | Path, line: int | None, message: str, expected: str | None = None) -> InputError:
@@ -27,9 +33,21 @@ def input_error(path: str | Path, line: int | None, message: str, expected: str 
 
 
 
+def check_utf8(path: Path, data: bytes) -> None:
+    """Raise an input error naming the line of the first byte of ``data`` that is not UTF-8."""
+    try:
+        data.decode("utf-8")
+    except UnicodeDecodeError as exc:
+        line = data[: exc.start].count(b"\n") + 1
+        raise input_error(path, line, f"byte 0x{data[exc.start]:02x} is not UTF-8 text",
+                          "a UTF-8 text file") from None
+
+
 def _first_line(path: Path) -> tuple[str, int]:
-    """The first non-blank line and its 1-based number."""
-    with open(path, encoding="utf-8") as fh:
+    """The first non-blank line (a UTF-8 byte-order mark dropped) and its 1-based number; the whole
+    file is checked to be UTF-8 first."""
+    check_utf8(path, path.read_bytes())
+    with open(path, encoding="utf-8-sig") as fh:
         for no, line in enumerate(fh, 1):
             if line.strip():
                 return line.strip(), no
@@ -49,6 +67,9 @@ def _find_tra_error(path: Path, header_line: int, ncols: int) -> InputError | No
             for i, tok in enumerate(parts[:-1]):
                 if not tok.isdigit():
                     return input_error(path, no, f"field {i + 1} is {tok!r}", "a non-negative integer")
+                if len(tok) > 18:
+                    return input_error(path, no, f"state or choice index {tok} out of range",
+                                       f"indices below {MAX_EXPLICIT_STATES}")
             try:
                 Fraction(parts[-1])
             except (ValueError, ZeroDivisionError):
@@ -169,10 +190,14 @@ def _read_exact_column(path: Path, header_line: int, ncols: int) -> list[Fractio
                 continue
             tok = line.split()[ncols - 1] if len(line.split()) >= ncols else ""
             try:
-                out.append(Fraction(tok))
+                value = Fraction(tok)
             except (ValueError, ZeroDivisionError):
                 raise input_error(path, no, f"probability {tok!r} is not a number",
                                   "a decimal or p/q") from None
+            if not 0 <= value <= 1:
+                raise input_error(path, no, f"probability {tok} is not in [0, 1]",
+                                  "a decimal or p/q in [0, 1]")
+            out.append(value)
     return out
 
 
@@ -217,6 +242,8 @@ def read_lab(path: str | Path, num_states: int | None = None) -> tuple[dict[str,
     """Read a ``.lab`` file (either flavour): ``(labels name -> sorted state ids, max id + 1)``."""
     path = Path(path)
     data = path.read_bytes()
+    check_utf8(path, data)
+    data = data.removeprefix(_BOM)
     text_head = data[:4096].decode("utf-8", "replace")
     names: list[str]
     if text_head.lstrip().startswith("#DECLARATION"):
@@ -307,6 +334,8 @@ def read_sta(path: str | Path, num_states: int | None = None) -> tuple[dict[str,
     values for non-integer variables) and the number of states it describes."""
     path = Path(path)
     data = path.read_bytes()
+    check_utf8(path, data)
+    data = data.removeprefix(_BOM)
     nl = data.find(b"\n")
     head = data[: nl if nl >= 0 else len(data)].decode("utf-8").strip()
     m = re.fullmatch(r"\((.*)\)", head)

@@ -21,7 +21,7 @@ one of that name, else a symbolic constant such as ``get_grad``), :class:`Const`
 from __future__ import annotations
 
 import re
-from collections.abc import Iterator
+from collections.abc import Callable, Iterator
 from dataclasses import dataclass, field
 from fractions import Fraction
 
@@ -98,10 +98,13 @@ class Formula:
         return ()
 
     def subformulas(self) -> Iterator[Formula]:
-        """This formula and all its sub-formulas, pre-order."""
-        yield self
-        for c in self.children():
-            yield from c.subformulas()
+        """This formula and all its sub-formulas, pre-order (an explicit stack: formulas may nest
+        thousands of operators deep)."""
+        stack: list[Formula] = [self]
+        while stack:
+            f = stack.pop()
+            yield f
+            stack.extend(reversed(f.children()))
 
 
 @dataclass(frozen=True)
@@ -332,6 +335,26 @@ class AR(Binary):
     """``A[f R g] = gfp Z. g ∩ (f ∪ AX Z)``."""
 
     Q, OP = "A", "R"
+
+
+def _cache_hash(cls: type) -> None:
+    """Make ``cls``'s structural hash computed once per value: a formula is hashed at every memo
+    look-up, and recomputing it would cost its whole depth each time."""
+    structural: Callable[[object], int] = cls.__hash__  # type: ignore[assignment]  # the class attribute, called unbound with the instance
+
+    def cached_hash(self: object) -> int:
+        got = self.__dict__.get("_hash")
+        if got is None:
+            got = structural(self)
+            object.__setattr__(self, "_hash", got)  # frozen dataclass: bypass the read-only setattr
+        return int(got)
+
+    cls.__hash__ = cached_hash  # type: ignore[assignment,method-assign]  # same signature as the generated one
+
+
+for _cls in (Ref, Const, VectorLit, SetLit, TrueF, FalseF, Label, Compare, Member, Enabled, Not, And, Or,
+             Implies, Iff, EX, AX, EF, AF, EG, AG, EU, AU, ER, AR):
+    _cache_hash(_cls)
 
 
 UNARY_OPS: dict[str, type[Unary]] = {c.OP: c for c in (EX, AX, EF, AF, EG, AG)}

@@ -8,7 +8,8 @@ action id form one probability distribution (an MDP choice); a DTMC has one acti
 
 Sets of states are numpy boolean arrays of length ``num_states``. Atomic propositions are ``labels``
 (name -> boolean array); richer per-state data for the property language are ``observables``
-(name -> sequence of values, one per state).
+(name -> sequence of values, one per state). ``vocabulary``, when the model's builder gives one, types the
+observables and names the rules a property may mention (:mod:`checker.mc.vocabulary`).
 
 An *incomplete* structure (an exploration limit was hit) has ``complete = False``; its ``frontier`` marks
 the states that were discovered but whose successors were not computed. Algorithms must not treat
@@ -26,6 +27,7 @@ from typing import Any
 import numpy as np
 
 from checker.mc.ts import Action, ObservableValue
+from checker.mc.vocabulary import Vocabulary
 
 
 @dataclass(eq=False)
@@ -54,6 +56,7 @@ class Kripke:
     frontier: np.ndarray | None = None
     source: str = "<model>"
     stats: dict[str, float] = field(default_factory=dict)
+    vocabulary: Vocabulary | None = None
 
     # ------------------------------------------------------------------ construction helpers
     @classmethod

@@ -3,7 +3,9 @@
 :class:`SatisfactionSets` computes, memoised per sub-formula, the lower and upper bound of the set of
 states satisfying a formula: bottom-up over the syntax, atoms by :mod:`checker.mc.atoms`, temporal
 operators by the vectorised fixpoints of :mod:`checker.mc.fixpoints` (the universal ones as duals of the
-existential ones). Verdicts, evidence and vacuity build on it (:mod:`checker.mc.ctl`).
+existential ones), on an explicit stack. Every formula is first checked against the structure's
+vocabulary (:mod:`checker.mc.vocabulary`). Verdicts, evidence and vacuity build on it
+(:mod:`checker.mc.ctl`).
 """
 
 from __future__ import annotations
@@ -15,8 +17,10 @@ import numpy as np
 from checker.mc import ctl_ast, reach
 from checker.mc.atoms import AtomEvaluator
 from checker.mc.ctl_parse import parse_formula
+from checker.mc.explore import LazyObservables
 from checker.mc.fixpoints import Graph, Semantics
 from checker.mc.kripke import Kripke
+from checker.mc.vocabulary import ValueType, Vocabulary, check_formula
 
 Bounds = tuple[np.ndarray, np.ndarray]
 
@@ -40,6 +44,8 @@ class SatisfactionSets:
         self.atoms = AtomEvaluator(kripke)
         self.exact = self.graph.frontier is None
         self._memo: dict[ctl_ast.Formula, Bounds] = {}
+        self.vocabulary = vocabulary_of_kripke(kripke)
+        self._checked: set[ctl_ast.Formula] = set()
         n = kripke.num_states
         self._true = np.ones(n, dtype=bool)
         self._false = np.zeros(n, dtype=bool)
@@ -54,8 +60,10 @@ class SatisfactionSets:
         f = as_formula(formula)
         got = self._memo.get(f)
         if got is None:
-            got = self._compute(f)
-            self._memo[f] = got
+            if f not in self._checked:
+                check_formula(f, self.vocabulary)
+                self._checked.add(f)
+            got = self._bounds(f)
         return got
 
     def ef(self, target: np.ndarray) -> np.ndarray:
@@ -88,8 +96,27 @@ class SatisfactionSets:
             return neg, neg
         return ~hi, ~lo
 
-    def _compute(self, f: ctl_ast.Formula) -> Bounds:
-        graph = self.graph
+    def _bounds(self, root: ctl_ast.Formula) -> Bounds:
+        """Bounds of ``root`` and its sub-formulas, bottom-up on an explicit stack (a formula nested
+        thousands of operators deep needs no recursion)."""
+        memo = self._memo
+        stack = [root]
+        while stack:
+            f = stack[-1]
+            if f in memo:
+                stack.pop()
+                continue
+            missing = [d for d in _dependencies(f) if d not in memo]
+            if missing:
+                stack.extend(missing)
+                continue
+            memo[f] = self._combine(f)
+            stack.pop()
+        return memo[root]
+
+    def _combine(self, f: ctl_ast.Formula) -> Bounds:
+        """The bounds of ``f`` from those of its :func:`_dependencies` (already in the memo)."""
+        graph, memo = self.graph, self._memo
         if isinstance(f, ctl_ast.TrueF):
             return self._true, self._true
         if isinstance(f, ctl_ast.FalseF):
@@ -97,10 +124,13 @@ class SatisfactionSets:
         if isinstance(f, ctl_ast.Atom):
             lo, hi = self.atoms.evaluate(f)
             return (lo, lo) if self.exact else (lo, hi)
+        rewritten = _rewrite(f)
+        if rewritten is not None:
+            return memo[rewritten]
         if isinstance(f, ctl_ast.Not):
-            return self._neg(self.sat_bounds(f.arg))
+            return self._neg(memo[f.arg])
         if isinstance(f, ctl_ast.And | ctl_ast.Or):
-            parts = [self.sat_bounds(a) for a in f.args]
+            parts = [memo[a] for a in f.args]
             op = np.logical_and if isinstance(f, ctl_ast.And) else np.logical_or
             start = self._true if isinstance(f, ctl_ast.And) else self._false
             lo = start.copy()
@@ -112,42 +142,67 @@ class SatisfactionSets:
             for p in parts:
                 op(hi, p[1], out=hi)
             return lo, hi
-        if isinstance(f, ctl_ast.Implies):
-            return self.sat_bounds(ctl_ast.Or((ctl_ast.Not(f.left), f.right)))
-        if isinstance(f, ctl_ast.Iff):
-            return self.sat_bounds(
-                ctl_ast.Or(
-                    (ctl_ast.And((f.left, f.right)), ctl_ast.And((ctl_ast.Not(f.left), ctl_ast.Not(f.right))))
-                )
-            )
         if isinstance(f, ctl_ast.EX):
-            return self._both(graph.ex, self.sat_bounds(f.arg))
+            return self._both(graph.ex, memo[f.arg])
         if isinstance(f, ctl_ast.EF):
-            return self._both(lambda x, o: graph.eu(self._true, x, o), self.sat_bounds(f.arg))
+            return self._both(lambda x, o: graph.eu(self._true, x, o), memo[f.arg])
         if isinstance(f, ctl_ast.EG):
-            return self._both(graph.eg, self.sat_bounds(f.arg))
+            return self._both(graph.eg, memo[f.arg])
         if isinstance(f, ctl_ast.EU):
-            return self._both(graph.eu, self.sat_bounds(f.left), self.sat_bounds(f.right))
-        if isinstance(f, ctl_ast.ER):
-            # E[f R g] = E[g U (f ∧ g)] ∨ EG g
-            return self.sat_bounds(
-                ctl_ast.Or((ctl_ast.EU(f.right, ctl_ast.And((f.left, f.right))), ctl_ast.EG(f.right)))
-            )
-        # universal operators: duals of the existential ones (fixpoints module docstring)
-        if isinstance(f, ctl_ast.AX):
-            return self.sat_bounds(ctl_ast.Not(ctl_ast.EX(ctl_ast.Not(f.arg))))
-        if isinstance(f, ctl_ast.AG):
-            return self.sat_bounds(ctl_ast.Not(ctl_ast.EF(ctl_ast.Not(f.arg))))
-        if isinstance(f, ctl_ast.AF):
-            return self.sat_bounds(ctl_ast.Not(ctl_ast.EG(ctl_ast.Not(f.arg))))
-        if isinstance(f, ctl_ast.AR):
-            return self.sat_bounds(ctl_ast.Not(ctl_ast.EU(ctl_ast.Not(f.left), ctl_ast.Not(f.right))))
-        if isinstance(f, ctl_ast.AU):
-            nl, nr = ctl_ast.Not(f.left), ctl_ast.Not(f.right)
-            return self.sat_bounds(
-                ctl_ast.Not(ctl_ast.Or((ctl_ast.EU(nr, ctl_ast.And((nl, nr))), ctl_ast.EG(nr))))
-            )
+            return self._both(graph.eu, memo[f.left], memo[f.right])
         raise TypeError(f"not a CTL formula: {f!r}")
+
+
+def _rewrite(f: ctl_ast.Formula) -> ctl_ast.Formula | None:
+    """The formula over ``! & | EX EF EG EU`` that ``f`` abbreviates (``None``: ``f`` is one of those)."""
+    if isinstance(f, ctl_ast.Implies):
+        return ctl_ast.Or((ctl_ast.Not(f.left), f.right))
+    if isinstance(f, ctl_ast.Iff):
+        return ctl_ast.Or(
+            (ctl_ast.And((f.left, f.right)), ctl_ast.And((ctl_ast.Not(f.left), ctl_ast.Not(f.right))))
+        )
+    if isinstance(f, ctl_ast.ER):  # E[f R g] = E[g U (f ∧ g)] ∨ EG g
+        return ctl_ast.Or((ctl_ast.EU(f.right, ctl_ast.And((f.left, f.right))), ctl_ast.EG(f.right)))
+    # universal operators: duals of the existential ones (fixpoints module docstring)
+    if isinstance(f, ctl_ast.AX):
+        return ctl_ast.Not(ctl_ast.EX(ctl_ast.Not(f.arg)))
+    if isinstance(f, ctl_ast.AG):
+        return ctl_ast.Not(ctl_ast.EF(ctl_ast.Not(f.arg)))
+    if isinstance(f, ctl_ast.AF):
+        return ctl_ast.Not(ctl_ast.EG(ctl_ast.Not(f.arg)))
+    if isinstance(f, ctl_ast.AR):
+        return ctl_ast.Not(ctl_ast.EU(ctl_ast.Not(f.left), ctl_ast.Not(f.right)))
+    if isinstance(f, ctl_ast.AU):
+        nl, nr = ctl_ast.Not(f.left), ctl_ast.Not(f.right)
+        return ctl_ast.Not(ctl_ast.Or((ctl_ast.EU(nr, ctl_ast.And((nl, nr))), ctl_ast.EG(nr))))
+    return None
+
+
+def _dependencies(f: ctl_ast.Formula) -> tuple[ctl_ast.Formula, ...]:
+    """The formulas whose bounds :meth:`SatisfactionSets._combine` needs for ``f``."""
+    rewritten = _rewrite(f)
+    return (rewritten,) if rewritten is not None else f.children()
+
+
+def vocabulary_of_kripke(kripke: Kripke) -> Vocabulary:
+    """The vocabulary a structure carries: the one its builder gave, else its labels, the rules of
+    its actions and its observables (boolean and integer arrays typed, other values unchecked; an
+    explored structure's lazy columns are not evaluated for this)."""
+    if kripke.vocabulary is not None:
+        return kripke.vocabulary
+    observables: dict[str, ValueType] = {}
+    for name in kripke.observables:
+        values = None if isinstance(kripke.observables, LazyObservables) else kripke.observables[name]
+        if isinstance(values, np.ndarray) and values.dtype.kind == "b":
+            observables[name] = ValueType("bool")
+        elif isinstance(values, np.ndarray) and values.dtype.kind in "iu":
+            observables[name] = ValueType("int")
+        elif isinstance(values, list) and values and all(isinstance(v, bool) for v in values):
+            observables[name] = ValueType("bool")
+        else:
+            observables[name] = ValueType("any")
+    rules = frozenset(a.rule for a in kripke.actions) | frozenset(str(a) for a in kripke.actions)
+    return Vocabulary(labels=frozenset(kripke.labels), observables=observables, rules=rules)
 
 
 def as_formula(formula: ctl_ast.Formula | str) -> ctl_ast.Formula:
