@@ -22,6 +22,7 @@ import numpy as np
 from numpy.typing import NDArray
 from threadpoolctl import threadpool_limits  # type: ignore[import-untyped]  # threadpoolctl ships no type information
 
+from checker.app.leakage import run_leakage
 from checker.crossval import mia as mia_engine
 from checker.crossval import mia_lira
 from checker.crossval import sratta as sratta_engine
@@ -355,12 +356,6 @@ def _mia_row(
         "dp_audit": dp_checks,
     }
 
-
-def run_leakage(**options: Any) -> dict[str, Any]:
-    """Mutual-information leakage I(X_B; G) ([FL-MI]); see :mod:`checker.crossval.mine`."""
-    from checker.app.leakage import run_leakage as _run
-
-    return _run(**options)
 
 
 ATTACKS: dict[str, Callable[..., dict[str, Any]]] = {

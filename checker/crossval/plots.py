@@ -15,8 +15,8 @@ from matplotlib.backends.backend_agg import FigureCanvasAgg  # the Agg canvas li
 from matplotlib.figure import Figure
 
 from checker.crossval.audit import AuditResult
+from checker.crossval.curve_conversions import tradeoff_from_delta_curve
 from checker.crossval.gaussian import gaussian_tradeoff
-from checker.crossval.privacy_curves import tradeoff_from_delta_curve
 from checker.crossval.secagg import SecAggCurve, secagg_curve
 from checker.errors import InputError
 from checker.io.files import write_atomic_with

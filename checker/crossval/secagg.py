@@ -31,8 +31,9 @@ import numpy as np
 from numpy.typing import ArrayLike, NDArray
 from scipy import stats
 
+from checker.crossval.curve_conversions import CurveBracket, compose_bracket
 from checker.crossval.gaussian import gaussian_delta
-from checker.crossval.privacy_curves import CurveBracket, DiscretePLD, GridPLD, LossTails, compose_bracket
+from checker.crossval.privacy_curves import DiscretePLD, GridPLD, LossTails
 
 FloatArray = NDArray[np.float64]
 Entries = Literal["exponential", "uniform"]

@@ -1,4 +1,4 @@
-"""CTL model checking on explicit Kripke structures ([IIIf] MC; ``shared/iiif-notes.md``, [IIIf-FL]).
+"""CTL model checking on explicit Kripke structures ([IIIf] MC; ``spec/IIIF.md``, [IIIf-FL]).
 
 ``M ⊢ f`` (IIIf: every initial state of ``M`` is in the set ``f``) is decided by computing the
 satisfaction set of every sub-formula bottom-up as numpy boolean arrays; the temporal operators are the

@@ -1,4 +1,4 @@
-"""The CTL abstract syntax of flcheck's property language (IIIf MC theory, see ``shared/iiif-notes.md``).
+"""The CTL abstract syntax of flcheck's property language (IIIf MC theory, see ``spec/IIIF.md``).
 
 Formulas are immutable, hashable values (frozen dataclasses compared structurally; source positions are
 carried along but ignored by ``==``/``hash``), so a checker can memoise the satisfaction set of every

@@ -1,4 +1,4 @@
-"""Vectorised fixpoint primitives of CTL on CSR arrays (IIIf MC, ``shared/iiif-notes.md``).
+"""Vectorised fixpoint primitives of CTL on CSR arrays (IIIf MC, ``spec/IIIF.md``).
 
 Every CTL operator of flcheck reduces to three primitives and negation (proofs in the docstrings):
 

@@ -1,5 +1,5 @@
 """The seam between a model and the checker: a transition-system protocol (mirrors IIIf's ``state``
-class, see ``shared/iiif-notes.md``, MC).
+class, see ``spec/IIIF.md``, MC).
 
 The checker asks a model only for
 - its initial states,

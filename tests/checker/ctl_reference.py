@@ -1,5 +1,5 @@
 """An independent, naive CTL reference checker: pure-Python sets and fixpoint iteration straight from
-the definitions of IIIf MC (``shared/iiif-notes.md``), used to cross-check ``checker.mc.ctl``.
+the definitions of IIIf MC (``spec/IIIF.md``), used to cross-check ``checker.mc.ctl``.
 
 It shares nothing with the fast checker but the AST classes: no numpy fixpoints, no dualities, no
 SCCs — ``lfp`` iterates from the empty set, ``gfp`` from the full set.

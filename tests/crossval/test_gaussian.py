@@ -14,6 +14,7 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 from scipy import integrate, stats
 
+from checker.crossval.curve_conversions import delta_from_tradeoff, tradeoff_from_delta_curve
 from checker.crossval.gaussian import (
     gaussian_delta,
     gaussian_epsilon,
@@ -26,7 +27,6 @@ from checker.crossval.gaussian import (
     mahalanobis,
     worst_case_delta,
 )
-from checker.crossval.privacy_curves import delta_from_tradeoff, tradeoff_from_delta_curve
 
 
 def mp_gauss_delta(mu: float, eps: float) -> float:

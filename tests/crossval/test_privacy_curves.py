@@ -11,19 +11,21 @@ import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from checker.crossval.gaussian import rr_delta, rr_matrix
-from checker.crossval.privacy_curves import (
-    DiscretePLD,
-    GridPLD,
+from checker.crossval.curve_conversions import (
     advantage_from_eps_delta,
     best_advantage,
     delta_from_tradeoff,
     epsilon_for_delta,
+    tradeoff_from_delta_curve,
+)
+from checker.crossval.gaussian import rr_delta, rr_matrix
+from checker.crossval.privacy_curves import (
+    DiscretePLD,
+    GridPLD,
     exact_epsilon,
     hockey_stick,
     hockey_stick_exact,
     mechanism_delta,
-    tradeoff_from_delta_curve,
 )
 
 weights = st.lists(st.integers(0, 20), min_size=2, max_size=6)
