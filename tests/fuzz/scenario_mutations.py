@@ -194,10 +194,20 @@ def _lines(name: str) -> list[bytes]:
 Mutator = Callable[[st.DrawFn, str], tuple[bytes, str]]
 
 
+def _is_locations(line: bytes) -> bool:
+    return line.lstrip().startswith(b"locations")
+
+
 def _delete(draw: st.DrawFn, name: str) -> tuple[bytes, str]:
+    """Delete a line other than the ``locations`` declaration (its own class: every use of every
+    location becomes an error)."""
     lines = _lines(name)
-    del lines[draw(st.integers(0, len(lines) - 1))]
+    del lines[draw(st.sampled_from([i for i, line in enumerate(lines) if not _is_locations(line)]))]
     return b"".join(lines), ANY
+
+
+def _delete_locations(_draw: st.DrawFn, name: str) -> tuple[bytes, str]:
+    return b"".join(line for line in _lines(name) if not _is_locations(line)), REJECT
 
 
 def _duplicate(draw: st.DrawFn, name: str) -> tuple[bytes, str]:
@@ -249,6 +259,7 @@ def _crlf(_draw: st.DrawFn, name: str) -> tuple[bytes, str]:
 
 STRUCTURAL: dict[str, Mutator] = {
     "line deleted": _delete,
+    "locations line deleted": _delete_locations,
     "line duplicated": _duplicate,
     "lines swapped": _swap,
     "truncated": _truncate,
