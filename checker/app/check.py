@@ -92,11 +92,17 @@ class PropertyResult:
     formula: str = ""
 
     def to_json(self) -> dict[str, Any]:
-        """The result as strict-JSON data (:func:`checker.io.render.json_value`: ±∞ as ``"inf"``)."""
-        data: dict[str, Any] = json_value({
+        """The result as strict-JSON data (:func:`checker.io.render.json_value`: ±∞ as ``"inf"``). A CTL
+        property also has ``evidence_path``: its witness or counterexample as ``flcheck ctl --json``
+        prints it (:meth:`checker.mc.evidence.Trace.to_json`: states, actions, changed values), or
+        ``null`` when the check found none (a universal property that holds, an incomplete structure)."""
+        out: dict[str, Any] = {
             "name": self.name, "kind": self.kind, "verdict": str(self.verdict), "value": self.value,
             "value_text": self.value_text, "evidence": self.evidence, "formula": self.formula,
-            "seconds": round(self.seconds, 4), "details": self.details})
+            "seconds": round(self.seconds, 4), "details": self.details}
+        if self.kind == "ctl":
+            out["evidence_path"] = self.details.get("trace")
+        data: dict[str, Any] = json_value(out)
         return data
 
 

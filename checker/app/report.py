@@ -1,4 +1,4 @@
-"""Reports of ``flcheck check``: terminal table, JSON, and a Markdown or HTML report with pictures.
+"""Reports of ``flcheck check``: terminal table and a Markdown or HTML report with pictures.
 
 Generic renderer: it reads a ``CheckReport`` of :mod:`checker.app.check` duck-typed (``results`` with
 ``name, kind, verdict, value_text, evidence``; ``kripke``; ``to_json()``; ``artefacts`` with attack
@@ -21,9 +21,8 @@ from typing import Any
 
 from checker.attack_trees.export import display_children, node_label
 from checker.io.files import write_atomic
-from checker.io.render import dumps
 
-__all__ = ["render_json", "render_table", "write_report"]
+__all__ = ["render_table", "write_report"]
 
 
 def _cell(text: str, width: int) -> str:
@@ -54,11 +53,6 @@ def render_table(report: Any, *, evidence_width: int = 90) -> str:
     lines.append("")
     lines.append(", ".join(f"{n} {v}" for v, n in counts.items()) or "no properties")
     return "\n".join(lines)
-
-
-def render_json(report: Any) -> str:
-    """``report.to_json()`` as text (keys ``scenario``, ``states``, ``transitions``, ``properties``…)."""
-    return dumps(report.to_json(), indent=2)
 
 
 # ------------------------------------------------------------------------------------------ pictures

@@ -25,6 +25,7 @@ from typing import Any
 
 import numpy as np
 
+from checker.cli.json_output import emit_json
 from checker.cli.options import (
     comma_list,
     finite_float,
@@ -38,7 +39,6 @@ from checker.cli.options import (
 )
 from checker.cli.tables import table_text
 from checker.errors import InputError
-from checker.io.render import dumps
 
 __all__ = ["register"]
 
@@ -95,7 +95,7 @@ def _sratta(args: argparse.Namespace) -> int:
     if args.plot:
         _plot_sratta(res, args.plot)
     if args.json:
-        print(dumps(res, indent=2))
+        emit_json(args.flcheck_command, res)
         return 0
     keys = ("rho_recovered", "rho_matched", "rho_component", "v_measure", "homogeneity", "completeness",
             "kmeans_v_measure", "singleton_v_measure", "n_recovered", "n_false", "n_mixed_components",
@@ -141,7 +141,7 @@ def _mia(args: argparse.Namespace) -> int:
     if args.plot:
         _plot_mia(res, args.plot)
     if args.json:
-        print(dumps(res, indent=2))
+        emit_json(args.flcheck_command, res)
         return 0 if consistent else 1
     table = [("eps target", "eps formal", "train/test acc", "attack", "accuracy [95% CI]", "auc [95% CI]",
               "tpr@1%fpr [95% CI]", "tpr@0.1%fpr [95% CI]", "DP bound")]
@@ -193,7 +193,7 @@ def _leakage(args: argparse.Namespace) -> int:
     if args.plot:
         _plot_leakage(res, args.plot)
     if args.json:
-        print(dumps(res, indent=2))
+        emit_json(args.flcheck_command, res)
         return 0
     names = list(res["mi"])
     print("Gaussian validation (nats): analytic vs estimates")

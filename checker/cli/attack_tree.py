@@ -14,11 +14,12 @@ from pathlib import Path
 from typing import Any
 
 from checker.app.load import load_model
-from checker.attack_trees.export import FORMATS, dumps, render, result_to_json, tree_from_json, tree_to_text
+from checker.attack_trees.export import FORMATS, render, result_to_json, tree_from_json, tree_to_text
 from checker.attack_trees.generation import AttackFound, NoAttack, generate_attack_tree
 from checker.attack_trees.validity import check_validity
 from checker.cli.defines import add_define_option, defines_of
 from checker.cli.explore import MODEL_HELP, add_limit_options, clear_progress, limits_of, model_files
+from checker.cli.json_output import json_text
 from checker.cli.options import nonneg_int, output_file, positive_int
 from checker.errors import InputError, Position
 from checker.io.files import check_output_path, write_atomic
@@ -122,7 +123,8 @@ def run(args: argparse.Namespace) -> int:
                                   minimal_only=not args.all_attacks, distinguish=args.distinguish,
                                   label_observables=shown, goal_observables=mentioned)
     if fmt == "json":
-        text = dumps(result_to_json(result, kripke, goal_text=args.goal, model=" ".join(args.model)))
+        text = json_text(args.flcheck_command, result_to_json(result, kripke, goal_text=args.goal,
+                                                              model=" ".join(args.model))) + "\n"
         _emit(text, args)
     elif isinstance(result, AttackFound):
         if fmt == "text":

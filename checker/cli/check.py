@@ -10,6 +10,7 @@ import argparse
 import sys
 
 from checker.cli.defines import add_define_option, defines_of
+from checker.cli.json_output import emit_json
 from checker.cli.options import output_file, positive_int, seconds
 from checker.errors import InputError
 from checker.io.files import check_output_path
@@ -42,7 +43,7 @@ def register(sub: argparse._SubParsersAction) -> None:
 def run(args: argparse.Namespace) -> int:
     # lazy: the check pipeline imports every engine (scipy, sympy among them), seconds of start-up
     from checker.app.check import check_file, scenario_path
-    from checker.app.report import render_json, render_table, write_report  # lazy: with the pipeline
+    from checker.app.report import render_table, write_report  # lazy: with the pipeline
 
     if args.report and not args.report.lower().endswith((".md", ".html", ".htm")):
         raise InputError(f"--report {args.report}: expected a file name ending in .md or .html")
@@ -70,7 +71,10 @@ def run(args: argparse.Namespace) -> int:
         if missing:
             raise InputError(f"no property named {', '.join(missing)}; the scenario has: "
                              f"{', '.join(p.name for p in report.scenario.properties)}")
-    print(render_json(report) if args.json else render_table(report))
+    if args.json:
+        emit_json(args.flcheck_command, report.to_json())
+    else:
+        print(render_table(report))
     if args.json:  # the table shows why a property holds vacuously; under JSON, stderr does
         for result in report.results:
             vacuity = result.details.get("vacuity")

@@ -16,7 +16,7 @@ import time
 from checker.app.load import load_model
 from checker.cli.defines import add_define_option, defines_of
 from checker.cli.explore import MODEL_HELP, add_limit_options, clear_progress, limits_of
-from checker.io.render import dumps
+from checker.cli.json_output import emit_json
 from checker.mc.ctl import ModelChecker
 from checker.mc.ctl_parse import parse_formula
 from checker.mc.explore import stderr_progress
@@ -35,7 +35,7 @@ def run_ctl(args: argparse.Namespace) -> int:
     result = ModelChecker(kripke, args.semantics).check(formula, evidence=not args.no_evidence,
                                                          vacuity=not args.no_vacuity)
     if args.json:
-        print(dumps(result.to_json(), indent=1))
+        emit_json(args.flcheck_command, result.to_json(), indent=1)
         if result.vacuity is not None:  # the JSON says so too; a reader of the terminal must see it
             print(f"flcheck: note: holds vacuously: {result.vacuity.reason}", file=sys.stderr)
     else:

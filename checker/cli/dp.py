@@ -24,16 +24,17 @@ from typing import Any
 
 import numpy as np
 
+from checker.cli.json_output import emit_json
 from checker.cli.options import nonneg_float, plot_file, positive_float, positive_int, probability
 from checker.cli.tables import table_text
 from checker.errors import InputError, Position
-from checker.io.render import dumps
 
 
 def emit(args: argparse.Namespace, payload: dict[str, Any], table: Sequence[Sequence[str]]) -> None:
-    """Print ``payload`` as strict JSON with ``--json``, else ``table`` (first row the header)."""
+    """Print ``payload`` as strict JSON in the envelope of :mod:`checker.cli.json_output` with
+    ``--json``, else ``table`` (first row the header)."""
     if args.json:
-        print(dumps(payload, indent=2))
+        emit_json(args.flcheck_command, payload)
         return
     print(table_text(table))
 

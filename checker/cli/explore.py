@@ -18,12 +18,12 @@ from typing import Any
 
 from checker.app.load import EXPLICIT_SUFFIXES, load_model, resolve_model_files
 from checker.cli.defines import add_define_option, defines_of
+from checker.cli.json_output import emit_json
 from checker.cli.options import memory_mb, output_file, positive_int, seconds
 from checker.io.dot import write_dot
 from checker.io.files import check_output_path
 from checker.io.kripke_json import write_json
 from checker.io.prism import write_explicit
-from checker.io.render import dumps
 from checker.mc.explore import Limits, depth_of_structure, stderr_progress
 from checker.verdict import EXIT_HOLDS, EXIT_VIOLATED
 
@@ -110,7 +110,7 @@ def run(args: argparse.Namespace) -> int:
     if written:
         info["written"] = written
     if args.json:
-        print(dumps(info, indent=1))
+        emit_json(args.flcheck_command, info, indent=1)
     else:
         for path in written:
             print(f"wrote {path}")

@@ -9,7 +9,9 @@ theories, but only once the whole export has been generated). The command writes
 ``FL_Infrastructure.thy``, one ``Scenario_<name>.thy`` per scenario and ``ROOT`` into ``DIR``
 (atomically, file by file; the ROOT lists every theory in ``DIR``),
 then syntax-checks the whole directory with the Isabelle-subset grammar. Exit 0 when the export passes
-the syntax check, 1 when it does not (the issues are printed), 2 on bad input.
+the syntax check, 1 when it does not (the issues are printed), 2 on bad input. ``--json`` prints
+``{"output", "syntax_ok", "issues", "written": [{"path", "lemmas", "with_proof", "oops"}]}`` instead of
+the "wrote" lines (the issues still go to stderr too).
 
 The theories are generated and syntax-checked here, NOT proof-checked by Isabelle; check them with an
 Isabelle installation: ``isabelle build -D DIR``.
@@ -19,12 +21,16 @@ from __future__ import annotations
 
 import argparse
 import sys
+from collections.abc import Mapping
 from pathlib import Path
+from typing import Any
 
 from checker.app.isabelle.export_files import export_texts, proof_summary, write_export
 from checker.app.isabelle.sources import golden_specs, load_export
 from checker.app.isabelle.syntax import check_export_dir
+from checker.cli.json_output import emit_json
 from checker.cli.options import output_directory, positive_int
+from checker.errors import InputError
 from checker.mc.explore import Limits
 from checker.verdict import EXIT_HOLDS
 
@@ -35,8 +41,7 @@ def run_isabelle(args: argparse.Namespace) -> int:
     if args.bundled:
         specs += [s for s in golden_specs() if s not in specs]
     if not specs:
-        print("flcheck: error: give a SCENARIO or --bundled", file=sys.stderr)
-        return 2
+        raise InputError("give a SCENARIO or --bundled")
     exports = [load_export(spec, limits=limits) for spec in specs]
     files = export_texts(exports)
     if args.clean:  # only after every theory was generated: a failed export leaves DIR untouched
@@ -46,7 +51,11 @@ def run_isabelle(args: argparse.Namespace) -> int:
                 stale.unlink()
     written = write_export(files, args.output, inputs=[e.path for e in exports if e.path is not None])
     issues = check_export_dir(args.output)
-    for path in written:
+    if args.json:
+        emit_json(args.flcheck_command, {
+            "output": str(args.output), "syntax_ok": not issues, "issues": [str(i) for i in issues],
+            "written": [_written_json(path, files) for path in written]})
+    for path in [] if args.json else written:
         if path.suffix == ".thy":
             stated, left_open = proof_summary(files[path.name])
             print(f"wrote {path}: {stated} lemmas, {stated - left_open} with proof scripts, "
@@ -59,9 +68,19 @@ def run_isabelle(args: argparse.Namespace) -> int:
         print(f"flcheck: the export in {args.output} FAILS the syntax check ({len(issues)} issues)",
               file=sys.stderr)
         return 1
-    print(f"syntax check passed ({len(written)} files); not proof-checked: run `isabelle build -D "
-          f"{args.output}` with an Isabelle installation")
+    if not args.json:
+        print(f"syntax check passed ({len(written)} files); not proof-checked: run `isabelle build -D "
+              f"{args.output}` with an Isabelle installation")
     return EXIT_HOLDS
+
+
+def _written_json(path: Path, files: Mapping[str, str]) -> dict[str, Any]:
+    """One written file for ``--json``: its path and, for a theory, its lemmas (with proof scripts,
+    stated with ``oops``)."""
+    if path.suffix != ".thy":
+        return {"path": str(path)}
+    stated, left_open = proof_summary(files[path.name])
+    return {"path": str(path), "lemmas": stated, "with_proof": stated - left_open, "oops": left_open}
 
 
 def register(sub: argparse._SubParsersAction) -> None:
@@ -86,5 +105,7 @@ def register(sub: argparse._SubParsersAction) -> None:
     isa.add_argument("--clean", action="store_true",
                      help="remove .thy files in DIR that this export does not write (after it succeeded)")
     isa.add_argument("--max-states", type=positive_int, default=None, help="exploration limit on states")
+    isa.add_argument("--json", action="store_true",
+                     help="print what was written and the syntax check's issues as JSON")
     isa.set_defaults(func=run_isabelle)
     p.set_defaults(func=lambda args: (p.print_help(), 2)[1])

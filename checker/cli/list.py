@@ -10,8 +10,8 @@ import argparse
 import flcheck_spec
 
 from checker.app.load import EXAMPLES, bundled_scenario_titles
+from checker.cli.json_output import emit_json
 from checker.cli.tables import table_text
-from checker.io.render import dumps
 from checker.verdict import EXIT_HOLDS
 
 
@@ -19,10 +19,11 @@ def run(args: argparse.Namespace) -> int:
     titles = bundled_scenario_titles()
     paths = flcheck_spec.bundled_scenarios()
     if args.json:
-        print(dumps({"scenarios": [{"name": name, "title": titles[name], "path": str(paths[name])}
-                                   for name in sorted(titles)],
-                     "examples": [{"name": f"example:{name}", "title": family.description}
-                                  for name, family in sorted(EXAMPLES.items())]}, indent=2))
+        emit_json(args.flcheck_command, {
+            "scenarios": [{"name": name, "title": titles[name], "path": str(paths[name])}
+                          for name in sorted(titles)],
+            "examples": [{"name": f"example:{name}", "title": family.description}
+                         for name, family in sorted(EXAMPLES.items())]})
         return EXIT_HOLDS
     print(table_text([(name, titles[name]) for name in sorted(titles)]))
     return EXIT_HOLDS

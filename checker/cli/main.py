@@ -4,7 +4,9 @@ Exit codes are a contract: 0 the property holds (or the job succeeded), 1 it is 
 2 bad input (malformed model, formula, scenario or option), 3 an internal error (a bug in flcheck: one
 line on stderr, the traceback with ``--debug``). Every command lives in the module of ``checker.cli``
 named after it, which exposes ``register(subparsers)``; the parser it adds sets ``func`` to a function
-``args -> int`` (the exit code).
+``args -> int`` (the exit code). Under ``--json`` every command prints one JSON object that begins with
+the envelope ``{"flcheck": VERSION, "schema": 1, "command": NAME}`` (:mod:`checker.cli.json_output`;
+layouts in ``spec/schema/``, policy in ``spec/JSON.md``).
 
 An exploration stopped by a limit before anything is decided (:class:`checker.errors.ExplorationIncomplete`)
 is ``unknown``: exit 1, ``flcheck: unknown: REASON`` on stderr (under ``--json`` also
@@ -25,6 +27,7 @@ from collections.abc import Sequence
 from typing import Any
 
 from checker import __version__
+from checker.cli.json_output import envelope, json_text
 from checker.cli.options import Parser, UsageError
 from checker.errors import ExplorationIncomplete, InputError, Position
 from checker.io.render import dumps
@@ -44,10 +47,6 @@ COMMAND_MODULES: tuple[str, ...] = (
     "checker.cli.export",
     "checker.cli.list",
 )
-
-#: Version of the layout of the JSON error object (:func:`error_json`).
-ERROR_SCHEMA = 1
-
 
 def build_parser() -> argparse.ArgumentParser:
     parser = Parser(
@@ -70,17 +69,14 @@ def build_parser() -> argparse.ArgumentParser:
 
 def error_json(command: str | None, message: str, position: Position | None = None) -> dict[str, Any]:
     """The JSON object a command prints on stdout under ``--json`` when it fails with bad input."""
-    return {
-        "flcheck": __version__,
-        "schema": ERROR_SCHEMA,
-        "command": command,
+    return envelope(command, {
         "error": {
             "message": message,
             "file": position.source if position is not None else None,
             "line": position.line if position is not None else None,
             "column": position.column if position is not None else None,
         },
-    }
+    })
 
 
 def _wants_json(argv: Sequence[str]) -> bool:
@@ -134,9 +130,9 @@ def main(argv: Sequence[str] | None = None) -> int:
     except ExplorationIncomplete as exc:  # a limit stopped the exploration: nothing is decided
         print(f"flcheck: unknown: {exc}", file=sys.stderr)
         if json_output:
-            print(dumps({"flcheck": __version__, "schema": ERROR_SCHEMA, "command": args.flcheck_command,
-                         "verdict": str(Verdict.UNKNOWN), "limit_reason": exc.limit_reason,
-                         "reason": exc.message}, indent=2))
+            print(json_text(args.flcheck_command, {"verdict": str(Verdict.UNKNOWN),
+                                                   "limit_reason": exc.limit_reason,
+                                                   "reason": exc.message}))
         return EXIT_VIOLATED
     except (InputError, ModelError, FileNotFoundError) as exc:
         return _report_bad_input(exc, args.flcheck_command, json_output)

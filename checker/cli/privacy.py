@@ -27,10 +27,10 @@ from typing import TYPE_CHECKING, Any
 
 from checker.app.load import load_fl_model
 from checker.cli.defines import add_define_option, defines_of
+from checker.cli.json_output import emit_json
 from checker.cli.options import memory_mb, positive_int
 from checker.cli.tables import table_text
 from checker.errors import InputError
-from checker.io.render import dumps
 from checker.mc.explore import Limits
 from checker.verdict import EXIT_HOLDS
 from flmodel.data import NeighbourReading
@@ -112,7 +112,7 @@ def run(args: argparse.Namespace) -> int:
         if theory is None:
             raise InputError("no model given", None, "MODEL (a scenario or example:NAME), or --theory")
         if args.json:
-            print(dumps({"theory": [s.json() for s in theory]}, indent=2))
+            emit_json(args.flcheck_command, {"theory": [s.json() for s in theory]})
         else:
             _print_theory(theory)
         return EXIT_HOLDS
@@ -126,7 +126,7 @@ def run(args: argparse.Namespace) -> int:
         out = report.json()
         if theory is not None:
             out["theory"] = [s.json() for s in theory]
-        print(dumps(out, indent=2))
+        emit_json(args.flcheck_command, out)
         if report.vacuous:  # the text says so in its table; under JSON, stderr does
             print(f"flcheck: note: NI-FL-DP holds vacuously: {VACUOUS_REASON}", file=sys.stderr)
     else:

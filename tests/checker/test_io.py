@@ -238,8 +238,8 @@ def test_cli_ctl_exit_codes_and_json(small_model: Path, capsys: pytest.CaptureFi
     assert "holds" in capsys.readouterr().out
     assert main(["ctl", str(small_model) + ".tra", str(small_model) + ".lab", "AG !goal", "--json"]) == 1
     out = json.loads(capsys.readouterr().out)
-    assert set(out) == {"formula", "verdict", "semantics", "states", "transitions", "satisfying_initial",
-                        "counterexample"}
+    assert set(out) == {"flcheck", "schema", "command", "formula", "verdict", "semantics", "states",
+                        "transitions", "satisfying_initial", "counterexample"}
     assert out["verdict"] == "violated" and out["semantics"] == "iiif" and out["states"] == 3
     assert out["counterexample"]["states"] == [0, 1, 2]
     assert out["counterexample"]["steps"][2]["changed"] == {"x": 2, "goal": True}
