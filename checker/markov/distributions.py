@@ -119,18 +119,23 @@ def bottom_absorption(dtmc: Dtmc, *, exact: bool | None = None) -> list[tuple[li
             mass[comp_of[s]] += p if use_exact else float(p)
     reach = forward_reach(dtmc, np.array([s for s, _ in dtmc.initial], dtype=np.int64)) & transient
     unknown = np.flatnonzero(reach)
-    src = np.repeat(np.arange(n), np.diff(dtmc.ptr))
+    src = dtmc.src
     if unknown.size:
         if use_exact:
             rows_t: dict[int, dict[int, Fraction]] = {int(s): {} for s in unknown.tolist()}
             assert dtmc.prob_exact is not None
-            for e, (a, b) in enumerate(zip(src.tolist(), dtmc.idx.tolist(), strict=True)):
-                if reach[a] and reach[b]:
-                    rows_t[b][a] = rows_t[b].get(a, Fraction(0)) + dtmc.prob_exact[e]
+            prob_exact = dtmc.prob_exact
+            idx = dtmc.idx
+            internal = np.flatnonzero(reach[src] & reach[idx])
+            for e, a, b in zip(internal.tolist(), src[internal].tolist(), idx[internal].tolist(),
+                               strict=True):
+                row = rows_t[b]
+                row[a] = row[a] + prob_exact[e] if a in row else prob_exact[e]
             x = solve_exact(rows_t, {int(s): init[s] for s in unknown.tolist()}, unknown.tolist())
-            for e, (a, b) in enumerate(zip(src.tolist(), dtmc.idx.tolist(), strict=True)):
-                if reach[a] and comp_of[b] >= 0:
-                    mass[comp_of[b]] += x[a] * dtmc.prob_exact[e]
+            entering = np.flatnonzero(reach[src] & (comp_of[idx] >= 0))
+            for e, a, c in zip(entering.tolist(), src[entering].tolist(), comp_of[idx[entering]].tolist(),
+                               strict=True):
+                mass[c] += x[a] * prob_exact[e]
         else:
             mat_t = dtmc.matrix().T.tocsr()
             xs = solve_float(mat_t, np.asarray(init[unknown], dtype=np.float64), unknown)

@@ -25,6 +25,13 @@ def reach_probabilities(dtmc: Dtmc, target: np.ndarray | Iterable[int], *,
     precomputations ``Prob0``/``Prob1``), the others solve a non-singular system.
     Returns a float array, or an object array of ``Fraction`` when exact.
 
+    The float path (``exact=False``, or ``None`` on a large or float chain) decides the ``0`` and ``1``
+    states on the graph, so they are exactly ``0.0`` and ``1.0`` as in the exact path; the other values
+    carry the error of :func:`checker.markov.solve.solve_float` (residual at most
+    :data:`~checker.markov.solve.FLOAT_RESIDUAL_TOLERANCE`, times the expected number of steps before the
+    target is reached or missed) plus that of the float chain (a few ulps per entry,
+    :meth:`checker.markov.models.Mdp.induced_dtmc`).
+
     >>> from checker.markov.models import dtmc_from_kripke
     >>> from checker.mc.kripke import Kripke
     >>> k = Kripke.from_edges(3, [0], [0, 0, 1, 2], [1, 2, 1, 2],

@@ -27,16 +27,15 @@ def almost_sure_states(dtmc: Dtmc, target: np.ndarray) -> np.ndarray:
     saving work, it makes the float solve well-conditioned where hitting times are astronomically
     long (``I − A`` nearly singular)."""
     no = ~can_reach(dtmc, target)
-    src = np.repeat(np.arange(dtmc.num_states), np.diff(dtmc.ptr))
-    pos = dtmc.prob > 0 if dtmc.prob_exact is None else np.array([p > 0 for p in dtmc.prob_exact], bool)
-    keep = pos & ~target[src]
+    src = dtmc.src
+    keep = dtmc.positive & ~target[src]
     return ~backward_reach(dtmc.num_states, src[keep], dtmc.idx[keep], no)
 
 
 def can_reach(dtmc: Dtmc, target: np.ndarray) -> np.ndarray:
     """States that reach ``target`` with positive probability (``¬Prob0``; ``target`` included)."""
-    src = np.repeat(np.arange(dtmc.num_states), np.diff(dtmc.ptr))
-    pos = dtmc.prob > 0 if dtmc.prob_exact is None else np.array([p > 0 for p in dtmc.prob_exact], bool)
+    src = dtmc.src
+    pos = dtmc.positive
     return backward_reach(dtmc.num_states, src[pos], dtmc.idx[pos], target)
 
 
@@ -49,10 +48,9 @@ def recurrent_target(dtmc: Dtmc, candidates: np.ndarray) -> int | None:
     """A candidate state lying in a closed SCC that has an internal edge, or ``None``."""
     if not candidates.any():
         return None
-    n = dtmc.num_states
     mat = dtmc.matrix()
     _, comp = csgraph.connected_components(mat, directed=True, connection="strong")
-    src = np.repeat(np.arange(n), np.diff(dtmc.ptr))
+    src = dtmc.src
     leaves = comp[src] != comp[dtmc.idx]
     leaking = np.zeros(comp.max() + 1, dtype=bool)
     leaking[comp[src[leaves]]] = True
@@ -72,7 +70,7 @@ def bottom_components(dtmc: Dtmc) -> list[list[int]]:
     if n == 0:
         return []
     _, comp = csgraph.connected_components(dtmc.matrix(), directed=True, connection="strong")
-    src = np.repeat(np.arange(n), np.diff(dtmc.ptr))
+    src = dtmc.src
     leaves = comp[src] != comp[dtmc.idx]
     leaking = np.zeros(comp.max() + 1, dtype=bool)
     leaking[comp[src[leaves]]] = True

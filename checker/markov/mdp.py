@@ -14,7 +14,6 @@ from fractions import Fraction
 from typing import Literal
 
 import numpy as np
-import scipy.sparse as sp
 
 from checker.markov.first_passage import reach_probabilities
 from checker.markov.graph import backward_reach
@@ -43,10 +42,8 @@ class MdpResult:
 def _prob0(mdp: Mdp, tmask: np.ndarray, objective: str) -> np.ndarray:
     """States whose optimal (``max``: ``Prob0E``; ``min``: ``Prob0A``) probability is 0."""
     n = mdp.num_states
-    edge_choice = np.repeat(np.arange(mdp.num_choices), np.diff(mdp.edge_ptr))
-    pos = mdp.edge_prob > 0
-    if mdp.edge_prob_exact is not None:
-        pos = np.array([p > 0 for p in mdp.edge_prob_exact], dtype=bool) if len(pos) else pos
+    edge_choice = mdp.edge_choice
+    pos = mdp.edge_positive
     csrc = mdp.choice_src
     if objective == "max":
         can = backward_reach(n, csrc[edge_choice[pos]], mdp.edge_dst[pos], tmask)
@@ -78,8 +75,7 @@ def _choice_values(mdp: Mdp, vals: Values, exact: bool) -> Values:
             choice_value[c] = sum((mdp.edge_prob_exact[e] * vals[dst[e]] for e in range(ep[c], ep[c + 1])),
                                   Fraction(0))
         return choice_value
-    edge_choice = np.repeat(np.arange(mdp.num_choices), np.diff(mdp.edge_ptr))
-    return np.bincount(edge_choice, weights=mdp.edge_prob * vals[mdp.edge_dst], minlength=mdp.num_choices)
+    return np.bincount(mdp.edge_choice, weights=mdp.edge_prob * vals[mdp.edge_dst], minlength=mdp.num_choices)
 
 
 def mdp_reach(mdp: Mdp, target: np.ndarray | Iterable[int], objective: Literal["min", "max"] = "max",
@@ -93,6 +89,12 @@ def mdp_reach(mdp: Mdp, target: np.ndarray | Iterable[int], objective: Literal["
     that is stable is a fixpoint of the Bellman operator, hence ``≥`` the least fixpoint ``Pmax`` and so
     equal to it; for ``min`` the Bellman operator has a unique fixpoint after ``Prob0A``.
     Memoryless deterministic policies suffice for both (Baier & Katoen, Thm. 10.102 / Lemma 10.113).
+
+    Exact (``Fraction``) or float as :func:`~checker.markov.solve.use_exact_solve` decides; the float path
+    evaluates each policy on its float chain (:meth:`~checker.markov.models.Mdp.induced_by_choice`, built
+    once per policy and shared), with the error bound of
+    :func:`~checker.markov.first_passage.reach_probabilities`, and switches only on improvements above
+    ``1e-12``.
     """
     if objective not in ("min", "max"):
         raise ValueError(f"objective must be 'min' or 'max', got {objective!r}")
@@ -110,7 +112,7 @@ def mdp_reach(mdp: Mdp, target: np.ndarray | Iterable[int], objective: Literal["
         iterations += 1
         if iterations > max_iterations:
             raise RuntimeError("policy iteration did not converge")
-        dtmc = mdp.induced_dtmc({s: int(c) for s, c in enumerate(policy.tolist()) if c >= 0})
+        dtmc = mdp.induced_by_choice(np.maximum(policy, 0), exact=use_exact)
         vals = reach_probabilities(_restrict_zero(dtmc, zero_set), tmask, exact=use_exact)
         if use_exact:
             for s in np.flatnonzero(zero_set).tolist():
@@ -143,7 +145,7 @@ def _restrict_zero(dtmc: Dtmc, zero_set: np.ndarray) -> Dtmc:
     """Make the ``zero_set`` states deadlocks (their value is fixed at 0)."""
     if not zero_set.any():
         return dtmc
-    src = np.repeat(np.arange(dtmc.num_states), np.diff(dtmc.ptr))
+    src = dtmc.src
     keep = ~zero_set[src]
     exact = None if dtmc.prob_exact is None else [p for p, k in zip(dtmc.prob_exact, keep, strict=True) if k]
     return dtmc_from_edges(dtmc.num_states, src[keep], dtmc.idx[keep], dtmc.prob[keep], exact, dtmc.initial)
@@ -162,8 +164,7 @@ def mdp_value_iteration(mdp: Mdp, target: np.ndarray | Iterable[int],
     nchoice = np.diff(mdp.choice_ptr)
     has = (nchoice > 0) & ~tmask & ~zero_set
     fill = -np.inf if objective == "max" else np.inf
-    edge_choice = np.repeat(np.arange(mdp.num_choices), np.diff(mdp.edge_ptr))
-    choice_matrix = sp.csr_matrix((mdp.edge_prob, (edge_choice, mdp.edge_dst)), shape=(mdp.num_choices, n))
+    choice_matrix = mdp.choice_matrix
     with_choice = np.flatnonzero(nchoice > 0)
     starts = mdp.choice_ptr[:-1][with_choice]
     reduce = np.maximum.reduceat if objective == "max" else np.minimum.reduceat
@@ -200,8 +201,7 @@ def mdp_reach_many(mdp: Mdp, targets: np.ndarray, objective: Literal["min", "max
     tmat = np.asarray(targets, dtype=bool)
     if tmat.ndim != 2 or tmat.shape[0] != n:
         raise ValueError(f"targets must be an ({n}, m) boolean matrix")
-    edge_choice = np.repeat(np.arange(mdp.num_choices), np.diff(mdp.edge_ptr))
-    choice_matrix = sp.csr_matrix((mdp.edge_prob, (edge_choice, mdp.edge_dst)), shape=(mdp.num_choices, n))
+    choice_matrix = mdp.choice_matrix
     nchoice = np.diff(mdp.choice_ptr)
     has = np.flatnonzero(nchoice > 0)
     starts = mdp.choice_ptr[:-1][has]

@@ -16,7 +16,7 @@ import numpy as np
 import scipy.sparse as sp
 import scipy.sparse.linalg as spla
 
-__all__ = ["EXACT_AUTO_LIMIT", "solve_exact", "solve_float", "use_exact_solve"]
+__all__ = ["EXACT_AUTO_LIMIT", "FLOAT_RESIDUAL_TOLERANCE", "solve_exact", "solve_float", "use_exact_solve"]
 
 #: ``exact=None`` solves exactly when the model has exact probabilities and at most this many states.
 EXACT_AUTO_LIMIT = 3000
@@ -57,13 +57,22 @@ def solve_exact(rows: Mapping[int, Mapping[int, Fraction]], rhs: Mapping[int, Fr
     """
     order = _postorder(list(unknowns), rows)
     pos = {s: k for k, s in enumerate(order)}
+    zero = Fraction(0)
+    # upper[i] = (u, c): x_i = Σ_k u[k] x_k + c over unknowns k after i in the order
     upper: dict[int, tuple[dict[int, Fraction], Fraction]] = {}
     for i in order:
-        row: dict[int, Fraction] = {i: Fraction(1)}
+        # the equation x_i = self_coef x_i + Σ_j row[j] x_j + b, eliminating the earlier unknowns j
+        self_coef = zero
+        row: dict[int, Fraction] = {}
         for j, a in rows[i].items():
             if j in pos and a:
-                row[j] = row.get(j, Fraction(0)) - a
-        b = Fraction(rhs.get(i, 0))
+                if j == i:
+                    self_coef += a
+                else:
+                    row[j] = row[j] + a if j in row else a
+        b = rhs.get(i, zero)
+        if type(b) is not Fraction:
+            b = Fraction(b)
         heap = [pos[j] for j in row if pos[j] < pos[i]]
         heapq.heapify(heap)
         done: set[int] = set()
@@ -73,36 +82,58 @@ def solve_exact(rows: Mapping[int, Mapping[int, Fraction]], rhs: Mapping[int, Fr
                 continue
             done.add(pj)
             j = order[pj]
-            coef = row.pop(j, Fraction(0))
+            coef = row.pop(j, zero)
             if not coef:
                 continue
             urow, ub = upper[j]
-            b -= coef * ub
+            if ub:
+                b = b + coef * ub if b else coef * ub
             for k, u in urow.items():
-                nv = row.get(k, Fraction(0)) - coef * u
+                term = coef * u
+                if k == i:
+                    self_coef += term
+                    continue
+                nv = row[k] + term if k in row else term
                 if nv:
                     row[k] = nv
                 else:
                     row.pop(k, None)
                 if pos[k] < pos[i] and pos[k] not in done:
                     heapq.heappush(heap, pos[k])
-        piv = row.pop(i, Fraction(0))
-        if piv == 0:
-            raise ArithmeticError(f"zero pivot at state {i}: the system is singular")
-        upper[i] = ({k: v / piv for k, v in row.items()}, b / piv)
+        if self_coef:
+            piv = 1 - self_coef
+            if piv == 0:
+                raise ArithmeticError(f"zero pivot at state {i}: the system is singular")
+            upper[i] = ({k: v / piv for k, v in row.items()}, b / piv)
+        else:
+            upper[i] = (row, b)
     x: dict[int, Fraction] = {}
     for i in reversed(order):
         urow, ub = upper[i]
-        x[i] = ub - sum((u * x[k] for k, u in urow.items()), Fraction(0))
+        x[i] = ub + sum((u * x[k] for k, u in urow.items()), zero) if urow else ub
     return x
 
 
+#: The largest relative residual :func:`solve_float` accepts: ``‖(I − A)x − b‖∞ ≤ this · max(1, ‖b‖∞)``.
+FLOAT_RESIDUAL_TOLERANCE = 1e-9
+
+
 def solve_float(mat: sp.csr_matrix, b: np.ndarray, unknowns: np.ndarray) -> np.ndarray:
-    """Solve ``x = A x + b`` on ``unknowns`` with a sparse direct solver."""
+    """Solve ``x = A x + b`` on ``unknowns`` with a sparse direct solver (LU).
+
+    Error bound: the solution's residual ``r = (I − A)x − b`` is checked, ``‖r‖∞ ≤``
+    :data:`FLOAT_RESIDUAL_TOLERANCE` ``· max(1, ‖b‖∞)`` (``ArithmeticError`` otherwise; a backward-stable
+    LU gives about ``1e-16``); the error of ``x`` is then at most ``‖(I − A)⁻¹‖∞ · ‖r‖∞``, where
+    ``‖(I − A)⁻¹‖∞`` is the largest expected number of steps spent among the unknowns (first passage:
+    before the target is reached or missed)."""
     a_uu = mat[unknowns][:, unknowns]
     system = (sp.identity(len(unknowns), format="csc") - a_uu.tocsc()).tocsc()
-    sol = spla.spsolve(system, b)
-    return np.atleast_1d(np.asarray(sol, dtype=np.float64))
+    sol = np.atleast_1d(np.asarray(spla.spsolve(system, b), dtype=np.float64))
+    residual = float(np.max(np.abs(system @ sol - b), initial=0.0))
+    if not residual <= FLOAT_RESIDUAL_TOLERANCE * max(1.0, float(np.max(np.abs(b), initial=0.0))):
+        raise ArithmeticError(f"the float solve is inaccurate (residual {residual:.3g}): the system is "
+                              "singular or too ill-conditioned")
+    return sol
 
 
 def use_exact_solve(exact: bool | None, available: bool, size: int) -> bool:
