@@ -1,4 +1,4 @@
-"""Benchmark of the quantitative core (issue 5): prints figures, asserts nothing.
+"""Benchmark of the quantitative core: prints figures, asserts nothing.
 
 1. First passage on random sparse chains: exact (Fraction elimination) vs float (scipy.sparse), and
    their largest disagreement.

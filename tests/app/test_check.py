@@ -81,7 +81,7 @@ def test_moniteo_privacy_figures_match_brute_force(moniteo) -> None:  # type: ig
     tv = sum(max(d1[o] - d0[o], 0) for o in d0)
     assert res["adv_theorem1"].details["advantage"] == str(tv)
     assert tv <= 1 - Fraction(1, 9)  # Theorem 1 read as a bound at eps = ln 9
-    # helper F's numerical privacy-loss distribution agrees with the exact ratio
+    # the numerical privacy-loss distribution (checker.crossval) agrees with the exact ratio
     assert res["crossval_ni_fl_dp"].value == pytest.approx(math.log(ratio), rel=1e-9)
     # the engine's distributions are exactly the brute-force ones
     e0, e1, names, _eps, _ = moniteo.artefacts["privacy"]["ni_fl_dp"]

@@ -241,6 +241,8 @@ def _step_rule(
             where.append(f'l = "{voc.trace(t[1:])}"')
         if base.startswith("get_grad"):
             cl = action.actor
+            if cl is None:
+                raise ValueError(f"a get_grad step without its client: {action}")
             where.append(f'c = "{actor(cl)}"')
             v = dst.infra.igra.gradient[cl]
             where.append(f'Gradc = "{vec(v)}"')
@@ -258,8 +260,7 @@ def _step_rule(
 
 def mean_gradient_at(sysm: FLSystem, igraph: Igraph, client: str) -> tuple[Fraction, ...]:
     """The exact mean gradient of ``client``'s part at the igraph's current model."""
-    return mean_gradient(sysm.ctx.loss, igraph.curmodpar,  # type: ignore[arg-type]  # Loss declares no __hash__; the losses are frozen dataclasses
-                         igraph.part(client))
+    return mean_gradient(sysm.ctx.loss, igraph.curmodpar, igraph.part(client))
 
 
 def invariant_proof(
