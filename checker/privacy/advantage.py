@@ -1,6 +1,6 @@
 """Attacker advantage for the decisional problem between two finite distributions.
 
-Seed 004, Section II-D: ``Adv(A) = P_{x∈D1}(A(x) = 1) − P_{x∈D0}(A(x) = 1)``; Lemma II.2:
+[IIIf-FL] Section II-D: ``Adv(A) = P_{x∈D1}(A(x) = 1) − P_{x∈D0}(A(x) = 1)``; Lemma II.2:
 ``Adv(A) = 2·P_{x∈D_b, b∈{0,1}}(A(x) = b) − 1``; Section III-D, Definition III.1 (decisional NI-FL-DP) and
 Theorem 1 (Adv-FL-DP-Eq), stated as ``P(A(x) = b) = 1 − 1/(2e^{-1})`` and derived in its proof from
 ``Adv = 1 − 1/e^ε``.
@@ -145,7 +145,7 @@ def threshold_attacker(d0: Distribution, d1: Distribution, feature: Callable[[Ha
 
 
 def seed_theorem1_stated_probability() -> float:
-    """Seed 004, Theorem 1 as printed: ``P(A(x) = b) = 1 − 1/(2e^{-1}) = 1 − e/2 ≈ −0.359``: a
+    """[IIIf-FL] Theorem 1 as printed: ``P(A(x) = b) = 1 − 1/(2e^{-1}) = 1 − e/2 ≈ −0.359``: a
     constant that does not depend on ε and is not a probability."""
     return 1 - 1 / (2 * math.exp(-1))
 

@@ -1,6 +1,6 @@
 """Differential privacy of pairs of finite distributions: pure ε, δ(ε), NI-FL-DP decisions.
 
-Seed 004, Section III-C, ``definition NI_FL_DP I s0 s1 ε``: for states ``s0``, ``s1`` whose datasets
+[IIIf-FL] Section III-C, ``definition NI_FL_DP I s0 s1 ε``: for states ``s0``, ``s1`` whose datasets
 differ in one element, ``P(M ⊢F {curmodpar = curmodpar G0}) ≤ e^ε · P(M ⊢F {curmodpar = curmodpar G1})``.
 Read over all outcomes ``o`` an attacker observes (and both orders of the pair, since ``◇1`` is
 symmetric), this is pure ε-differential privacy of the two output distributions ``P0``, ``P1``:

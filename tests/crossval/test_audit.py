@@ -1,4 +1,4 @@
-"""Likelihood-ratio audits (seed 000 eq. 8-11): valid lower bounds, power, parsing."""
+"""Likelihood-ratio audits ([SecAgg-MIA] eq. 8-11): valid lower bounds, power, parsing."""
 
 from __future__ import annotations
 

@@ -1,4 +1,4 @@
-"""MINE / H-MINE (seed 001): backprop checked by finite differences, the DV bound at the optimal critic,
+"""MINE / H-MINE ([FL-MI]): backprop checked by finite differences, the DV bound at the optimal critic,
 estimates on Gaussian cases with analytic MI, the covariance-sum baseline, and the FL trends."""
 
 from __future__ import annotations
@@ -88,7 +88,7 @@ def test_independent_variables_give_near_zero() -> None:
 @pytest.mark.slow
 def test_mine_vs_hmine_as_batch_grows() -> None:
     """Both estimators stay below the analytic MI (DV is a lower bound, up to estimation noise) and grow
-    with it; records the comparison of seed 001, Fig. 3 (see bench/bench_attacks.py for the figures)."""
+    with it; records the comparison of [FL-MI], Fig. 3 (see bench/bench_attacks.py for the figures)."""
     prev = {"mine": 0.0, "hmine": 0.0}
     for b in (1, 4, 8):
         xb, g = gaussian_batch_samples(6000, b, np.eye(2), 1.0, np.random.default_rng(b))

@@ -1,4 +1,4 @@
-"""Secure aggregation as a noise mechanism (seed 000 §4.2, Fig. 1)."""
+"""Secure aggregation as a noise mechanism ([SecAgg-MIA] §4.2, Fig. 1)."""
 
 from __future__ import annotations
 
@@ -96,7 +96,7 @@ def test_degenerate_n1() -> None:
 
 
 def test_delta_rises_with_d_and_tracks_gaussian() -> None:
-    """Seed 000 Fig. 1: for a given ε, δ increases quickly with d; M is close to the Gaussian mechanism."""
+    """[SecAgg-MIA] Fig. 1: for a given ε, δ increases quickly with d; M is close to the Gaussian mechanism."""
     eps = np.array([1.0, 2.0, 4.0])
     for entries in ("uniform", "exponential"):
         prev = np.zeros_like(eps)

@@ -1,4 +1,4 @@
-"""SRATTA (seed 002): exact recovery of isolated samples, exact OMP, grouping that never mixes clients."""
+"""SRATTA ([SRATTA]): exact recovery of isolated samples, exact OMP, grouping that never mixes clients."""
 
 from __future__ import annotations
 
