@@ -1,4 +1,5 @@
-"""Privacy curves of finite pairs and grid PLDs against brute force and closed forms ([SecAgg-MIA] eq. 4-6)."""
+"""Privacy curves of finite pairs and grid PLDs against brute force and closed forms
+([SecAgg-MIA] eq. 4-6)."""
 
 from __future__ import annotations
 

@@ -96,7 +96,8 @@ def test_degenerate_n1() -> None:
 
 
 def test_delta_rises_with_d_and_tracks_gaussian() -> None:
-    """[SecAgg-MIA] Fig. 1: for a given ε, δ increases quickly with d; M is close to the Gaussian mechanism."""
+    """[SecAgg-MIA] Fig. 1: for a given ε, δ increases quickly with d; M is close to the Gaussian
+    mechanism."""
     eps = np.array([1.0, 2.0, 4.0])
     for entries in ("uniform", "exponential"):
         prev = np.zeros_like(eps)
