@@ -39,8 +39,9 @@ from checker.attack_trees.attributes import (
     exact_number,
     optimum,
 )
-from checker.attack_trees.labels import format_value, step_label
+from checker.attack_trees.labels import step_label
 from checker.attack_trees.tree import AttackTree, BaseAttack
+from checker.io.render import value_text
 from checker.markov.models import state_mask
 from checker.mc.kripke import Kripke
 from checker.mc.ts import Action
@@ -92,10 +93,10 @@ class Cut:
     scope: str = ""
 
     def __str__(self) -> str:
-        claim = f"every attack{self.scope} of cost <= {format_value(self.budget)}"
+        claim = f"every attack{self.scope} of cost <= {value_text(self.budget)}"
         if self.remaining is not None:
             return (f"{self.defence} does not block {claim}: {self.remaining.text()} "
-                    f"(cost {format_value(self.remaining.value)}) remains")
+                    f"(cost {value_text(self.remaining.value)}) remains")
         if not self.conclusive:
             return (f"{self.defence} blocks {claim} through the explored states; the exploration is "
                     "incomplete, so nothing is proved")

@@ -29,9 +29,10 @@ from xml.sax.saxutils import escape
 from checker.attack_trees import adtool
 from checker.attack_trees.attributes import StepAttributes, StepTable, as_table
 from checker.attack_trees.generation import AttackFound, NoAttack
-from checker.attack_trees.labels import Change, StepLabel, format_value
+from checker.attack_trees.labels import Change, StepLabel
 from checker.attack_trees.tree import AndAttack, AttackTree, BaseAttack, OrAttack
 from checker.attack_trees.validity import check_validity
+from checker.io.render import value_text
 from checker.mc.kripke import Kripke
 from checker.mc.ts import Action
 
@@ -65,7 +66,7 @@ def _summary_changes(kripke: Kripke | None, node: AttackTree) -> list[Change]:
         if shown and name not in shown:
             continue
         vals = kripke.observables[name]
-        a, b = format_value(vals[x]), format_value(vals[y])
+        a, b = value_text(vals[x]), value_text(vals[y])
         if a != b:
             out.append(Change(name, a, b))
     return out

@@ -40,9 +40,10 @@ from typing import Literal
 import numpy as np
 
 from checker.attack_trees.graph_search import distance_to, forward_reach
-from checker.attack_trees.labels import counter_observables, format_value, step_label
+from checker.attack_trees.labels import counter_observables, step_label
 from checker.attack_trees.traces import Independence, edge_letters, extends_normal_form
 from checker.attack_trees.tree import AttackTree, StateSet, TreeBuilder
+from checker.io.render import value_text
 from checker.markov.models import state_mask
 from checker.mc.kripke import Kripke
 
@@ -388,10 +389,10 @@ def _value_set(values: Sequence[object], mask: np.ndarray, cap: int = 64) -> set
         distinct = np.unique(values[mask])
         if len(distinct) > cap:
             return None
-        return {format_value(v) for v in distinct.tolist()}
+        return {value_text(v) for v in distinct.tolist()}
     out: set[str] = set()
     for s in np.flatnonzero(mask).tolist():
-        out.add(format_value(values[s]))
+        out.add(value_text(values[s]))
         if len(out) > cap:
             return None
     return out

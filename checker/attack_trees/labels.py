@@ -9,6 +9,7 @@ from fractions import Fraction
 
 import numpy as np
 
+from checker.io.render import value_text
 from checker.mc.kripke import Kripke
 from checker.mc.ts import Action
 
@@ -62,24 +63,6 @@ class StepLabel:
         return self.text()
 
 
-def format_value(value: object) -> str:
-    """Human text of an observable value: sets as ``{a, b}`` (sorted), tuples as ``(a, b)``, exact
-    numbers as ``p/q``, booleans as ``true``/``false``."""
-    if isinstance(value, np.generic):
-        value = value.item()
-    if isinstance(value, bool):
-        return "true" if value else "false"
-    if isinstance(value, set | frozenset):
-        return "{" + ", ".join(sorted(format_value(v) for v in value)) + "}"
-    if isinstance(value, tuple | list):
-        return "(" + ", ".join(format_value(v) for v in value) + ")"
-    if isinstance(value, np.ndarray):
-        return format_value(tuple(value.tolist()))
-    if isinstance(value, Fraction):
-        return str(value)
-    return str(value)
-
-
 def _same_value(a: object, b: object) -> bool:
     if isinstance(a, np.ndarray) or isinstance(b, np.ndarray):
         return bool(np.array_equal(np.asarray(a), np.asarray(b)))
@@ -129,11 +112,11 @@ def step_label(kripke: Kripke, source: int, target: int, edge: int | None = None
         values = kripke.observables[name]
         before, after = values[source], values[target]
         if not _same_value(before, after):
-            changes.append(Change(name, format_value(before), format_value(after)))
+            changes.append(Change(name, value_text(before), value_text(after)))
     for name in sorted(kripke.labels):
         if name in kripke.observables or (shown is not None and name not in shown):
             continue
         arr = kripke.labels[name]
         if bool(arr[source]) != bool(arr[target]):
-            changes.append(Change(name, format_value(bool(arr[source])), format_value(bool(arr[target]))))
+            changes.append(Change(name, value_text(bool(arr[source])), value_text(bool(arr[target]))))
     return StepLabel(action, tuple(changes), kripke.state_name(source), kripke.state_name(target))

@@ -64,7 +64,10 @@ def dumps(obj: object, *, indent: int | None = None) -> str:
 
 
 def value_text(value: object) -> str:
-    """Human text of a model value (``1/2``, ``{sat1, sat2}``, ``(1, 2)``, ``true``)."""
+    """Human text of a model value (``1/2``, ``{sat1, sat2}``, ``(1, 2)``, ``true``; numpy arrays as
+    tuples)."""
+    if isinstance(value, np.ndarray):
+        value = tuple(value.tolist())
     if isinstance(value, np.generic):
         value = value.item()
     if isinstance(value, bool):
