@@ -15,6 +15,7 @@ This module is generic (it never imports ``flmodel``).
 from __future__ import annotations
 
 import math
+from abc import ABC, abstractmethod
 from collections.abc import Callable, Hashable, Mapping, Sequence
 from fractions import Fraction
 from typing import Generic, Literal, TypeVar
@@ -232,18 +233,20 @@ def leaves_by_final(tree: HistoryTree) -> dict[Hashable, set[int]]:
     return {o: groups[o] for o in ordered(groups)}
 
 
-class Relaxation(Generic[V]):
+class Relaxation(ABC, Generic[V]):
     """An upper bound over the schedulers that play ``allowed`` actions, with witness schedulers."""
 
+    @abstractmethod
     def bound(self, allowed: Allowed) -> tuple[V, list[Choice]]:
-        raise NotImplementedError
+        """An upper bound of the value over the schedulers restricted to ``allowed``, and witnesses."""
 
+    @abstractmethod
     def evaluate(self, choice: Choice) -> tuple[V, Hashable, Pair]:
         """The exact value of a complete scheduler, its decisive outcome/event and ``(P_D, P_D')``."""
-        raise NotImplementedError
 
+    @abstractmethod
     def less(self, u: V, v: V) -> bool:
-        raise NotImplementedError
+        """Whether value ``u`` is below value ``v``."""
 
 
 class DeltaRelaxation(Relaxation[Pair]):
