@@ -543,11 +543,31 @@ def load_scenario(path: str | Path, defines: Mapping[str, int] | None = None) ->
     (:func:`parse_scenario`)."""
     p = Path(path)
     try:
-        text = p.read_text(encoding="utf-8")
+        data = p.read_bytes()
     except FileNotFoundError:
         raise FileNotFoundError(f"scenario file not found: {p}") from None
+    try:
+        text = data.decode("utf-8")
     except UnicodeDecodeError as exc:
-        raise ModelError([Diagnostic(Position(str(p)), f"not a UTF-8 text file ({exc})")]) from None
+        raise ModelError([undecodable(data, exc, str(p))]) from None
     return parse_scenario(text, str(p), defines=defines)
+
+
+def undecodable(data: bytes, exc: UnicodeDecodeError, source: str) -> Diagnostic:
+    """The diagnostic of the first byte of ``data`` that is not UTF-8: its line, and its column in
+    characters of the (valid) text before it on that line.
+
+    >>> d = undecodable(b"ab\\ncd\\xffe", UnicodeDecodeError("utf-8", b"", 5, 6, "x"), "f.fl")
+    >>> (d.line, d.column, d.message)
+    (2, 3, 'byte 0xff is not UTF-8 text; expected a UTF-8 text file')
+    """
+    start = exc.start
+    line_start = data.rfind(b"\n", 0, start) + 1
+    if line_start == 0 and data.startswith(b"\xef\xbb\xbf"):  # a byte order mark is not a column
+        line_start = 3
+    line = data.count(b"\n", 0, start) + 1
+    column = len(data[line_start:start].decode("utf-8", errors="replace")) + 1
+    return Diagnostic(Position(source, line, column),
+                      f"byte 0x{data[start]:02x} is not UTF-8 text; expected a UTF-8 text file")
 
 

@@ -86,6 +86,7 @@ def check_scenario(s: Scenario, extras: dict[str, Any] | None = None) -> list[Di
     checks.check_bounds()
     checks.check_neighbours()
     checks.check_attacker()
+    checks.missing_locations()
     checks.check_properties()
     return checks.report.items
 
@@ -100,6 +101,7 @@ class _ScenarioChecks:
         self.positions: dict[str, Position] = extras.get("positions", {})
         self.report = _Report(Position(s.source, 1, 1))
         self.locs: set[str] = set()
+        self.undeclared: dict[str, Position] = {}  # location -> first use, when none is declared
         self.actor_locs: dict[str, str] = {}
         self.clients = {c.actor for c in s.clients}
         self.points: dict[str, DataDecl] = {}
@@ -115,8 +117,23 @@ class _ScenarioChecks:
             self.locs.add(n.name)
 
     def _need_location(self, name: str | None, pos: Position, what: str) -> None:
-        if name is not None and name not in self.locs:
-            self.report.add(pos, f"unknown location {name!r} in {what}; {_known_text(self.locs)}")
+        if name is None or name in self.locs:
+            return
+        if not self.s.locations:  # no locations statement at all: one message, see missing_locations
+            self.undeclared.setdefault(name, pos)
+            return
+        self.report.add(pos, f"unknown location {name!r} in {what}; {_known_text(self.locs)}")
+
+    def missing_locations(self) -> None:
+        """Without a ``locations`` statement every use of a location is unknown: one message, at the
+        first use, naming the locations used (a statement that would declare them)."""
+        if not self.undeclared:
+            return
+        names = list(self.undeclared)
+        shown = ", ".join(names[:10]) + (", …" if len(names) > 10 else "")
+        self.report.add(next(iter(self.undeclared.values())),
+                        f"no locations statement, but the scenario uses {len(names)} location(s); expected "
+                        f"'locations {shown}' before the first use")
 
     def check_links(self) -> None:
         first: dict[tuple[str, str], Position] = {}

@@ -7,7 +7,8 @@ import importlib
 
 import pytest
 
-MODULES = ["flmodel.frozen", "flmodel.data", "flmodel.learning", "flmodel.noise", "flmodel.system"]
+MODULES = ["flmodel.frozen", "flmodel.data", "flmodel.learning", "flmodel.noise", "flmodel.system",
+           "flmodel.scenario"]
 
 
 @pytest.mark.parametrize("name", MODULES)

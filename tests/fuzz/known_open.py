@@ -15,12 +15,4 @@ KNOWN_OPEN: dict[str, str] = {
                                                "transitions silently adds states (a verdict)",
     "explicit explore: label for an absent state": "Storm flavour: a label on a state id beyond the "
                                                    "transitions silently adds states (exit 0)",
-    "scenario check: non-UTF-8 byte": "exit 2 'not a UTF-8 text file (... position N)': a byte offset, "
-                                      "not file:line:col",
-    "scenario explore: non-UTF-8 byte": "exit 2 'not a UTF-8 text file (... position N)': a byte offset, "
-                                        "not file:line:col",
-    "scenario check: locations line deleted": "12 positioned lines, one per use of each undeclared "
-                                              "location: a cascade, not 'a few lines'",
-    "scenario explore: locations line deleted": "12 positioned lines, one per use of each undeclared "
-                                                "location: a cascade, not 'a few lines'",
 }
