@@ -10,6 +10,16 @@ Operators (IIIf MC, all as sets of states):
 ``E[f R g]`` :class:`ER`, ``A[f R g]`` :class:`AR`, connectives :class:`Not`, n-ary :class:`And` /
 :class:`Or`, :class:`Implies`, :class:`Iff`, constants :class:`TrueF` / :class:`FalseF`.
 
+Probabilistic operators ([PCTL]; ``D`` from [dpCTL]), state formulas over a path formula
+(:class:`PathFormula`: :class:`Eventually` ``F f`` / ``F<=k f``, :class:`Globally` ``G f`` / ``G<=k f``,
+:class:`Next` ``X f``, :class:`Until` ``f U g`` / ``f U<=k g``):
+:class:`ProbQuery` ``P=? [ψ]``, ``P>=p [ψ]`` (any of ``< <= > >=``), ``Pmin=?``, ``Pmax<=p``, ...
+(the probability of the paths from a state that satisfy ψ; on an MDP its minimum or maximum over the
+schedulers) and :class:`DPQuery` ``D{ε,δ}[ψ]`` (for neighbouring initial states s1, s2:
+``Pr(s1 ⊨ ψ) <= e^ε Pr(s2 ⊨ ψ) + δ``; ε an :class:`Eps`, a number or ``ln(x)``). Their
+:meth:`~Formula.children` are the state formulas inside the path, so :meth:`~Formula.subformulas`
+and :func:`atoms_of` reach the atoms inside the brackets.
+
 Atoms: :class:`Label` (a bare or quoted label / boolean observable), :class:`Compare`
 (``term OP term`` with ``OP`` in ``== != < <= > >=``), :class:`Member` (``term in term``,
 ``term not in term``) and :class:`Enabled` (``enabled(rule)``: the state has an outgoing transition
@@ -20,6 +30,7 @@ one of that name, else a symbolic constant such as ``get_grad``), :class:`Const`
 
 from __future__ import annotations
 
+import math
 import re
 from collections.abc import Callable, Iterator
 from dataclasses import dataclass, field
@@ -28,7 +39,7 @@ from fractions import Fraction
 from checker.errors import Position
 
 KEYWORDS = frozenset({"EX", "AX", "EF", "AF", "EG", "AG", "E", "A", "U", "R", "in", "not", "and", "or",
-                      "true", "false", "enabled"})
+                      "true", "false", "enabled", "F", "G", "X"})
 _IDENT = re.compile(r"[A-Za-z_][A-Za-z0-9_]*\Z")
 
 
@@ -337,6 +348,160 @@ class AR(Binary):
     Q, OP = "A", "R"
 
 
+# --------------------------------------------------------------------------- probabilistic operators
+def _operand(f: Formula) -> str:
+    """A state formula inside a path formula: bracketed unless it is one token or prefix form."""
+    text = str(f)
+    return f"({text})" if isinstance(f, And | Or | Implies | Iff) else text
+
+
+def _bound_text(bound: int | None) -> str:
+    return "" if bound is None else f"<={bound}"
+
+
+class PathFormula:
+    """Base of the path formulas inside ``P``/``D`` (not state formulas: they hold on paths)."""
+
+    def children(self) -> tuple[Formula, ...]:
+        return ()
+
+
+@dataclass(frozen=True)
+class Eventually(PathFormula):
+    """``F f`` (some state of the path satisfies ``f``); ``F<=k f``: one of the first ``k + 1`` states."""
+
+    arg: Formula
+    bound: int | None = None
+
+    def children(self) -> tuple[Formula, ...]:
+        return (self.arg,)
+
+    def __str__(self) -> str:
+        return f"F{_bound_text(self.bound)} {_operand(self.arg)}"
+
+
+@dataclass(frozen=True)
+class Globally(PathFormula):
+    """``G f`` (every state of the path satisfies ``f``); ``G<=k f``: the first ``k + 1`` states."""
+
+    arg: Formula
+    bound: int | None = None
+
+    def children(self) -> tuple[Formula, ...]:
+        return (self.arg,)
+
+    def __str__(self) -> str:
+        return f"G{_bound_text(self.bound)} {_operand(self.arg)}"
+
+
+@dataclass(frozen=True)
+class Next(PathFormula):
+    """``X f``: the path's second state satisfies ``f``."""
+
+    arg: Formula
+
+    def children(self) -> tuple[Formula, ...]:
+        return (self.arg,)
+
+    def __str__(self) -> str:
+        return f"X {_operand(self.arg)}"
+
+
+@dataclass(frozen=True)
+class Until(PathFormula):
+    """``f U g``: some state satisfies ``g`` and every earlier one ``f``; ``f U<=k g``: within ``k``
+    steps."""
+
+    left: Formula
+    right: Formula
+    bound: int | None = None
+
+    def children(self) -> tuple[Formula, ...]:
+        return (self.left, self.right)
+
+    def __str__(self) -> str:
+        return f"{_operand(self.left)} U{_bound_text(self.bound)} {_operand(self.right)}"
+
+
+#: The comparison of a probability bound (``P>=p``), or ``"=?"`` for a query.
+PROB_OPS = ("=?", "<", "<=", ">", ">=")
+#: ``P`` (a Markov chain, or an MDP under its uniform scheduler), ``Pmin`` / ``Pmax`` (an MDP's
+#: minimising / maximising scheduler).
+PROB_QUANTIFIERS = ("P", "Pmin", "Pmax")
+
+
+@dataclass(frozen=True)
+class ProbQuery(Formula):
+    """``P=? [path]`` (``op == "=?"``, ``bound is None``: the probability itself, a query allowed only
+    at the top of a property) or ``P op bound [path]`` (the states whose probability of ``path``
+    compares so with ``bound``); ``quantifier`` ``P``, ``Pmin`` or ``Pmax``."""
+
+    op: str
+    bound: Fraction | None
+    path: PathFormula
+    quantifier: str = "P"
+    pos: Position | None = field(default=None, compare=False, repr=False)
+
+    def children(self) -> tuple[Formula, ...]:
+        return self.path.children()
+
+    @property
+    def is_query(self) -> bool:
+        """``True`` for ``=?`` (a number per state, not a set of states)."""
+        return self.op == "=?"
+
+    def __str__(self) -> str:
+        if self.bound is None:
+            return f"{self.quantifier}=? [{self.path}]"
+        head = f"{self.quantifier}{self.op}{Const(self.bound)}"
+        return f"{head} [{self.path}]"
+
+
+@dataclass(frozen=True)
+class Eps:
+    """The ε of ``D{ε,δ}``: ``value`` itself, or ``ln(value)`` when ``log`` (``e^ε = value`` exactly)."""
+
+    value: Fraction
+    log: bool = False
+
+    def __float__(self) -> float:
+        return math.log(self.value) if self.log else float(self.value)
+
+    @property
+    def exp(self) -> Fraction | None:
+        """``e^ε`` as an exact rational when ``ε = ln(value)`` (``None``: irrational)."""
+        return self.value if self.log else (Fraction(1) if self.value == 0 else None)
+
+    def __str__(self) -> str:
+        return f"ln({Const(self.value)})" if self.log else str(Const(self.value))
+
+
+@dataclass(frozen=True)
+class DPQuery(Formula):
+    """``D{eps,delta}[path]`` ([dpCTL]): holds when for every neighbour pair of initial states
+    ``(s1, s2)`` (both directions) ``Pr(s1 ⊨ path) <= e^eps · Pr(s2 ⊨ path) + delta``. Needs the pairs:
+    a scenario checked with ``--between``; an explicit model has none."""
+
+    eps: Eps
+    delta: Fraction
+    path: PathFormula
+    pos: Position | None = field(default=None, compare=False, repr=False)
+
+    def children(self) -> tuple[Formula, ...]:
+        return self.path.children()
+
+    def __str__(self) -> str:
+        return f"D{{{self.eps}, {Const(self.delta)}}}[{self.path}]"
+
+
+PROBABILISTIC = (ProbQuery, DPQuery)
+
+
+def has_probabilistic(f: Formula) -> bool:
+    """Whether ``f`` contains a ``P`` or ``D`` operator."""
+    return any(isinstance(g, PROBABILISTIC) for g in f.subformulas())
+
+
 def _cache_hash(cls: type) -> None:
     """Make ``cls``'s structural hash computed once per value: a formula is hashed at every memo
     look-up, and recomputing it would cost its whole depth each time."""
@@ -353,7 +518,8 @@ def _cache_hash(cls: type) -> None:
 
 
 for _cls in (Ref, Const, VectorLit, SetLit, TrueF, FalseF, Label, Compare, Member, Enabled, Not, And, Or,
-             Implies, Iff, EX, AX, EF, AF, EG, AG, EU, AU, ER, AR):
+             Implies, Iff, EX, AX, EF, AF, EG, AG, EU, AU, ER, AR, Eventually, Globally, Next, Until,
+             ProbQuery, Eps, DPQuery):
     _cache_hash(_cls)
 
 

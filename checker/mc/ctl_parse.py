@@ -40,6 +40,8 @@ _TERMINAL_TEXT = {
     "_AND": "'&'",
     "_NOT": "'!'",
     "$END": "end of formula",
+    "PROB": "a probability operator (P=? [..], P>=p [..], Pmin/Pmax)",
+    "DP": "D{eps, delta}[..]",
 }
 
 
@@ -72,6 +74,20 @@ def _expected_text(names: set[str] | frozenset[str] | None) -> str | None:
     if not texts:
         return None
     return "one of " + ", ".join(texts) if len(texts) > 1 else texts[0]
+
+
+def _acceptable(exc: lark.exceptions.UnexpectedToken) -> set[str]:
+    """The terminals that can really come next where ``exc`` was raised. LALR tables merge the
+    look-aheads of all contexts, so ``exc.expected`` lists tokens that only follow a formula nested in
+    brackets (``U``, ``R``, ``]``...); feeding each candidate to a copy of the parser keeps those it
+    accepts after its reductions."""
+    parser = exc.interactive_parser
+    if parser is None:  # pragma: no cover - lark always attaches one for LALR errors
+        return set(exc.expected)
+    try:
+        return set(parser.accepts()) or set(exc.expected)
+    except lark.exceptions.LarkError:  # pragma: no cover - a candidate whose reductions fail
+        return set(exc.expected)
 
 
 class _Offsets:
@@ -155,6 +171,79 @@ class _ToAst(Transformer[Any, Any]):
 
     def ar(self, items: list[ctl_ast.Formula]) -> ctl_ast.Formula:
         return ctl_ast.AR(items[0], items[1])
+
+    # probabilistic operators ---------------------------------------------------------------
+    def _step_bound(self, op: Token, k: Token) -> int:
+        if str(op) != "<=":
+            raise InputError(f"unexpected step bound {str(op)!r}", self.off.position(op.line, op.column),
+                             "'<=' followed by a number of steps (F<=k, G<=k, U<=k)")
+        return int(str(k))
+
+    @v_args(meta=True)
+    def prob_query(self, meta: Any, items: list[Any]) -> ctl_ast.Formula:
+        quantifier, op, path = items
+        if str(op) not in ("=", "=="):
+            raise InputError(f"unexpected {str(op)!r} before '?'", self.off.position(op.line, op.column),
+                             f"'{quantifier}=?' (a query) or a bound such as '{quantifier}>=0.5'")
+        return ctl_ast.ProbQuery("=?", None, path, str(quantifier), pos=self._pos(meta))
+
+    @v_args(meta=True)
+    def prob_bound(self, meta: Any, items: list[Any]) -> ctl_ast.Formula:
+        quantifier, op, bound, path = items
+        if str(op) not in ("<", "<=", ">", ">="):
+            raise InputError(f"unexpected probability bound {str(op)!r}",
+                             self.off.position(op.line, op.column),
+                             "one of < <= > >= (or '=?' for the probability itself)")
+        value = bound.value
+        if not 0 <= value <= 1:
+            raise InputError(f"probability bound {bound} outside [0, 1]", self._pos(meta),
+                             "a probability between 0 and 1")
+        return ctl_ast.ProbQuery(str(op), value, path, str(quantifier), pos=self._pos(meta))
+
+    @v_args(meta=True)
+    def dp_query(self, meta: Any, items: list[Any]) -> ctl_ast.Formula:
+        _, eps, delta, path = items
+        if not 0 <= delta.value <= 1:
+            raise InputError(f"delta {delta} outside [0, 1]", self._pos(meta), "a delta between 0 and 1")
+        return ctl_ast.DPQuery(eps, delta.value, path, pos=self._pos(meta))
+
+    @v_args(meta=True)
+    def eps_value(self, meta: Any, items: list[ctl_ast.Const]) -> ctl_ast.Eps:
+        value = items[0].value
+        assert isinstance(value, Fraction)
+        if value < 0:
+            raise InputError(f"epsilon {items[0]} is negative", self._pos(meta), "an epsilon >= 0")
+        return ctl_ast.Eps(value)
+
+    @v_args(meta=True)
+    def eps_log(self, meta: Any, items: list[ctl_ast.Const]) -> ctl_ast.Eps:
+        value = items[0].value
+        assert isinstance(value, Fraction)
+        if value < 1:
+            raise InputError(f"ln({items[0]}) is negative or undefined", self._pos(meta),
+                             "ln(x) with x >= 1 (an epsilon >= 0)")
+        return ctl_ast.Eps(value, log=True)
+
+    def path_f(self, items: list[ctl_ast.Formula]) -> ctl_ast.PathFormula:
+        return ctl_ast.Eventually(items[0])
+
+    def path_f_bounded(self, items: list[Any]) -> ctl_ast.PathFormula:
+        return ctl_ast.Eventually(items[2], self._step_bound(items[0], items[1]))
+
+    def path_g(self, items: list[ctl_ast.Formula]) -> ctl_ast.PathFormula:
+        return ctl_ast.Globally(items[0])
+
+    def path_g_bounded(self, items: list[Any]) -> ctl_ast.PathFormula:
+        return ctl_ast.Globally(items[2], self._step_bound(items[0], items[1]))
+
+    def path_x(self, items: list[ctl_ast.Formula]) -> ctl_ast.PathFormula:
+        return ctl_ast.Next(items[0])
+
+    def path_u(self, items: list[ctl_ast.Formula]) -> ctl_ast.PathFormula:
+        return ctl_ast.Until(items[0], items[1])
+
+    def path_u_bounded(self, items: list[Any]) -> ctl_ast.PathFormula:
+        return ctl_ast.Until(items[0], items[3], self._step_bound(items[1], items[2]))
 
     # atoms ---------------------------------------------------------------------------------
     @v_args(meta=True)
@@ -242,9 +331,9 @@ def parse_formula(text: str, *, source: str = "<formula>", line: int = 1, column
         if tok.type == "$END":
             line_no, col_no = _end_position(text)
             raise InputError("unexpected end of formula", off.position(line_no, col_no),
-                             _expected_text(exc.expected)) from None
+                             _expected_text(_acceptable(exc))) from None
         raise InputError(f"unexpected {str(tok)!r}", off.position(exc.line, exc.column),
-                         _expected_text(exc.expected)) from None
+                         _expected_text(_acceptable(exc))) from None
     except lark.exceptions.UnexpectedCharacters as exc:
         pos = exc.pos_in_stream
         ch = text[pos] if pos is not None and pos < len(text) else "?"

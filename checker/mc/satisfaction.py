@@ -14,6 +14,7 @@ from collections.abc import Callable
 
 import numpy as np
 
+from checker.errors import InputError
 from checker.mc import ctl_ast, reach
 from checker.mc.atoms import AtomEvaluator
 from checker.mc.ctl_parse import parse_formula
@@ -46,6 +47,8 @@ class SatisfactionSets:
         self._memo: dict[ctl_ast.Formula, Bounds] = {}
         self.vocabulary = vocabulary_of_kripke(kripke)
         self._checked: set[ctl_ast.Formula] = set()
+        #: Decides a nested ``P``/``D`` bound: the states satisfying it (``None``: refused).
+        self.probabilistic: Callable[[ctl_ast.ProbQuery | ctl_ast.DPQuery], np.ndarray] | None = None
         n = kripke.num_states
         self._true = np.ones(n, dtype=bool)
         self._false = np.zeros(n, dtype=bool)
@@ -95,6 +98,22 @@ class SatisfactionSets:
             neg = ~lo
             return neg, neg
         return ~hi, ~lo
+
+    def _probabilistic(self, f: ctl_ast.ProbQuery | ctl_ast.DPQuery) -> Bounds:
+        """A ``P``/``D`` operator nested in CTL: decided by :attr:`probabilistic` (set by a caller that
+        has the structure's probabilities), else refused."""
+        if isinstance(f, ctl_ast.ProbQuery) and f.is_query:
+            raise InputError(f"{f.quantifier}=? is a query, not a condition", f.pos,
+                             f"{f.quantifier}=? at the top of the property, or a bound such as "
+                             f"{f.quantifier}>=0.5 inside it")
+        if self.probabilistic is None:
+            if isinstance(f, ctl_ast.DPQuery):
+                raise InputError("D{eps,delta}[..] needs a scenario with neighbour pairs (--between)", f.pos,
+                                 "a scenario checked with --between PAIR")
+            raise InputError(f"{f.quantifier} operators need the model's probabilities", f.pos,
+                             "an explicit model (.tra/.lab) or a scenario")
+        sat = self.probabilistic(f)
+        return sat, sat
 
     def _bounds(self, root: ctl_ast.Formula) -> Bounds:
         """Bounds of ``root`` and its sub-formulas, bottom-up on an explicit stack (a formula nested
@@ -150,6 +169,8 @@ class SatisfactionSets:
             return self._both(graph.eg, memo[f.arg])
         if isinstance(f, ctl_ast.EU):
             return self._both(graph.eu, memo[f.left], memo[f.right])
+        if isinstance(f, ctl_ast.PROBABILISTIC):
+            return self._probabilistic(f)
         raise TypeError(f"not a CTL formula: {f!r}")
 
 
