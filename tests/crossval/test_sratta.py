@@ -150,3 +150,33 @@ def test_censoring_defence_reduces_recovery() -> None:
 def test_dp_noise_defeats_recovery() -> None:
     _, _, res = _run(0, clip=1.0, noise_multiplier=0.5)
     assert len(res.recovered) == 0
+
+
+def test_omp_does_not_absorb_a_small_contribution_into_a_wrong_atom() -> None:
+    """A real contribution at 1e-7 of the target (a sample missing from the dictionary) is below a
+    tolerance relative to ‖y‖ (1e-7) but far above round-off: with an absolute tolerance the fit fails
+    instead of returning a wrong set; atoms below margin × tolerance make the fit ambiguous (None)."""
+    rng = np.random.default_rng(5)
+    dic = rng.normal(size=(40, 6))
+    missing = rng.normal(size=40)
+    y = dic[:, [0, 1]] @ [1.0, -0.5] + 1e-7 * missing
+    assert omp_batch(dic, y[:, None], n_max=5, rtol=1e-7)[0] is not None  # the old, relative test
+    assert omp_batch(dic, y[:, None], n_max=5, atol=np.array([1e-12]))[0] is None
+    exact = dic[:, [0, 1]] @ [1.0, -0.5]
+    sol = omp_batch(dic, exact[:, None], n_max=5, atol=np.array([1e-12]), margin=100.0)[0]
+    assert sol is not None and sorted(sol[0].tolist()) == [0, 1]
+    tiny = dic[:, [0, 1]] @ [1.0, 1e-11]
+    assert omp_batch(dic, tiny[:, None], n_max=5, atol=np.array([1e-12]), margin=100.0)[0] is None
+
+
+@pytest.mark.parametrize("seed", [0, 1])
+def test_no_mixed_group_under_strong_heterogeneity(seed: int) -> None:
+    """[SRATTA] Cor. 3.6: components never join clients, also at Dirichlet α = 0.1 where clients'
+    models saturate and leave contributions near round-off (seed 0 gave 3 mixed groups before)."""
+    split = split_clients(Y, 5, 100, 0.1, np.random.default_rng(seed))
+    cfg = TrainingConfig(hidden=1000, rounds=20, n_updates=5, batch_size=4, lr=1.0, seed=seed)
+    run = train(cfg, X, Y, split)
+    res = sratta(run.first_layer_history(), PRIOR, n_max=20, n_clients=5, seed=seed)
+    m = evaluate(res, [X[i] for i in split.clients], PRIOR)
+    assert m.n_mixed_components == 0 and m.homogeneity == pytest.approx(1.0)
+    assert m.rho_matched > 0.1
