@@ -1,0 +1,465 @@
+"""The Python API of flcheck: load a model, explore it, check properties, judge privacy, generate attack
+trees and export, with typed results for scripts and notebooks.
+
+>>> import checker
+>>> model = checker.load("seed_model")
+>>> model.check("EF true").verdict
+'holds'
+
+Every function wraps the pipeline the command line uses, so a result here is the result of the
+matching ``flcheck`` command:
+
+============================  ==================================================================
+:func:`load`                  :func:`checker.app.load.load_model` (scenario, bundled name,
+                              ``example:NAME``, PRISM/Storm ``.tra``/``.lab``, JSON Kripke)
+:meth:`Model.explore`         ``flcheck explore`` (:func:`checker.mc.explore.explore`)
+:meth:`Model.check`           ``flcheck ctl`` (:class:`checker.mc.ctl.ModelChecker`)
+:meth:`Model.check_all`       ``flcheck check`` (:func:`checker.app.check.check_file`)
+:meth:`Model.privacy`         ``flcheck privacy`` (:func:`checker.app.privacy_fl.privacy_report`)
+:meth:`Model.attack_tree`     ``flcheck attack-tree``
+                              (:func:`checker.attack_trees.generation.generate_attack_tree`)
+:meth:`Model.export`          ``flcheck explore --write-*`` and ``flcheck export isabelle``
+============================  ==================================================================
+
+Each result is a frozen dataclass with ``verdict`` (where one is decided), ``to_json()`` (the JSON of the
+matching command, without the envelope) and ``_repr_html_()`` (a small HTML table, shown by Jupyter);
+``raw`` is the engine's own result object for everything else. Bad input raises
+:class:`checker.errors.InputError` or :class:`flmodel.errors.ModelError`, as the CLI's exit 2.
+
+Importing :mod:`checker` stays cheap: the names above are loaded on first use (``checker.__getattr__``),
+and this module imports the pipelines only when a function runs.
+"""
+
+from __future__ import annotations
+
+import html
+import time
+from collections.abc import Mapping, Sequence
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import TYPE_CHECKING, Any
+
+from checker.errors import InputError, Position
+
+if TYPE_CHECKING:
+    from checker.mc.kripke import Kripke
+
+__all__ = [
+    "AttackTreeResult",
+    "CheckRun",
+    "CtlResult",
+    "Exploration",
+    "ExportResult",
+    "Model",
+    "PrivacyResult",
+    "PropertyOutcome",
+    "check",
+    "check_all",
+    "export_isabelle",
+    "load",
+]
+
+ModelSpec = str | Path | Sequence[str | Path]
+
+
+def _html_table(title: str, rows: Sequence[tuple[str, object]]) -> str:
+    """A two-column HTML table (``key``, ``value``) under a bold title, every cell escaped."""
+    body = "".join(f"<tr><th style='text-align:left'>{html.escape(k)}</th><td>{html.escape(str(v))}</td></tr>"
+                   for k, v in rows)
+    return f"<div><b>{html.escape(title)}</b><table>{body}</table></div>"
+
+
+def _grid(header: Sequence[str], rows: Sequence[Sequence[object]]) -> str:
+    """An HTML table with a header row, every cell escaped."""
+    head = "".join(f"<th>{html.escape(h)}</th>" for h in header)
+    body = "".join("<tr>" + "".join(f"<td>{html.escape(str(c))}</td>" for c in row) + "</tr>" for row in rows)
+    return f"<table><tr>{head}</tr>{body}</table>"
+
+
+@dataclass(frozen=True)
+class Exploration:
+    """The size of an explored state space (``flcheck explore --json``): states, transitions, deadlocks,
+    breadth-first depth, initial states, whether the exploration completed, and its CPU-independent wall
+    time in seconds."""
+
+    source: str
+    states: int
+    transitions: int
+    deadlocks: int
+    depth: int
+    initial: int
+    complete: bool
+    limit_reason: str | None
+    seconds: float
+
+    def to_json(self) -> dict[str, Any]:
+        """The keys of ``flcheck explore --json`` (``time`` is :attr:`seconds`)."""
+        return {"states": self.states, "transitions": self.transitions, "deadlocks": self.deadlocks,
+                "depth": self.depth, "time": round(self.seconds, 6), "initial": self.initial,
+                "complete": self.complete, "limit_reason": self.limit_reason}
+
+    def _repr_html_(self) -> str:
+        return _html_table(f"explored {self.source}", [(k, v) for k, v in self.to_json().items()])
+
+
+@dataclass(frozen=True)
+class CtlResult:
+    """``M ⊢ formula`` for one CTL/property-language formula ([IIIf-FL] ``⊢``: every initial state
+    satisfies it): the verdict, and the witness or counterexample path as text and JSON."""
+
+    formula: str
+    verdict: str
+    states: int
+    satisfying_initial: int
+    initial: int
+    evidence: str
+    raw: Any = field(repr=False, compare=False)
+
+    @property
+    def holds(self) -> bool:
+        """Whether the formula holds (also vacuously)."""
+        return bool(self.raw.holds)
+
+    def to_json(self) -> dict[str, Any]:
+        """The keys of ``flcheck ctl --json``."""
+        data: dict[str, Any] = self.raw.to_json()
+        return data
+
+    def __str__(self) -> str:
+        return str(self.raw.render())
+
+    def _repr_html_(self) -> str:
+        rows: list[tuple[str, object]] = [
+            ("verdict", self.verdict), ("states", self.states),
+            ("initial states satisfying it", f"{self.satisfying_initial} of {self.initial}")]
+        if self.evidence:
+            rows.append(("evidence", self.evidence))
+        return _html_table(self.formula, rows)
+
+
+@dataclass(frozen=True)
+class PropertyOutcome:
+    """One property of a scenario as ``flcheck check`` decided it: name, kind, verdict, its figure
+    (``value``, exact text in ``value_text``), the formula and a one-line evidence."""
+
+    name: str
+    kind: str
+    verdict: str
+    value: float | None
+    value_text: str
+    formula: str
+    evidence: str
+    seconds: float
+
+
+@dataclass(frozen=True)
+class CheckRun:
+    """Every property of a scenario decided on one exploration (``flcheck check``); ``exit_code`` is the
+    command's (0 all hold, 1 some violated or unknown)."""
+
+    scenario: str
+    states: int
+    transitions: int
+    properties: tuple[PropertyOutcome, ...]
+    exit_code: int
+    raw: Any = field(repr=False, compare=False)
+
+    def __getitem__(self, name: str) -> PropertyOutcome:
+        """The outcome of the property called ``name`` (``KeyError`` when there is none)."""
+        for p in self.properties:
+            if p.name == name:
+                return p
+        raise KeyError(name)
+
+    def to_json(self) -> dict[str, Any]:
+        """The keys of ``flcheck check --json``."""
+        data: dict[str, Any] = self.raw.to_json()
+        return data
+
+    def __str__(self) -> str:
+        from checker.app.report import render_table  # lazy: the report module imports the tree renderer
+
+        return render_table(self.raw)
+
+    def _repr_html_(self) -> str:
+        rows = [(p.name, p.kind, p.verdict, p.value_text, p.formula, p.evidence) for p in self.properties]
+        head = f"<b>{html.escape(self.scenario)}</b>: {self.states} states, {self.transitions} transitions"
+        header = ("property", "kind", "verdict", "figure", "formula", "evidence")
+        return f"<div>{head}{_grid(header, rows)}</div>"
+
+
+@dataclass(frozen=True)
+class PrivacyResult:
+    """NI-FL-DP ([IIIf-FL] III-C) of a model against its neighbouring datasets (``flcheck privacy``): the
+    worst pair's ε* (``math.inf`` when no finite ε bounds the log-ratio), its δ at the checked ε, the best
+    attacker's advantage and the verdict."""
+
+    verdict: str
+    epsilon: float
+    epsilon_text: str
+    delta: float
+    advantage: float
+    pairs: int
+    raw: Any = field(repr=False, compare=False)
+
+    def to_json(self) -> dict[str, Any]:
+        """The keys of ``flcheck privacy --json``."""
+        data: dict[str, Any] = self.raw.json()
+        return data
+
+    def _repr_html_(self) -> str:
+        return _html_table("NI-FL-DP", [("verdict", self.verdict), ("ε*", self.epsilon_text),
+                                         ("δ", self.delta), ("advantage", self.advantage),
+                                         ("pairs judged", self.pairs)])
+
+
+@dataclass(frozen=True)
+class AttackTreeResult:
+    """An IIIf attack tree for ``EF goal`` ([IIIf-FL] attack trees: valid iff ``EF goal``), or the
+    invariant ``AG ¬goal`` proving none exists. ``found``: a valid tree was generated; ``text`` is the
+    tree as ``flcheck attack-tree`` prints it."""
+
+    goal: str
+    found: bool
+    conclusive: bool
+    size: int
+    text: str
+    raw: Any = field(repr=False, compare=False)
+    kripke: Any = field(repr=False, compare=False)
+
+    def to_json(self) -> dict[str, Any]:
+        """The keys of ``flcheck attack-tree --json``."""
+        from checker.attack_trees.export import result_to_json  # lazy: with the tree engine
+
+        data: dict[str, Any] = result_to_json(self.raw, self.kripke, goal_text=self.goal)
+        return data
+
+    def render(self, fmt: str = "text") -> str:
+        """The tree in one of :data:`checker.attack_trees.export.FORMATS` (``text``, ``json``, ``dot``,
+        ``adtool``, ``adtool-sand``); only a found tree can be rendered."""
+        if not self.found:
+            raise InputError(f"no attack tree for {self.goal}: the goal is unreachable", None,
+                             "a reachable goal")
+        from checker.attack_trees.export import render  # lazy: with the tree engine
+
+        return render(self.raw.tree, self.kripke, fmt, goal_text=self.goal)
+
+    def __str__(self) -> str:
+        return self.text
+
+    def _repr_html_(self) -> str:
+        state = "attack exists" if self.found else ("no attack" if self.conclusive else "unknown")
+        return (_html_table(f"attack tree for {self.goal}", [("result", state), ("nodes", self.size)])
+                + f"<pre>{html.escape(self.text)}</pre>")
+
+
+@dataclass(frozen=True)
+class ExportResult:
+    """Files an export wrote (``format``: ``explicit``, ``json``, ``dot`` or ``isabelle``); for Isabelle
+    also the syntax check's issues (``ok``: none)."""
+
+    format: str
+    written: tuple[str, ...]
+    issues: tuple[str, ...] = ()
+
+    @property
+    def ok(self) -> bool:
+        return not self.issues
+
+    def to_json(self) -> dict[str, Any]:
+        return {"format": self.format, "written": list(self.written), "issues": list(self.issues),
+                "syntax_ok": self.ok}
+
+    def _repr_html_(self) -> str:
+        return _html_table(f"export ({self.format})", [("written", ", ".join(self.written)),
+                                                      ("issues", len(self.issues))])
+
+
+def _single(spec: ModelSpec) -> str | None:
+    """The spec as one string when it is one name or path (a scenario can only be that)."""
+    if isinstance(spec, str | Path):
+        return str(spec)
+    items = list(spec)
+    return str(items[0]) if len(items) == 1 else None
+
+
+class Model:
+    """A model named as on the command line: a scenario file or bundled name (``"moniteo"``), an flmodel
+    example (``"example:seed"``), a PRISM/Storm explicit model (``"m.tra"``, ``("m.tra", "m.lab")`` or the
+    prefix ``"m"``) or a JSON Kripke file, with scenario constants set by ``defines``. The state space is
+    explored on first use, under ``limits`` (:class:`checker.mc.explore.Limits`; default none), and
+    kept."""
+
+    def __init__(self, spec: ModelSpec, *, defines: Mapping[str, int] | None = None,
+                 limits: Any = None) -> None:
+        from checker.app.load import resolve_model_files  # lazy: the loader imports flmodel
+
+        self.spec = spec
+        self.defines = dict(defines or {})
+        self.limits = limits
+        self._kripke: Kripke | None = None
+        self._seconds = 0.0
+        single = _single(spec)
+        resolved = resolve_model_files(spec)
+        self.scenario_path: Path | None = None
+        if single is not None and isinstance(resolved, str | Path) and str(resolved).endswith(".fl"):
+            self.scenario_path = Path(resolved)
+
+    def __repr__(self) -> str:
+        return f"Model({self.spec!r}" + (f", defines={self.defines!r})" if self.defines else ")")
+
+    @property
+    def kripke(self) -> Kripke:
+        """The explored structure (:class:`checker.mc.kripke.Kripke`), explored on first use."""
+        if self._kripke is None:
+            from checker.app.load import load_model  # lazy: the loader imports flmodel
+
+            t0 = time.perf_counter()
+            spec = self.spec if isinstance(self.spec, str | Path) else [str(s) for s in self.spec]
+            self._kripke = load_model(spec, limits=self.limits, defines=self.defines or None)
+            self._seconds = time.perf_counter() - t0
+        return self._kripke
+
+    def explore(self) -> Exploration:
+        """The state space's size (``flcheck explore``)."""
+        from checker.mc.explore import depth_of_structure  # lazy: exploration engine
+
+        k = self.kripke
+        return Exploration(str(k.source), int(k.num_states), int(k.num_transitions), int(k.deadlocks.sum()),
+                           depth_of_structure(k), len(k.initial), bool(k.complete), k.limit_reason,
+                           self._seconds)
+
+    def check(self, formula: str, *, semantics: str = "iiif", evidence: bool = True,
+              vacuity: bool = True) -> CtlResult:
+        """Decide ``M ⊢ formula`` (``flcheck ctl``): ``semantics`` ``iiif`` (deadlocks satisfy AX/AF) or
+        ``total`` (deadlocks loop, NuSMV style)."""
+        from checker.mc.ctl import ModelChecker  # lazy: CTL engine
+        from checker.mc.ctl_parse import parse_formula  # lazy: with the engine
+
+        f = parse_formula(formula, source="<formula>")
+        res = ModelChecker(self.kripke, semantics).check(f, evidence=evidence, vacuity=vacuity)
+        ev = res.evidence
+        return CtlResult(str(res.formula), str(res.verdict), int(res.states), len(res.satisfying_initial),
+                         len(res.initial), "" if ev is None else str(ev.render()).splitlines()[0], res)
+
+    def check_all(self, only: Sequence[str] | None = None, *, observe: str = "sequence") -> CheckRun:
+        """Every property the scenario declares (``only``: a subset by name), as ``flcheck check``."""
+        return check_all(self._scenario("check_all"), only=only, defines=self.defines, observe=observe,
+                         limits=self.limits)
+
+    def privacy(self, eps: float | str | None = None, *, observe: str = "sequence") -> PrivacyResult:
+        """NI-FL-DP at the model's dataset against its neighbours (``flcheck privacy``): the declared
+        neighbours of a scenario, else every removal of a data point; ``eps``: the ε to decide (``None``:
+        whether some finite ε holds). Needs a scenario or an ``example:NAME`` system."""
+        from checker.app.privacy_fl import privacy_model, privacy_report  # lazy: the privacy pipeline
+        from checker.app.privacy_results import number_json  # lazy: with the pipeline
+
+        single = _single(self.spec)
+        if single is None:
+            raise InputError("privacy needs an FL model", Position(str(self.spec)),
+                             "a scenario or example:NAME")
+        model = privacy_model(single, self.defines or None)
+        rep = privacy_report(model.system, model.universe, observe=observe, eps=eps, limits=self.limits,
+                             declared=model.declared, observing=model.observing)
+        data = rep.json()
+        eps_json = data["epsilon"]
+        epsilon = float("inf") if eps_json == "inf" else float(eps_json)
+        w = rep.worst
+        return PrivacyResult(str(rep.verdict), epsilon, "0" if w is None else w.epsilon.text(),
+                             float(number_json(w.delta)) if w else 0.0,
+                             float(number_json(w.best.advantage)) if w else 0.0, len(rep.pairs), rep)
+
+    def attack_tree(self, goal: str, *, max_attacks: int = 5,
+                    max_depth: int | None = None) -> AttackTreeResult:
+        """An IIIf attack tree for ``EF goal`` from the initial states (``flcheck attack-tree --goal``)."""
+        from checker.attack_trees.export import tree_to_text  # lazy: tree engine
+        from checker.attack_trees.generation import AttackFound, generate_attack_tree  # lazy: tree engine
+        from checker.mc.ctl import ModelChecker  # lazy: CTL engine
+        from checker.mc.ctl_parse import parse_formula  # lazy: with the engine
+
+        k = self.kripke
+        mask, _upper = ModelChecker(k).sat_bounds(parse_formula(goal, source="goal"))
+        res = generate_attack_tree(k, mask, max_depth=max_depth, max_attacks=max_attacks)
+        if isinstance(res, AttackFound):
+            return AttackTreeResult(goal, True, True, res.tree.size(),
+                                    tree_to_text(res.tree, k, goal_text=goal), res, k)
+        text = (f"no attack: AG ¬({goal}) holds on an invariant of {res.invariant_size} states"
+                if res.conclusive else "unknown: no attack found in the explored part")
+        return AttackTreeResult(goal, False, bool(res.conclusive), 0, text, res, k)
+
+    def export(self, out: str | Path, format: str = "isabelle", **options: Any) -> ExportResult:
+        """Write the model: ``explicit`` (``out.tra``/``.lab``[/``.sta``], option ``flavor``), ``json``
+        (JSON Kripke), ``dot`` (Graphviz) or ``isabelle`` (the theory directory ``out`` with ROOT,
+        syntax-checked as ``flcheck export isabelle``)."""
+        if format == "isabelle":
+            return export_isabelle([self._scenario_or_example()], out)
+        if format == "explicit":
+            from checker.io.prism import write_explicit  # lazy: writer
+
+            paths = write_explicit(self.kripke, out, flavor=options.get("flavor", "storm"))
+            return ExportResult(format, tuple(str(p) for p in paths))
+        if format == "json":
+            from checker.io.kripke_json import write_json  # lazy: writer
+
+            return ExportResult(format, (str(write_json(self.kripke, out)),))
+        if format == "dot":
+            from checker.io.dot import write_dot  # lazy: writer
+
+            return ExportResult(format, (str(write_dot(self.kripke, out, **options)),))
+        raise InputError(f"unknown export format {format!r}", None, "isabelle, explicit, json or dot")
+
+    def _scenario(self, what: str) -> str:
+        if self.scenario_path is None:
+            raise InputError(f"{what} needs a scenario (its properties)", Position(str(self.spec)),
+                             "a scenario file (.fl) or a bundled scenario")
+        return str(self.scenario_path)
+
+    def _scenario_or_example(self) -> str:
+        single = _single(self.spec)
+        if single is not None and single.startswith("example:"):
+            return single
+        return self._scenario("the Isabelle export")
+
+
+def load(spec: ModelSpec, *, defines: Mapping[str, int] | None = None, limits: Any = None) -> Model:
+    """The :class:`Model` named by ``spec`` (see :class:`Model`); a name that is neither a file nor a
+    bundled scenario raises :class:`checker.errors.InputError` listing the bundled ones."""
+    model = Model(spec, defines=defines, limits=limits)
+    single = _single(spec)
+    if model.scenario_path is None and single is not None and not single.startswith("example:"):
+        from checker.app.load import model_kind, resolve_model_files  # lazy: the loader imports flmodel
+
+        model_kind(resolve_model_files(spec))  # raises for an unknown name before any exploration
+    return model
+
+
+def check(spec: ModelSpec, formula: str, *, defines: Mapping[str, int] | None = None) -> CtlResult:
+    """``load(spec).check(formula)``."""
+    return load(spec, defines=defines).check(formula)
+
+
+def check_all(scenario: str | Path, *, only: Sequence[str] | None = None,
+              defines: Mapping[str, int] | None = None, observe: str = "sequence",
+              limits: Any = None) -> CheckRun:
+    """Every property of ``scenario`` (a path or bundled name), as ``flcheck check``
+    (:func:`checker.app.check.check_file`)."""
+    from checker.app.check import check_file  # lazy: the check pipeline imports every engine
+
+    rep = check_file(scenario, only=only, defines=defines or None, observe=observe, limits=limits)
+    props = tuple(PropertyOutcome(r.name, r.kind, str(r.verdict), r.value, r.value_text, r.formula,
+                                  r.evidence, r.seconds) for r in rep.results)
+    return CheckRun(rep.scenario_path, int(rep.kripke.num_states), int(rep.kripke.num_transitions), props,
+                    rep.exit_code, rep)
+
+
+def export_isabelle(scenarios: Sequence[str], out: str | Path) -> ExportResult:
+    """Isabelle/HOL theories of ``scenarios`` (paths, bundled names, ``example:NAME``) in the directory
+    ``out``, then the syntax check (as ``flcheck export isabelle``; not proof-checked)."""
+    from checker.app.isabelle.export_files import export_texts, write_export  # lazy: Isabelle export
+    from checker.app.isabelle.sources import load_export  # lazy: Isabelle export
+    from checker.app.isabelle.syntax import check_export_dir  # lazy: Isabelle export
+
+    exports = [load_export(s) for s in scenarios]
+    written = write_export(export_texts(exports), out, inputs=[e.path for e in exports if e.path is not None])
+    issues = check_export_dir(out)
+    return ExportResult("isabelle", tuple(str(p) for p in written), tuple(str(i) for i in issues))
