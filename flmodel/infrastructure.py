@@ -45,10 +45,13 @@ ACTION_KINDS: tuple[str, ...] = ("put_part", "get_grad", "eval_server")
 
 class Gra(NamedTuple):
     """``gra``: the set of locations (seed type ``location set``) and, optionally, the topology's
-    edges (pairs of locations). Checked by :func:`validate_igraph`."""
+    edges (pairs of locations) and, for a time-varying topology only, its status
+    (:class:`flmodel.network.NetStatus`: clock, round, lost reports; ``None`` for the static ``gra``
+    of [IIIf-FL]). Checked by :func:`validate_igraph`."""
 
     locations: frozenset[Location]
     edges: frozenset[tuple[Location, Location]] = frozenset()
+    status: object = None
 
 
 @dataclass(frozen=True, slots=True)

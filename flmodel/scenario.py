@@ -35,10 +35,12 @@ from flmodel.scenario_ast import (
     AttackerDecl,
     BoundDecl,
     Change,
+    ContactDecl,
     DataDecl,
     EpsSpec,
     FormulaText,
     Link,
+    LossDecl,
     MechanismDecl,
     ModelDecl,
     Named,
@@ -75,6 +77,8 @@ _TERMINAL_TEXT = {
     "EXPECT": "exists or absent",
     "SCHEDULER": "min, max or uniform",
     "COMPARE": "a comparison (<= >= < > ==)",
+    "WINDOW_UNIT": "rounds or steps",
+    "AGGREGATE": "all, quorum or deadline",
     "$END": "end of file",
 }
 
@@ -264,10 +268,48 @@ class _Build(Transformer[Any, Any]):
                          target, pos)
         return ("noise", (decl, clients))
 
-    def protocol(self, items: list[Token]) -> tuple[str, Any]:
-        variant = items[0]
-        traces = str(items[1]) if len(items) > 1 else None
-        return ("protocol", (ProtocolDecl(str(variant), traces, self._p(variant)), self._p(variant)))
+    def aggregate(self, items: list[Token]) -> tuple[str, str, int | None]:
+        return ("aggregate", str(items[0]), int(items[1]) if len(items) > 1 else None)
+
+    def protocol(self, items: list[Any]) -> tuple[str, Any]:
+        variant, *rest = items
+        agg: tuple[str, Any, Any] = ("aggregate", None, None)
+        if rest and isinstance(rest[0], tuple):
+            agg, rest = rest[0], rest[1:]
+        traces = str(rest[0]) if rest else None
+        decl = ProtocolDecl(str(variant), traces, agg[1], agg[2], self._p(variant))
+        return ("protocol", (decl, self._p(variant)))
+
+    # time-varying topology
+    def _window_number(self, meta: Any, value: Fraction) -> int:
+        if value.denominator != 1 or value < 1:
+            self.diags.append(Diagnostic(self._at(meta),
+                                         f"a window is a round or step number >= 1, got {value}"))
+            return 1
+        return int(value)
+
+    @v_args(meta=True)
+    def window_one(self, meta: Any, items: list[Fraction]) -> tuple[int, int]:
+        n = self._window_number(meta, items[0])
+        return (n, n)
+
+    @v_args(meta=True)
+    def window_range(self, meta: Any, items: list[Fraction]) -> tuple[int, int]:
+        lo, hi = (self._window_number(meta, v) for v in items)
+        if lo > hi:
+            self.diags.append(Diagnostic(self._at(meta), f"empty window {lo}..{hi}"))
+        return (lo, hi)
+
+    def contact(self, items: list[Any]) -> tuple[str, Any]:
+        link, unit, *windows = items
+        return ("contacts", (ContactDecl(link, str(unit), tuple(windows), link.pos),))  # type: ignore[arg-type]
+
+    def loss(self, items: list[Any]) -> tuple[str, Any]:
+        link, p, *rest = items
+        return ("losses", (LossDecl(link, p, int(rest[0]) if rest else 0, link.pos),))
+
+    def failure(self, items: list[Link]) -> tuple[str, Any]:
+        return ("failures", tuple(items))
 
     def bound(self, items: list[Token]) -> BoundDecl:
         return BoundDecl(str(items[0]), int(items[1]), self._p(items[0]))
@@ -416,7 +458,8 @@ def _assemble(parts: list[Any], source: str, diags: list[Diagnostic],
     """Statements (in file order) -> Scenario, recording single-use statements given twice (with the
     position of the first)."""
     fields: dict[str, Any] = {"locations": [], "links": [], "clients": [], "actors": [], "policies": [],
-                              "data": [], "noise": [], "bounds": [], "neighbours": [], "properties": []}
+                              "data": [], "noise": [], "bounds": [], "neighbours": [], "properties": [],
+                              "contacts": [], "losses": [], "failures": []}
     extras: dict[str, Any] = {"policy_names": [], "noise_names": [], "prop_extra": {}, "positions": {}}
     name = "<unnamed>"
     singles = {"server", "policies_mode", "dataset", "partition", "model", "protocol", "attacker"}
@@ -493,6 +536,9 @@ def _assemble(parts: list[Any], source: str, diags: list[Diagnostic],
         neighbours=tuple(fields["neighbours"]),
         attacker=att,
         properties=tuple(fields["properties"]),
+        contacts=tuple(fields["contacts"]),
+        losses=tuple(fields["losses"]),
+        failures=tuple(fields["failures"]),
         source=source,
         constants=tuple(constants.items()),
     )

@@ -56,6 +56,36 @@ class Link:
 
 
 @dataclass(frozen=True)
+class ContactDecl:
+    """``contact a -- b in rounds 1, 3`` / ``in steps 2..5, 9``: the link, up only in the windows
+    (``unit`` rounds or steps, numbered from 1; ``windows`` inclusive ranges ``(lo, hi)``)."""
+
+    link: Link
+    unit: Literal["rounds", "steps"]
+    windows: tuple[tuple[int, int], ...]
+    pos: Position = field(default=NOPOS, compare=False, repr=False)
+
+    def text(self) -> str:
+        items = ", ".join(str(lo) if lo == hi else f"{lo}..{hi}" for lo, hi in self.windows)
+        return f"contact {self.link.text()} in {self.unit} {items}"
+
+
+@dataclass(frozen=True)
+class LossDecl:
+    """``loss a -- b P retries K``: each attempt to send a message over the link is lost with
+    probability ``P``; a lost attempt is retried up to ``K`` times."""
+
+    link: Link
+    probability: Fraction
+    retries: int = 0
+    pos: Position = field(default=NOPOS, compare=False, repr=False)
+
+    def text(self) -> str:
+        return f"loss {self.link.text()} {num_text(self.probability)}" + (
+            f" retries {self.retries}" if self.retries else "")
+
+
+@dataclass(frozen=True)
 class Placed:
     """An actor and its location (``aloc``)."""
 
@@ -182,10 +212,16 @@ class ProtocolDecl:
 
     variant: str
     traces: str | None = None
+    aggregate: str | None = None
+    aggregate_at: int | None = None
     pos: Position = field(default=NOPOS, compare=False, repr=False)
 
     def text(self) -> str:
-        return f"protocol {self.variant}" + (f" traces {self.traces}" if self.traces else "")
+        agg = ""
+        if self.aggregate is not None:
+            agg = f" aggregate {self.aggregate}" + (f" {self.aggregate_at}" if self.aggregate_at is not None
+                                                   else "")
+        return f"protocol {self.variant}{agg}" + (f" traces {self.traces}" if self.traces else "")
 
 
 @dataclass(frozen=True)
@@ -375,6 +411,9 @@ class Scenario:
     neighbours: tuple[NeighbourDecl, ...] = ()
     attacker: AttackerDecl | None = None
     properties: tuple[PropertyDecl, ...] = ()
+    contacts: tuple[ContactDecl, ...] = ()
+    losses: tuple[LossDecl, ...] = ()
+    failures: tuple[Link, ...] = ()
     source: str = field(default="<scenario>", compare=False)
     constants: tuple[tuple[str, int], ...] = field(default=(), compare=False)
 
@@ -388,6 +427,10 @@ class Scenario:
             lines.append("locations " + ", ".join(n.name for n in self.locations))
         if self.links:
             lines.append("links " + ", ".join(lk.text() for lk in self.links))
+        lines.extend(c.text() for c in self.contacts)
+        lines.extend(lo.text() for lo in self.losses)
+        if self.failures:
+            lines.append("failure " + ", ".join(lk.text() for lk in self.failures))
         if self.server is not None:
             lines.append(f"server {self.server.text()}")
         if self.clients:
@@ -416,6 +459,14 @@ class Scenario:
         return "\n".join(lines) + "\n"
 
     # ------------------------------------------------------------------ views
+    @property
+    def networked(self) -> bool:
+        """Whether the topology varies (contact windows, losses, failures) or a round aggregates
+        before every client reported: then reports travel along routes of up links
+        (:mod:`flmodel.network`); otherwise links are the static ``gra`` no rule reads."""
+        agg = self.protocol.aggregate if self.protocol is not None else None
+        return bool(self.contacts or self.losses or self.failures) or agg not in (None, "all")
+
     @property
     def client_names(self) -> tuple[str, ...]:
         return tuple(c.actor for c in self.clients)

@@ -21,7 +21,10 @@ The construction ([IIIf-FL] III-B):
 probabilities; its observables are the FLSystem's with ``:`` replaced by ``_`` (``gradient_sat1``,
 ``ready_sat1``, ``enabled_eval_round``), because the property language's names cannot contain ``:``,
 plus ``secret_in_dataset`` (some secret point is in the dataset) and per secret point ``x``
-``holds_x`` (the name of the client whose part contains ``x``, ``"none"`` if none).
+``holds_x`` (the name of the client whose part contains ``x``, ``"none"`` if none). A scenario with a
+time-varying topology (:mod:`flmodel.network`) also offers ``lost`` (the clients whose report of this
+round was lost), ``lost_c``, ``step`` (the steps taken, saturated at the last step window) and, per
+directed edge ``a -> b`` of the initial ``gra``, ``link_a_b`` (up in the next step).
 
 The functions of this module are the way from a :class:`~flmodel.scenario_ast.Scenario` to its
 semantics: :func:`build_system` (the wrapped system), :func:`build_fl_system` (the unwrapped
@@ -43,6 +46,7 @@ from flmodel.errors import Diagnostic, ModelError
 from flmodel.frozen import FrozenMap
 from flmodel.infrastructure import EMPTY_PROTOCOL, Gra, Igraph, Infrastructure, Poli, Policy
 from flmodel.learning import HingeLoss, Loss, SquaredLoss
+from flmodel.network import NetStatus, Network, Window, gra_status, networked
 from flmodel.noise import (
     Mechanism,
     ScalarDistribution,
@@ -51,7 +55,7 @@ from flmodel.noise import (
     randomized_response,
 )
 from flmodel.rules import RULE_SETS, Rule, RuleContext, RuleSet, Transition
-from flmodel.scenario_ast import MechanismDecl, Scenario
+from flmodel.scenario_ast import Link, MechanismDecl, Scenario
 from flmodel.system import Bounds, FLState, FLSystem
 
 __all__ = ["AdditiveNoise", "ScenarioSystem", "build_fl_system", "build_system", "data_points",
@@ -171,11 +175,11 @@ def build_fl_system(s: Scenario) -> FLSystem:
     if s.attacker is not None and s.attacker.location is not None and s.attacker.name not in aloc:
         aloc[s.attacker.name] = s.attacker.location
     edges: set[tuple[str, str]] = set()
-    for lk in s.links:
-        edges.add((lk.a, lk.b))
-        if not lk.directed:
-            edges.add((lk.b, lk.a))
-    gra = Gra(frozenset(n.name for n in s.locations), frozenset(edges))
+    for lk in (*s.links, *(c.link for c in s.contacts)):
+        edges.update(link_edges(lk))
+    net = network_of(s) if s.networked else None
+    gra = Gra(frozenset(n.name for n in s.locations), frozenset(edges),
+              None if net is None else NetStatus())
     pts = data_points(s)
     data = initial_dataset(s)
     w0 = tuple(Fraction(x) for x in s.model.initial)
@@ -203,6 +207,8 @@ def build_fl_system(s: Scenario) -> FLSystem:
         mech = next(m for m in mechs.values() if m is not None)
         target = "update"
         rules = per_client_noise(RULE_SETS[variant], mechs, targets)
+    if net is not None:
+        rules = networked(RULE_SETS[rules] if isinstance(rules, str) else rules, net)
     own = owners(s)
 
     def owner(p: DataPoint) -> str:
@@ -213,6 +219,23 @@ def build_fl_system(s: Scenario) -> FLSystem:
                     bounds=Bounds(s.bound("rounds"), s.bound("events")), trace_mode=traces,  # type: ignore[arg-type]
                     enforce_policies=enforce, owner=owner if s.partition is not None else None,
                     partitioned=s.partition is not None)
+
+
+def link_edges(lk: Link) -> tuple[tuple[str, str], ...]:
+    """The directed edges of a link (``a -- b`` gives both directions)."""
+    return ((lk.a, lk.b),) if lk.directed else ((lk.a, lk.b), (lk.b, lk.a))
+
+
+def network_of(s: Scenario) -> Network:
+    """The :class:`~flmodel.network.Network` of a scenario's contact, loss and failure statements and
+    its aggregation rule."""
+    windows = {e: (Window(c.unit, c.windows),) for c in s.contacts for e in link_edges(c.link)}
+    losses = {e: (lo.probability, lo.retries) for lo in s.losses for e in link_edges(lo.link)}
+    failures = tuple(frozenset(link_edges(lk)) for lk in s.failures)
+    prot = s.protocol
+    agg = (prot.aggregate if prot is not None else None) or "all"
+    at = (prot.aggregate_at if prot is not None else None) or 0
+    return Network(windows, losses, failures, {}, agg, at)  # type: ignore[arg-type]
 
 
 def client_noise(s: Scenario) -> tuple[dict[str, Mechanism | None], dict[str, str]]:
@@ -278,6 +301,13 @@ class ScenarioSystem:
             names.append(alias)
         names.append("secret_in_dataset")
         names.extend(f"holds_{p.name}" for p in self.secrets)
+        self._links: dict[str, tuple[str, str]] = {}
+        self.network = network_of(scenario) if scenario is not None and scenario.networked else None
+        if self.network is not None:
+            names += ["lost", "step", *(f"lost_{c}" for c in fl.clients)]
+            for a, b in sorted(fl.initial.igra.gra.edges):
+                self._links[f"link_{a}_{b}"] = (a, b)
+            names += list(self._links)
         self._names = tuple(names)
 
     # TransitionSystem protocol
@@ -302,6 +332,16 @@ class ScenarioSystem:
                         if p in g.part(c):
                             return c
                     return "none"
+        if self.network is not None:
+            gra = state.infra.igra.gra
+            if name == "lost":
+                return gra_status(gra).lost
+            if name == "step":
+                return gra_status(gra).clock
+            if name.startswith("lost_") and name[5:] in self.fl.clients:
+                return name[5:] in gra_status(gra).lost
+            if name in self._links:
+                return self.network.edge_up(gra.edges, self._links[name], gra_status(gra))
         real = self._alias.get(name)
         if real is None:
             raise KeyError(f"unknown observable {name!r}; known: {', '.join(self._names)}")

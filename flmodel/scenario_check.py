@@ -75,6 +75,7 @@ def check_scenario(s: Scenario, extras: dict[str, Any] | None = None) -> list[Di
     checks = _ScenarioChecks(s, extras or {})
     checks.check_locations()
     checks.check_links()
+    checks.check_network()
     checks.check_actors()
     checks.check_policies()
     checks.check_data_points()
@@ -102,6 +103,7 @@ class _ScenarioChecks:
         self.report = _Report(Position(s.source, 1, 1))
         self.locs: set[str] = set()
         self.undeclared: dict[str, Position] = {}  # location -> first use, when none is declared
+        self.link_edges: dict[tuple[str, str], Position] = {}
         self.actor_locs: dict[str, str] = {}
         self.clients = {c.actor for c in s.clients}
         self.points: dict[str, DataDecl] = {}
@@ -148,6 +150,71 @@ class _ScenarioChecks:
                 self.report.add(lk.pos, f"link {lk.text()} given twice; the first is at {given[0]}")
             for e in edges:
                 first.setdefault(e, lk.pos)
+        self.link_edges = dict(first)
+
+    # --- time-varying topology (flmodel.network) ----------------------------------------------------
+    def check_network(self) -> None:
+        """Contact links are not also static links (a contact declares its link), each has one
+        contact statement; losses and failures name declared links once each, with a probability in
+        [0, 1); partial aggregation is a fedavg_rounds variant with a quorum within the clients or a
+        positive deadline."""
+        s = self.s
+        contact_at: dict[tuple[str, str], Position] = {}
+        for c in s.contacts:
+            lk = c.link
+            self._need_location(lk.a, lk.pos, "a contact")
+            self._need_location(lk.b, lk.pos, "a contact")
+            if lk.a == lk.b:
+                self.report.add(lk.pos, f"contact from {lk.a!r} to itself")
+            edges = [(lk.a, lk.b)] if lk.directed else [(lk.a, lk.b), (lk.b, lk.a)]
+            for e in edges:
+                if e in self.link_edges:
+                    self.report.add(lk.pos, f"contact {lk.text()} is also a static link at "
+                                    f"{self.link_edges[e]} (a contact declares its link; drop one)")
+                    break
+                if e in contact_at:
+                    self.report.add(lk.pos, f"second contact statement for {lk.text()}; the first is at "
+                                    f"{contact_at[e]} (list every window in one statement)")
+                    break
+            for e in edges:
+                contact_at.setdefault(e, lk.pos)
+        declared = {**self.link_edges, **contact_at}
+        for kind, links in (("loss", [lo.link for lo in s.losses]), ("failure", list(s.failures))):
+            seen: dict[tuple[str, str], Position] = {}
+            for lk in links:
+                edges = [(lk.a, lk.b)] if lk.directed else [(lk.a, lk.b), (lk.b, lk.a)]
+                if not all(e in declared for e in edges):
+                    self.report.add(lk.pos, f"{kind} on {lk.text()}, which is not a declared link (links "
+                                    "or contact)")
+                if any(e in seen for e in edges):
+                    self.report.add(lk.pos, f"second {kind} statement for {lk.text()}; the first is at "
+                                    f"{next(seen[e] for e in edges if e in seen)}")
+                for e in edges:
+                    seen.setdefault(e, lk.pos)
+        for lo in s.losses:
+            if not 0 <= lo.probability < 1:
+                self.report.add(lo.pos, f"loss probability must be in [0, 1), got {lo.probability}")
+        prot = s.protocol
+        if prot is None or prot.aggregate is None:
+            return
+        where = prot.pos
+        if prot.aggregate == "all":
+            if prot.aggregate_at is not None:
+                self.report.add(where, "'aggregate all' takes no number")
+            return
+        if prot.variant != "fedavg_rounds":
+            self.report.add(where, f"'aggregate {prot.aggregate}' is a variant of fedavg_rounds, not of "
+                            f"{prot.variant}")
+        if prot.traces == "full":
+            self.report.add(where, f"'aggregate {prot.aggregate}' needs 'traces drop'")
+        n = prot.aggregate_at
+        if n is None:
+            self.report.add(where, f"'aggregate {prot.aggregate}' needs a number: 'aggregate "
+                            f"{prot.aggregate} N'")
+        elif prot.aggregate == "quorum" and not 1 <= n <= len(s.clients):
+            self.report.add(where, f"quorum {n} is not within 1..{len(s.clients)} (the clients)")
+        elif prot.aggregate == "deadline" and n < 1:
+            self.report.add(where, f"deadline must be at least 1 step, got {n}")
 
     # --- actors (aloc) ----------------------------------------------------------------------------
     def check_actors(self) -> None:
