@@ -39,6 +39,7 @@ DOCTEST_MODULES: tuple[str, ...] = (
     "checker.markov.first_passage",
     "checker.mc.ctl",
     "checker.mc.ctl_parse",
+    "checker.io.prism",
     "checker.mc.explore",
     "checker.privacy.ni_fl_dp",
     "checker.privacy.schedulers",

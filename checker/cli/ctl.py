@@ -12,19 +12,35 @@ from __future__ import annotations
 import argparse
 import sys
 import time
+from pathlib import Path
 
-from checker.app.load import load_model
+from checker.app.load import load_model, model_kind, resolve_model_files
+from checker.app.scenario_vocabulary import scenario_vocabulary
 from checker.cli.defines import add_define_option, defines_of
 from checker.cli.explore import MODEL_HELP, add_limit_options, clear_progress, limits_of
 from checker.cli.json_output import emit_json
 from checker.mc.ctl import ModelChecker
+from checker.mc.ctl_ast import Formula
 from checker.mc.ctl_parse import parse_formula
 from checker.mc.explore import stderr_progress
 from checker.mc.fixpoints import Semantics
+from checker.mc.vocabulary import check_formula
+from flmodel.scenario import load_scenario
+from flmodel.scenario_build import build_system
+
+
+def _check_vocabulary_first(args: argparse.Namespace, formula: Formula) -> None:
+    """On a scenario, check the formula's atoms against the scenario's vocabulary before exploring
+    (an unknown name or ill-typed comparison is exit 2 at once, not after the exploration)."""
+    resolved = resolve_model_files(list(args.model))
+    if isinstance(resolved, str | Path) and model_kind(resolved) == "scenario" and Path(resolved).exists():
+        system = build_system(load_scenario(Path(resolved), defines=defines_of(args)))
+        check_formula(formula, scenario_vocabulary(system))
 
 
 def run_ctl(args: argparse.Namespace) -> int:
     formula = parse_formula(args.formula, source="<formula>")
+    _check_vocabulary_first(args, formula)
     t0 = time.perf_counter()
     progress = stderr_progress()
     kripke = load_model(args.model, limits=limits_of(args), progress=progress, probabilities=False,

@@ -49,10 +49,16 @@ def read_explicit(path_or_prefix: str | Path | Sequence[str | Path], *, probabil
                   sta: bool = True) -> Kripke:
     """Read a PRISM/Storm explicit model (``.tra`` + optional ``.lab`` / ``.sta``) as a :class:`Kripke`.
 
+    States: ``0 .. N-1`` from a PRISM header, else (Storm) ``0 ..`` the largest id the transitions
+    name, as Storm counts them; a label or valuation on any other state is an error naming its line.
     Initial states: the ``init`` label (state 0 if absent). DTMC transitions carry one action
-    ``step``; MDP choice ``c`` of a state becomes action ``choice [c]``. The probabilities are always
-    checked (finite, non-negative, a distribution per state or MDP choice; an error names the file and
-    line); ``probabilities=False`` leaves them out of the structure (CTL needs only the graph).
+    ``step``; MDP choice ``c`` of a state becomes action ``choice [c]``, or ``NAME [c]`` when Storm's
+    fifth field names it. Transitions of probability 0 are dropped, as Storm and PRISM do (a state
+    whose lines all have probability 0 is a deadlock; ``stats["zero_probability_transitions"]``
+    counts them). A CTMC's rates become its embedded DTMC ``P(s, t) = R(s, t) / E(s)`` (untimed
+    properties agree; ``stats["ctmc"] = 1``). The probabilities are always checked (finite,
+    non-negative, a distribution per state or MDP choice; an error names the file and line);
+    ``probabilities=False`` leaves them out of the structure (CTL needs only the graph).
     ``sta=False`` skips the valuations."""
     tra, lab, sta_path = explicit_paths(path_or_prefix)
     t = read_tra(tra)
@@ -63,12 +69,9 @@ def read_explicit(path_or_prefix: str | Path | Sequence[str | Path], *, probabil
     if n is not None and n > MAX_EXPLICIT_STATES:
         raise input_error(tra, t["header_line"], f"the header announces {n} states",
                           f"at most {MAX_EXPLICIT_STATES} states")
-    n_lab = 0
-    if lab is not None:  # with a header, labels only on its states
-        labels_ids, n_lab = read_lab(lab, n)
-    # Without a state count (Storm), the states are 0 .. the largest id of the transitions or labels
-    # (a labelled state after the last transition is a deadlock): an id beyond the most states an
-    # explicit file may have is refused before allocating.
+    # Without a state count (Storm), the states are 0 .. the largest id of the transitions (a
+    # zero-probability line names a deadlock state): an id beyond the most states an explicit file
+    # may have is refused before allocating.
     limit = MAX_EXPLICIT_STATES if n is None else n
     if n_from_edges > limit:
         row = int(np.flatnonzero((t["src"] >= limit) | (t["dst"] >= limit))[0])
@@ -76,33 +79,34 @@ def read_explicit(path_or_prefix: str | Path | Sequence[str | Path], *, probabil
         raise input_error(tra, data_line(tra, t["header_line"], row),
                           f"state id {max(int(t['src'][row]), int(t['dst'][row]))} out of range",
                           f"ids below {limit} {reason}")
-    if n_lab > limit:
-        assert lab is not None
-        raise input_error(lab, None, f"state id {n_lab - 1} out of range",
-                          f"ids below {limit} (the most states of an explicit model)")
+    states_text = "the header's state count" if n is not None else f"the states that {tra.name} names"
     if n is None:
-        n = max(n_from_edges, n_lab)
+        n = n_from_edges
+    if lab is not None:
+        labels_ids, _ = read_lab(lab, n, states_text)
     observables: dict[str, Any] = {}
     if sta and sta_path is not None:
         observables, _ = read_sta(sta_path, n)
-    for col in observables.values():
-        if len(col) < n:
-            raise input_error(sta_path or tra, None, f"valuations cover {len(col)} states, the model has {n}")
     labels = {}
     for name, ids in labels_ids.items():
         arr = np.zeros(n, dtype=bool)
         arr[ids] = True
         labels[name] = arr
     initial = np.flatnonzero(labels["init"]) if "init" in labels and labels["init"].any() else np.array([0])
+    src, dst, prob, exact, choice, names, dropped = _positive_transitions(t)
+    stats: dict[str, float] = {"zero_probability_transitions": float(dropped)}
+    if t["kind"] == "ctmc":
+        if len(prob) and prob.min() < 0:
+            row = int(t["kept"][int(np.flatnonzero(prob < 0)[0])])
+            raise input_error(tra, data_line(tra, t["header_line"], row), "negative rate", "a rate >= 0")
+        stats["ctmc"] = 1.0
+        prob, exact = _embedded_chain(src, prob, exact, n)
+    n_edges = len(src)
     itype = np.int32 if n < 2**31 - 1 else np.int64
-    src = t["src"]
-    dst = t["dst"].astype(itype)
+    dst = dst.astype(itype)
     act: np.ndarray
     if t["kind"] == "mdp":
-        choice = t["choice"]
-        uniq_c, act = np.unique(choice, return_inverse=True)
-        actions = tuple(Action("choice", None, None, str(int(c))) for c in uniq_c)
-        act = act.astype(np.int32).reshape(-1)
+        actions, act = _mdp_actions(src, choice, names)
     else:
         act = np.zeros(n_edges, dtype=np.int32)
         actions = (Action("step"),)
@@ -113,20 +117,69 @@ def read_explicit(path_or_prefix: str | Path | Sequence[str | Path], *, probabil
     counts = np.bincount(src, minlength=n)
     ptr = np.zeros(n + 1, dtype=np.int64)
     np.cumsum(counts, out=ptr[1:])
-    prob = t["prob"]
-    exact = t["prob_exact"]
     if order is not None:
         prob = None if prob is None else prob[order]
         exact = None if exact is None else [exact[i] for i in order.tolist()]
-    if n_edges:
-        rows = np.arange(n_edges) if order is None else order
+    if n_edges and t["kind"] != "ctmc":
+        rows = t["kept"] if order is None else t["kept"][order]
         _check_distributions(tra, src, act, prob, exact, len(actions), t["kind"],
                              lambda edges: data_line(tra, t["header_line"], int(rows[edges].min())))
     if not probabilities:
         prob, exact = None, None
     return Kripke(num_states=n, initial=initial.astype(np.int64), succ_ptr=ptr, succ_idx=dst,
                   edge_action=act, actions=actions, labels=labels, observables=observables,
-                  edge_prob=prob, edge_prob_exact=exact, source=str(tra))
+                  edge_prob=prob, edge_prob_exact=exact, source=str(tra), stats=stats)
+
+
+def _positive_transitions(t: dict[str, Any]) -> tuple[Any, ...]:
+    """The transitions of positive probability of a :func:`read_tra` result (``t["kept"]``: their
+    rows in the file) and how many were dropped. A negative probability is kept (the distribution
+    check reports it with its line)."""
+    prob, exact = t["prob"], t["prob_exact"]
+    keep = prob != 0 if exact is None else np.array([p != 0 for p in exact], dtype=bool)
+    rows = np.flatnonzero(keep) if len(keep) else np.zeros(0, dtype=np.int64)
+    t["kept"] = rows
+    dropped = len(keep) - len(rows)
+    choice = t.get("choice")
+    names = t["action_names"]
+    if dropped:
+        exact = None if exact is None else [exact[i] for i in rows.tolist()]
+        choice = None if choice is None else choice[rows]
+        names = None if names is None else [names[i] for i in rows.tolist()]
+        return t["src"][rows], t["dst"][rows], prob[rows], exact, choice, names, dropped
+    return t["src"], t["dst"], prob, exact, choice, names, 0
+
+
+def _embedded_chain(src: np.ndarray, rates: np.ndarray, exact: list[Fraction] | None,
+                    n: int) -> tuple[np.ndarray, list[Fraction] | None]:
+    """The embedded DTMC of a CTMC: each rate divided by its state's exit rate ``E(s) = Σ_t R(s, t)``."""
+    if exact is not None:
+        totals: dict[int, Fraction] = {}
+        for s_id, r in zip(src.tolist(), exact, strict=True):
+            totals[s_id] = totals.get(s_id, Fraction(0)) + r
+        exact = [r / totals[s_id] for s_id, r in zip(src.tolist(), exact, strict=True)]
+        return np.array([float(p) for p in exact], dtype=np.float64), exact
+    exit_rate = np.bincount(src, weights=rates, minlength=n)
+    return rates / exit_rate[src], None
+
+
+def _mdp_actions(src: np.ndarray, choice: np.ndarray,
+                 names: list[str | None] | None) -> tuple[tuple[Action, ...], np.ndarray]:
+    """The actions of an MDP's transitions: one per (choice index, Storm action name), reading
+    ``NAME [c]`` (``choice [c]`` without a name). Any line of a choice may carry its name."""
+    if names is None:
+        uniq_c, act = np.unique(choice, return_inverse=True)
+        plain = tuple(Action("choice", None, None, str(int(c))) for c in uniq_c)
+        return plain, act.astype(np.int32).reshape(-1)
+    group_name: dict[tuple[int, int], str] = {}
+    for s_id, c, name in zip(src.tolist(), choice.tolist(), names, strict=True):
+        if name is not None:
+            group_name.setdefault((s_id, c), name)
+    keys = [(c, group_name.get((s_id, c), "")) for s_id, c in zip(src.tolist(), choice.tolist(), strict=True)]
+    table: dict[tuple[int, str], int] = {}
+    act = np.array([table.setdefault(k, len(table)) for k in keys], dtype=np.int32)
+    actions = tuple(Action(name or "choice", None, None, str(c)) for c, name in table)
+    return actions, act
 
 
 #: Tolerance for float probability sums (files written with ``repr`` floats sum to 1 within ~1e-15).
@@ -214,8 +267,14 @@ def write_explicit(
     (other observables have no place in the explicit format: use JSON to keep them).
 
     A structure whose states each use at most one action is written as a DTMC, else as an MDP whose
-    choices are the actions of the state (in action-id order). A structure without probabilities gets
-    the uniform distribution over each choice's successors (the DTMC whose support is the relation)."""
+    choices are the actions of the state (in action-id order), each line naming its action's rule in
+    the fifth field when that is one word. Exact probabilities are written as ``p/q`` in the PRISM
+    flavour (read back exactly by :func:`read_explicit`) and as decimals in the Storm flavour (Storm
+    reads no ``p/q``; :func:`decimal_text`). A structure without probabilities gets the uniform
+    distribution over each choice's successors (the DTMC whose support is the relation). Storm flavour:
+    a deadlock state gets the line ``s s 0`` (``s 0 s 0``), since Storm counts the states its
+    transitions name and needs a line for each; the readers (Storm's and :func:`read_explicit`) keep
+    such a state as a deadlock."""
     if flavor not in ("storm", "prism"):
         raise ValueError("flavor must be 'storm' or 'prism'")
     prefix = Path(prefix)
@@ -233,33 +292,57 @@ def write_explicit(
         starts = np.searchsorted(gsrc, gsrc, side="left")
         choice_of_group = np.arange(len(groups)) - starts
     # probability text per edge: exact p/q, float repr (via a table of distinct values), or uniform
+    text_of: Callable[[Fraction], str] = str if flavor == "prism" else decimal_text  # Storm reads no p/q
     if kripke.edge_prob_exact is not None:
-        ptext: list[str] | np.ndarray = [str(Fraction(p)) for p in kripke.edge_prob_exact]
+        ptext: list[str] | np.ndarray = [text_of(Fraction(p)) for p in kripke.edge_prob_exact]
     elif kripke.edge_prob is not None:
         uniq, inv = np.unique(np.asarray(kripke.edge_prob, dtype=np.float64), return_inverse=True)
         ptext = np.array([repr(float(u)) for u in uniq], dtype=object)[inv.reshape(-1)]
     else:
         sizes = group_sizes[grp_of_edge] if len(groups) else np.zeros(0, dtype=np.int64)
         uniq_s, inv_s = np.unique(sizes, return_inverse=True)
-        ptext = np.array([str(Fraction(1, int(u))) for u in uniq_s], dtype=object)[inv_s.reshape(-1)]
+        ptext = np.array([text_of(Fraction(1, int(u))) for u in uniq_s], dtype=object)[inv_s.reshape(-1)]
     order = np.lexsort((np.asarray(kripke.succ_idx), act, src))  # rows by (state, choice, target)
-    cols: list[Any] = [src[order]]
-    if mdp:
-        cols.append(choice_of_group[grp_of_edge[order]])
-    cols.append(np.asarray(kripke.succ_idx)[order])
+    row_src = src[order]
+    row_dst = np.asarray(kripke.succ_idx, dtype=np.int64)[order]
+    row_choice = choice_of_group[grp_of_edge[order]] if mdp else None
+    row_p = np.asarray(ptext, dtype=object)[order]
+    action_names = np.array([_action_field(a) for a in kripke.actions], dtype=object)
+    row_name = action_names[act[order]] if mdp and any(action_names) else None
+    if flavor == "storm":
+        # Storm counts the states the transitions name and needs a line for each: a deadlock gets a
+        # zero-probability self-loop, which Storm keeps as an empty row and every reader drops
+        dead = np.flatnonzero(np.bincount(src, minlength=n) == 0)
+        if len(dead):
+            row_src = np.concatenate([row_src, dead])
+            row_dst = np.concatenate([row_dst, dead])
+            row_p = np.concatenate([row_p, np.full(len(dead), "0", dtype=object)])
+            if row_choice is not None:
+                row_choice = np.concatenate([row_choice, np.zeros(len(dead), dtype=np.int64)])
+            if row_name is not None:
+                row_name = np.concatenate([row_name, np.full(len(dead), "", dtype=object)])
+            by_state = np.argsort(row_src, kind="stable")
+            row_src, row_dst, row_p = row_src[by_state], row_dst[by_state], row_p[by_state]
+            row_choice = None if row_choice is None else row_choice[by_state]
+            row_name = None if row_name is None else row_name[by_state]
+    cols: list[Any] = [row_src] if row_choice is None else [row_src, row_choice]
+    cols.append(row_dst)
 
     def rows() -> Iterable[str]:
         step = 1 << 16
-        for a in range(0, len(order), step):
-            sl = order[a : a + step]
+        for a in range(0, len(row_src), step):
             parts: list[Iterable[str]] = [map(str, c[a : a + step].tolist()) for c in cols]
-            parts.append([ptext[i] for i in sl.tolist()])
-            yield "".join(" ".join(t) + "\n" for t in zip(*parts, strict=True))
+            parts.append(row_p[a : a + step].tolist())
+            if row_name is None:
+                yield "".join(" ".join(t) + "\n" for t in zip(*parts, strict=True))
+            else:
+                parts.append(row_name[a : a + step].tolist())
+                yield "".join(" ".join(t).rstrip() + "\n" for t in zip(*parts, strict=True))
 
     if flavor == "storm":
         header = "mdp\n" if mdp else "dtmc\n"
     else:
-        header = f"{n} {len(groups)} {kripke.num_transitions}\n" if mdp else f"{n} {kripke.num_transitions}\n"
+        header = f"{n} {len(groups)} {len(row_src)}\n" if mdp else f"{n} {len(row_src)}\n"
     tra = prefix.with_name(prefix.name + ".tra")
     write_atomic(tra, [header, *rows()])
     names = ["init", *sorted(k for k in kripke.labels if k != "init")]
@@ -298,6 +381,37 @@ def write_explicit(
         write_atomic(sta_path, [head, *_write_rows(body)])
         out.append(sta_path)
     return out
+
+
+def decimal_text(p: Fraction) -> str:
+    """``p`` as a decimal: exact when its denominator is ``2^a 5^b`` (``3/8`` -> ``0.375``), else the
+    shortest float that reads back as ``float(p)`` (Storm's explicit parser reads no ``p/q``).
+
+    >>> decimal_text(Fraction(3, 8)), decimal_text(Fraction(1, 3)), decimal_text(Fraction(2))
+    ('0.375', '0.3333333333333333', '2')
+    """
+    if p.denominator == 1:
+        return str(p.numerator)
+    rest, digits = p.denominator, 0
+    for prime in (2, 5):
+        while rest % prime == 0:
+            rest //= prime
+    if rest == 1:
+        while (p * 10**digits).denominator != 1:
+            digits += 1
+        if digits <= 40:
+            scaled = p.numerator * 10**digits // p.denominator
+            sign = "-" if scaled < 0 else ""
+            whole, frac = divmod(abs(scaled), 10**digits)
+            return f"{sign}{whole}.{frac:0{digits}d}"
+    return repr(float(p))
+
+
+def _action_field(action: Action) -> str:
+    """The fifth field of an MDP line naming ``action`` (Storm/PRISM action labels are one word):
+    its rule when that is a name other than the reader's unnamed ``choice``, else empty."""
+    rule = action.rule
+    return rule if rule != "choice" and re.fullmatch(r"[A-Za-z_][A-Za-z0-9_]*", rule) else ""
 
 
 def _all_bools(values: Any) -> bool:

@@ -1,12 +1,18 @@
 """Readers of the three files of a PRISM/Storm explicit model, each on its own (:mod:`checker.io.prism`
 assembles them into a Kripke structure).
 
-
+``.tra``: a header (Storm: ``dtmc``, ``mdp`` or ``ctmc``; PRISM: ``N M`` or ``N C M`` with the state,
+choice and transition counts), then one transition per line: ``src dst prob`` (DTMC; a CTMC gives a
+rate), ``src choice dst prob`` or Storm's ``src choice dst prob action`` (MDP). ``.lab``: Storm's
+``#DECLARATION`` / names / ``#END`` then ``id name name ...``, or PRISM's ``0="init" 1="goal"`` then
+``id: 0 1``. ``.sta``: ``(x,y)`` then ``id:(1,2)``. Full-line ``#`` comments, blank lines, CRLF and a
+UTF-8 byte-order mark are accepted; every error names the file and line.
 """
 
 from __future__ import annotations
 
 import io
+import math
 import re
 import warnings
 from fractions import Fraction
@@ -43,50 +49,86 @@ def check_utf8(path: Path, data: bytes) -> None:
                           "a UTF-8 text file") from None
 
 
+def _is_comment(line: str) -> bool:
+    """A full-line comment: ``#`` first (Storm's ``#DECLARATION``/``#END`` are read before this)."""
+    return line.lstrip().startswith("#")
+
+
 def _first_line(path: Path) -> tuple[str, int]:
-    """The first non-blank line (a UTF-8 byte-order mark dropped) and its 1-based number; the whole
-    file is checked to be UTF-8 first."""
+    """The first line that is neither blank nor a ``#`` comment (a UTF-8 byte-order mark dropped)
+    and its 1-based number; the whole file is checked to be UTF-8 first."""
     check_utf8(path, path.read_bytes())
     with open(path, encoding="utf-8-sig") as fh:
         for no, line in enumerate(fh, 1):
-            if line.strip():
+            if line.strip() and not _is_comment(line):
                 return line.strip(), no
-    raise input_error(path, None, "empty file", "a header line ('dtmc', 'mdp' or 'N M')")
+    raise input_error(path, None, "empty file", "a header line ('dtmc', 'mdp', 'ctmc' or 'N M')")
 
 
-def _find_tra_error(path: Path, header_line: int, ncols: int) -> InputError | None:
-    """Slow line-by-line scan for the first malformed transition line (called after a bulk failure)."""
-    with open(path, encoding="utf-8") as fh:
+def _fields_text(ncols: int) -> str:
+    if ncols == 3:
+        return "3 fields: src dst prob"
+    return "4 or 5 fields: src choice dst prob [action]"
+
+
+def _read_tra_lines(path: Path, header_line: int,
+                    kind: str) -> tuple[np.ndarray, list[str], list[str | None]]:
+    """The line-by-line reader of a ``.tra`` body (used when the bulk reader cannot take the file:
+    comments, Storm's action-labelled MDP lines ``src choice dst prob action``, p/q probabilities, or
+    an error to locate): the integer columns, the probability texts and the MDP action labels, every
+    malformed line an error naming it."""
+    ncols = 3 if kind in ("dtmc", "ctmc") else 4
+    ints: list[list[int]] = []
+    probs: list[str] = []
+    names: list[str | None] = []
+    with open(path, encoding="utf-8-sig") as fh:
         for no, line in enumerate(fh, 1):
-            if no <= header_line or not line.strip():
+            if no <= header_line or not line.strip() or _is_comment(line):
                 continue
             parts = line.split()
-            if len(parts) != ncols:
-                return input_error(path, no, f"{len(parts)} fields on a transition line",
-                            f"{ncols} fields: " + ("src dst prob" if ncols == 3 else "src choice dst prob"))
-            for i, tok in enumerate(parts[:-1]):
+            if len(parts) != ncols and not (ncols == 4 and len(parts) == 5):
+                raise input_error(path, no, f"{len(parts)} fields on a transition line", _fields_text(ncols))
+            row = []
+            for i, tok in enumerate(parts[: ncols - 1]):
                 if not tok.isdigit():
-                    return input_error(path, no, f"field {i + 1} is {tok!r}", "a non-negative integer")
+                    raise input_error(path, no, f"field {i + 1} is {tok!r}", "a non-negative integer")
                 if len(tok) > 18:
-                    return input_error(path, no, f"state or choice index {tok} out of range",
-                                       f"indices below {MAX_EXPLICIT_STATES}")
+                    raise input_error(path, no, f"state or choice index {tok} out of range",
+                                      f"indices below {MAX_EXPLICIT_STATES}")
+                row.append(int(tok))
+            tok = parts[ncols - 1]
             try:
-                Fraction(parts[-1])
+                value = Fraction(tok)
             except (ValueError, ZeroDivisionError):
-                return input_error(path, no, f"probability {parts[-1]!r} is not a number", "a decimal or p/q")
-    return None
-
-
-def _scan_tra_error(path: Path, header_line: int, ncols: int) -> InputError:
-    return _find_tra_error(path, header_line, ncols) or input_error(path, None, "malformed transitions file")
+                try:
+                    number = float(tok)
+                except ValueError:
+                    number = 0.0
+                if not math.isfinite(number):
+                    expected = "a decimal or p/q in [0, 1]" if kind != "ctmc" else "a finite rate"
+                    raise input_error(path, no, f"probability {number!r} is not a finite number",
+                                      expected) from None
+                raise input_error(path, no, f"probability {tok!r} is not a number",
+                                  "a decimal or p/q") from None
+            if kind != "ctmc" and not 0 <= value <= 1:
+                raise input_error(path, no, f"probability {tok} is not in [0, 1]",
+                                  "a decimal or p/q in [0, 1]")
+            ints.append(row)
+            probs.append(tok)
+            names.append(parts[4] if len(parts) == 5 else None)
+    array = np.array(ints, dtype=np.int64).reshape(len(ints), ncols - 1)
+    return array, probs, names
 
 
 def read_tra(path: str | Path, *, probabilities: bool = True) -> dict[str, Any]:
-    """Read a ``.tra`` file: ``{"kind": "dtmc"|"mdp", "src", "dst", "choice" (MDP), "prob" (float
-    array or None), "prob_exact" (Fractions when the file uses p/q), "num_states" (PRISM header or
-    None), "header_line" (its line number)}``. ``probabilities=False`` skips the probability column.
-    A probability that is not a finite number (``nan``, ``inf``, ``1/0``, text) is an error naming its
-    line."""
+    """Read a ``.tra`` file: ``{"kind": "dtmc"|"mdp"|"ctmc", "src", "dst", "choice" (MDP), "prob"
+    (float array or None), "prob_exact" (Fractions when the file uses p/q), "action_names" (MDP: the
+    fifth field of Storm's labelled lines per transition, ``None`` where absent; ``None`` when no line
+    has one), "num_states" (PRISM header or None), "header_line" (its line number)}``.
+    ``probabilities=False`` skips the probability column. Full-line ``#`` comments are skipped. A
+    probability that is not a finite number (``nan``, ``inf``, ``1/0``, text) or (not a CTMC's rate)
+    outside [0, 1] is an error naming its line. Transitions of probability 0 are kept here (they
+    still name their states, as in Storm); :func:`checker.io.prism.read_explicit` drops them."""
     path = Path(path)
     header, header_line = _first_line(path)
     words = header.split()
@@ -99,37 +141,33 @@ def read_tra(path: str | Path, *, probabilities: bool = True) -> dict[str, Any]:
         num_states, num_transitions = int(words[0]), int(words[-1])
     else:
         raise input_error(path, header_line, f"unrecognised header {header!r}",
-                   "'dtmc', 'mdp' (Storm) or 'N M' / 'N C M' (PRISM)")
-    if kind in ("ctmc", "ma"):
-        kind = "dtmc" if kind == "ctmc" else "mdp"
-    ncols = 3 if kind == "dtmc" else 4
-    int_cols = tuple(range(ncols - 1))
-    try:
-        with warnings.catch_warnings():
-            warnings.simplefilter("ignore", UserWarning)  # "input contained no data": no transitions
-            ints = np.loadtxt(path, skiprows=header_line, usecols=int_cols, dtype=np.int64, ndmin=2,
-                              comments=None)
-    except ValueError:
-        raise _scan_tra_error(path, header_line, ncols) from None
-    if ints.shape[1] != ncols - 1:  # pragma: no cover - loadtxt guarantees the shape
-        raise _scan_tra_error(path, header_line, ncols)
-    if len(ints) and ints.min() < 0:
-        row = int(np.flatnonzero((ints < 0).any(axis=1))[0])
-        raise input_error(path, data_line(path, header_line, row), "negative state or choice index",
-                   "a non-negative integer")
-    prob = np.zeros(0, dtype=np.float64) if probabilities else None
+                   "'dtmc', 'mdp', 'ctmc' (Storm) or 'N M' / 'N C M' (PRISM)")
+    if kind == "ma":
+        raise input_error(path, header_line, "Markov automata ('ma') are not supported",
+                          "a 'dtmc', 'mdp' or 'ctmc' transitions file")
+    ncols = 3 if kind in ("dtmc", "ctmc") else 4
+    names: list[str | None] | None = None
     exact = None
-    if probabilities and len(ints):
-        try:
-            prob = np.loadtxt(path, skiprows=header_line, usecols=(ncols - 1,), dtype=np.float64, ndmin=1,
-                              comments=None)
-        except ValueError:
-            found = _find_tra_error(path, header_line, ncols)
-            if found is not None:
-                raise found from None
-            exact = _read_exact_column(path, header_line, ncols)
-            prob = np.array([float(p) for p in exact], dtype=np.float64)
-    _check_columns(path, header_line, ncols, len(ints))
+    try:
+        if _has_comment(path):
+            raise ValueError  # comments: the line reader
+        ints, prob = _bulk_tra(path, header_line, ncols, probabilities)
+    except ValueError:
+        ints, texts, labels = _read_tra_lines(path, header_line, kind)
+        names = labels if any(n is not None for n in labels) else None
+        prob = None
+        if probabilities:
+            try:
+                prob = np.array([float(t) for t in texts], dtype=np.float64)
+            except ValueError:  # p/q: exact rationals
+                prob = None
+            if prob is None or any("/" in t for t in texts) or any(
+                    p == 0 and Fraction(t) != 0 for p, t in zip(prob.tolist(), texts, strict=True)):
+                # p/q, or a positive value a float rounds to 0 (1e-400): exact rationals
+                exact = [Fraction(t) for t in texts]
+                prob = np.array([float(p) for p in exact], dtype=np.float64)
+    if len(ints) and ints.min() < 0:  # pragma: no cover - both readers take digits only
+        raise input_error(path, header_line, "negative state or choice index", "a non-negative integer")
     if num_transitions is not None and num_transitions != len(ints):
         raise input_error(path, header_line,
                           f"the header announces {num_transitions} transitions, the file has {len(ints)}",
@@ -138,12 +176,56 @@ def read_tra(path: str | Path, *, probabilities: bool = True) -> dict[str, Any]:
         row = int(np.flatnonzero(~np.isfinite(prob))[0])
         raise input_error(path, data_line(path, header_line, row),
                           f"probability {float(prob[row])!r} is not a finite number",
-                          "a decimal or p/q in [0, 1]")
+                          "a decimal or p/q in [0, 1]" if kind != "ctmc" else "a finite rate")
     out: dict[str, Any] = {"kind": kind, "num_states": num_states, "prob": prob, "prob_exact": exact,
-                           "src": ints[:, 0], "dst": ints[:, -1], "header_line": header_line}
+                           "src": ints[:, 0], "dst": ints[:, -1], "header_line": header_line,
+                           "action_names": names}
     if kind == "mdp":
         out["choice"] = ints[:, 1]
     return out
+
+
+def _has_comment(path: Path) -> bool:
+    """Whether any line of the file is a ``#`` comment (read in chunks)."""
+    with open(path, "rb") as fh:
+        while chunk := fh.read(1 << 24):
+            if b"#" in chunk:
+                return True
+    return False
+
+
+def _bulk_tra(path: Path, header_line: int, ncols: int,
+              probabilities: bool) -> tuple[np.ndarray, np.ndarray | None]:
+    """The numpy reader of a plain ``.tra`` body (no comments, ``ncols`` numeric fields per line);
+    ``ValueError`` when the file is anything else (the line reader then takes it)."""
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore", UserWarning)  # "input contained no data": no transitions
+        ints = np.loadtxt(path, skiprows=header_line, usecols=tuple(range(ncols - 1)), dtype=np.int64,
+                          ndmin=2, comments=None, encoding="utf-8-sig")
+    if ints.shape[1] != ncols - 1:  # pragma: no cover - loadtxt guarantees the shape
+        raise ValueError
+    if len(ints) and ints.min() < 0:
+        raise ValueError
+    if _count_fields(path, header_line) != len(ints) * ncols:
+        raise ValueError  # extra fields (usecols alone would ignore them), e.g. action labels
+    prob = np.zeros(0, dtype=np.float64) if probabilities else None
+    if probabilities and len(ints):
+        prob = np.loadtxt(path, skiprows=header_line, usecols=(ncols - 1,), dtype=np.float64, ndmin=1,
+                          comments=None, encoding="utf-8-sig")
+        if (prob == 0).any() and _has_exponent(path, header_line):
+            raise ValueError  # a 0.0 may be a positive value below the float range (1e-400): exactly
+    return ints, prob
+
+
+def _has_exponent(path: Path, header_line: int) -> bool:
+    """Whether the body of a numeric ``.tra`` file writes a number with an exponent (``e``/``E``)."""
+    with open(path, "rb") as fh:
+        for _ in range(header_line):
+            fh.readline()
+        while chunk := fh.read(1 << 24):
+            if b"e" in chunk or b"E" in chunk:
+                return True
+    return False
 
 
 def _count_fields(path: Path, header_line: int, chunk: int = 1 << 26) -> int:
@@ -164,41 +246,17 @@ def _count_fields(path: Path, header_line: int, chunk: int = 1 << 26) -> int:
             prev_sep = not ns[-1]
 
 
-def _check_columns(path: Path, header_line: int, ncols: int, rows: int) -> None:
-    """Reject lines with extra fields (``usecols`` alone would ignore them)."""
-    if _count_fields(path, header_line) != rows * ncols:
-        raise _scan_tra_error(path, header_line, ncols)
-
-
 def data_line(path: Path, header_line: int, row: int) -> int:
-    """The 1-based line number of transition ``row`` (0-based, blank lines skipped) of a ``.tra`` file."""
+    """The 1-based line number of transition ``row`` (0-based, blank and comment lines skipped) of a
+    ``.tra`` file."""
     with open(path, encoding="utf-8") as fh:
         seen = -1
         for no, line in enumerate(fh, 1):
-            if no > header_line and line.strip():
+            if no > header_line and line.strip() and not _is_comment(line):
                 seen += 1
                 if seen == row:
                     return no
     return header_line + row + 1
-
-
-def _read_exact_column(path: Path, header_line: int, ncols: int) -> list[Fraction]:
-    out: list[Fraction] = []
-    with open(path, encoding="utf-8") as fh:
-        for no, line in enumerate(fh, 1):
-            if no <= header_line or not line.strip():
-                continue
-            tok = line.split()[ncols - 1] if len(line.split()) >= ncols else ""
-            try:
-                value = Fraction(tok)
-            except (ValueError, ZeroDivisionError):
-                raise input_error(path, no, f"probability {tok!r} is not a number",
-                                  "a decimal or p/q") from None
-            if not 0 <= value <= 1:
-                raise input_error(path, no, f"probability {tok} is not in [0, 1]",
-                                  "a decimal or p/q in [0, 1]")
-            out.append(value)
-    return out
 
 
 def _tokens(body: bytes, extra_sep: bytes = b"") -> tuple[np.ndarray, np.ndarray, np.ndarray, np.ndarray]:
@@ -238,8 +296,18 @@ def _sorted_unique(ids: np.ndarray) -> np.ndarray:
     return np.unique(ids)
 
 
-def read_lab(path: str | Path, num_states: int | None = None) -> tuple[dict[str, np.ndarray], int]:
-    """Read a ``.lab`` file (either flavour): ``(labels name -> sorted state ids, max id + 1)``."""
+def _blank_comments(body: bytes) -> bytes:
+    """``body`` with every full-line ``#`` comment emptied (line numbers kept)."""
+    if b"#" not in body:
+        return body
+    return b"\n".join(b"" if line.lstrip().startswith(b"#") else line for line in body.split(b"\n"))
+
+
+def read_lab(path: str | Path, num_states: int | None = None,
+             states_text: str | None = None) -> tuple[dict[str, np.ndarray], int]:
+    """Read a ``.lab`` file (either flavour): ``(labels name -> sorted state ids, max id + 1)``. With
+    ``num_states`` a line labelling a state id beyond is an error naming the line (``states_text`` says
+    where the states come from, e.g. the transitions file)."""
     path = Path(path)
     data = path.read_bytes()
     check_utf8(path, data)
@@ -270,7 +338,7 @@ def read_lab(path: str | Path, num_states: int | None = None) -> tuple[dict[str,
         body_start = first_nl + 1 if first_nl >= 0 else len(data)
         prism = True
     header_lines = data[:body_start].count(b"\n")
-    body = data[body_start:]
+    body = _blank_comments(data[body_start:])
     b = np.frombuffer(body, dtype=np.uint8)
     starts, ends, tok_line, _ = _tokens(body, b":" if prism else b"")
     labels = {n: np.zeros(0, dtype=np.int64) for n in names}
@@ -325,7 +393,8 @@ def read_lab(path: str | Path, num_states: int | None = None) -> tuple[dict[str,
     if num_states is not None and n_seen > num_states:
         bad = int(np.flatnonzero(ids >= num_states)[0])
         line = int(tok_line[np.flatnonzero(first_tok)[bad]]) + header_lines + 1
-        raise input_error(path, line, f"state id {int(ids[bad])} out of range", f"ids below {num_states}")
+        raise input_error(path, line, f"state id {int(ids[bad])} out of range",
+                          f"ids below {num_states}" + (f" ({states_text})" if states_text else ""))
     return labels, n_seen
 
 
@@ -356,7 +425,7 @@ def read_sta(path: str | Path, num_states: int | None = None) -> tuple[dict[str,
     ids = arr[:, 0]
     n = int(ids.max()) + 1 if num_states is None else num_states
     if ids.min() < 0 or ids.max() >= n:
-        raise input_error(path, None, "state id out of range", f"ids 0..{n - 1}")
+        return _read_sta_slow(path, names, num_states)  # names the line
     out: dict[str, Any] = {}
     for j, name in enumerate(names):
         col = np.zeros(n, dtype=np.int64)
@@ -396,14 +465,16 @@ def _read_sta_slow(path: Path, names: list[str], num_states: int | None) -> tupl
                     f"{len(vals)} values for {len(names)} variables",
                     f"{len(names)} comma-separated values",
                 )
-            rows[int(m.group(1))] = vals
+            state = int(m.group(1))
+            if num_states is not None and state >= num_states:
+                raise input_error(path, no, f"state id {state} out of range",
+                                  f"ids 0..{num_states - 1} (the model's states)")
+            rows[state] = vals
     n = (max(rows) + 1 if rows else 0) if num_states is None else num_states
     out: dict[str, Any] = {}
     for j, name in enumerate(names):
         col: list[object] = [None] * n
         for i, vals in rows.items():
-            if i >= n:
-                raise input_error(path, None, f"state id {i} out of range", f"ids 0..{n - 1}")
             col[i] = vals[j]
         out[name] = col
     return out, n

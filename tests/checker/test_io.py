@@ -77,22 +77,25 @@ def test_mdp_round_trip_and_exact_rationals(tmp_path: Path) -> None:
     paths = write_explicit(k, tmp_path / "mdp", flavor="storm")
     assert [p.suffix for p in paths] == [".tra", ".lab", ".sta"]
     text = (tmp_path / "mdp.tra").read_text()
-    assert text.startswith("mdp\n") and "0 0 1 1/3\n" in text and "0 1 2 1\n" in text
+    # Storm reads no p/q: decimals (1/3 as the float that reads back as float(1/3))
+    assert text.startswith("mdp\n") and "0 0 1 0.3333333333333333 a\n" in text and "0 1 2 1 b\n" in text
     back = read_explicit(tmp_path / "mdp")
     back.validate()
-    assert back.edge_prob_exact is not None and Fraction(1, 3) in back.edge_prob_exact
-    assert {str(a) for a in back.actions} == {"choice [0]", "choice [1]"}
+    assert back.edge_prob is not None and 1 / 3 in back.edge_prob.tolist()
+    assert {str(a) for a in back.actions} == {"a [0]", "b [1]"}  # Storm's fifth field keeps the names
     assert list(back.observables["x"]) == [4, 5, 6]
     write_explicit(k, tmp_path / "pm", flavor="prism")
     assert (tmp_path / "pm.tra").read_text().startswith("3 4 5\n")
+    exact = read_explicit(tmp_path / "pm").edge_prob_exact  # the PRISM flavour keeps p/q
+    assert exact is not None and Fraction(1, 3) in exact
     assert plain_edges(read_explicit(tmp_path / "pm.tra")) == plain_edges(k)
 
 
 def test_kripke_without_probabilities_is_written_as_uniform_dtmc(tmp_path: Path) -> None:
     k = Kripke.from_edges(3, [0], [0, 0, 1], [1, 2, 2])
     write_explicit(k, tmp_path / "u")
-    assert "0 1 1/2\n" in (tmp_path / "u.tra").read_text()
-    read_explicit(tmp_path / "u").validate()
+    assert "0 1 0.5\n" in (tmp_path / "u.tra").read_text() and "2 2 0\n" in (tmp_path / "u.tra").read_text()
+    read_explicit(tmp_path / "u").validate()  # the deadlock's zero line keeps it a deadlock
 
 
 # ------------------------------------------------------------------ malformed explicit files

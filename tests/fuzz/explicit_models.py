@@ -82,7 +82,17 @@ def tra_lines(model: ExplicitModel) -> list[str]:
     for r in model.rows:
         middle = f" {r.choice}" if r.choice is not None else ""
         body.append(f"{r.src}{middle} {r.dst} {probability_text(r.prob, model.decimals)}")
+    if model.flavor == "storm":  # Storm counts the states its lines name: a deadlock gets 's s 0'
+        for s in deadlocks(model):
+            body.append(f"{s} 0 {s} 0" if model.kind == "mdp" else f"{s} {s} 0")
     return [header, *body]
+
+
+def deadlocks(model: ExplicitModel) -> list[int]:
+    """The states without a row (written as zero-probability self-loops in the Storm flavour, after
+    the rows)."""
+    sources = {r.src for r in model.rows}
+    return [s for s in range(model.num_states) if s not in sources]
 
 
 def lab_lines(model: ExplicitModel) -> list[str]:
@@ -112,9 +122,9 @@ def distributions(draw: st.DrawFn, num_states: int) -> list[tuple[int, Fraction]
 
 @st.composite
 def explicit_models(draw: st.DrawFn) -> ExplicitModel:
-    """A valid model of 1..6 states with at least one row: some states may be deadlocks (no rows), at
-    least one state is ``init``; in the Storm flavour the last state is mentioned (the flavour has no
-    state count)."""
+    """A valid model of 1..6 states with at least one row: some states may be deadlocks (no rows; in
+    the Storm flavour, which has no state count, a line of probability 0 names them), at least one
+    state is ``init``."""
     n = draw(st.integers(1, 6))
     kind = draw(st.sampled_from(["dtmc", "mdp"]))
     rows: list[Row] = []
@@ -131,11 +141,7 @@ def explicit_models(draw: st.DrawFn) -> ExplicitModel:
     for name in names:
         labels[name] = frozenset(draw(st.sets(st.integers(0, n - 1), max_size=n)))
     flavor = draw(st.sampled_from(["storm", "prism"]))
-    model = ExplicitModel(kind, n, tuple(rows), labels, flavor, draw(st.booleans()))
-    if flavor == "storm" and not any(n - 1 in (r.src, r.dst) for r in rows) \
-            and not any(n - 1 in ids for ids in labels.values()):
-        model = replace(model, labels={**labels, "init": labels["init"] | {n - 1}})
-    return model
+    return ExplicitModel(kind, n, tuple(rows), labels, flavor, draw(st.booleans()))
 
 
 # ------------------------------------------------------------------------------------------------
@@ -162,7 +168,7 @@ def _with_probability(text: str) -> Mutation:
 
 def _row_sum(model: ExplicitModel, draw: st.DrawFn) -> Files:
     lines = tra_lines(model)
-    i = draw(st.integers(1, len(lines) - 1))
+    i = draw(st.integers(1, len(model.rows)))  # a row of positive probability
     fields = lines[i].split()
     p = model.rows[i - 1].prob
     lines[i] = " ".join([*fields[:-1], probability_text(p * draw(st.sampled_from([Fraction(1, 2), 2])),
@@ -246,10 +252,16 @@ def _crlf(model: ExplicitModel, draw: st.DrawFn) -> Files:
     return tra, lab
 
 
-def _comment(model: ExplicitModel, draw: st.DrawFn) -> Files:
-    lines = tra_lines(model)
-    lines.insert(draw(st.integers(1, len(lines))), draw(st.sampled_from(["# a comment", "// a comment"])))
-    return encode(lines), encode(lab_lines(model))
+def _comment(text: str) -> Mutation:
+    def mutate(model: ExplicitModel, draw: st.DrawFn) -> Files:
+        which = draw(st.sampled_from(["tra", "lab", "both"]))
+        tra, lab = tra_lines(model), lab_lines(model)
+        if which != "lab":
+            tra.insert(draw(st.integers(0, len(tra))), text)
+        if which != "tra":  # after the label declaration (Storm) or the PRISM header line
+            lab.insert(draw(st.integers(3 if model.flavor == "storm" else 1, len(lab))), text)
+        return encode(tra), encode(lab)
+    return mutate
 
 
 def _shuffle_rows(model: ExplicitModel, draw: st.DrawFn) -> Files:
@@ -277,7 +289,8 @@ MUTATIONS: dict[str, tuple[Mutation, str]] = {
     "blank lines": (_blank_lines, AGREE),
     "CRLF line ends": (_crlf, AGREE),
     "UTF-8 BOM": (_bom, EITHER),
-    "comment line": (_comment, EITHER),
+    "'#' comment line": (_comment("# a comment"), AGREE),
+    "'//' comment line": (_comment("// a comment"), REJECT),
     "negative probability": (_with_probability("-1/2"), REJECT),
     "non-numeric probability": (_with_probability("abc"), REJECT),
     "probability 1/0": (_with_probability("1/0"), REJECT),

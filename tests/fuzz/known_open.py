@@ -8,11 +8,4 @@ Keys are ``"<input kind>: <class>"`` as the fuzz tests name them (see ``test_fuz
 from __future__ import annotations
 
 KNOWN_OPEN: dict[str, str] = {
-    "scenario explore: typo: client in a statement": "renaming a client where it is declared, when no other "
-    "statement names it, is a consistent rename for explore (which reads no property): the generator "
-    "must tell it from a typo before this class can be asserted",
-    "explicit ctl: label for an absent state": "Storm flavour: a label on a state id beyond the "
-                                               "transitions silently adds states (a verdict)",
-    "explicit explore: label for an absent state": "Storm flavour: a label on a state id beyond the "
-                                                   "transitions silently adds states (exit 0)",
 }

@@ -114,11 +114,20 @@ def declared(lines: list[str]) -> dict[str, str]:
     return names
 
 
-def tokens(name: str) -> list[Token]:
-    """The identifiers of scenario ``name`` where a typo must be rejected."""
+def _is_property(code: str) -> bool:
+    return code.lstrip().startswith("property")
+
+
+@functools.cache
+def tokens(name: str, reads_properties: bool = True) -> list[Token]:
+    """The identifiers of scenario ``name`` where a typo must be rejected. A declared name used
+    nowhere else may be renamed at its declaration harmlessly (a consistent rename, not a typo); for a
+    command that does not read the properties (``reads_properties=False``: explore), uses inside
+    property statements do not count either."""
     lines = scenario_path(name).read_text(encoding="utf-8").splitlines()
     names = declared(lines)
-    code_words = [w for line in lines for w in IDENTIFIER.findall(code_part(line))]
+    counted = [line for line in lines if reads_properties or not _is_property(code_part(line))]
+    code_words = [w for line in counted for w in IDENTIFIER.findall(code_part(line))]
     out = []
     for no, line in enumerate(lines):
         code = code_part(line)
@@ -129,10 +138,14 @@ def tokens(name: str) -> list[Token]:
         for k, m in enumerate(matches):
             word = m.group()
             previous = matches[k - 1].group() if k else None
-            if previous in DECLARING and k == 1:
+            following = matches[k + 1].group() if k + 1 < len(matches) else None
+            head = matches[0].group()
+            declaring = (previous in DECLARING and k == 1) or (head == "locations" and k >= 1) or (
+                head in ("clients", "actor") and following == "at")
+            if declaring:
                 # a declared name: a typo is a harmless rename unless the name is used elsewhere
                 uses = code_words.count(word) - 1 - sum(
-                    1 for other in lines if IDENTIFIER.findall(code_part(other))[:1] == [word])
+                    1 for other in counted if IDENTIFIER.findall(code_part(other))[:1] == [word])
                 if uses <= 0:
                     continue
             in_formula = span is not None and span[0] <= m.start() < span[1]
@@ -279,10 +292,12 @@ def typo_classes() -> set[str]:
 
 
 @st.composite
-def mutated_scenarios(draw: st.DrawFn, excluded: frozenset[str]) -> MutatedScenario:
-    """A mutated bundled scenario whose mutation class is not in ``excluded``."""
+def mutated_scenarios(draw: st.DrawFn, excluded: frozenset[str],
+                      reads_properties: bool = True) -> MutatedScenario:
+    """A mutated bundled scenario whose mutation class is not in ``excluded``, for a command that
+    reads the properties (check) or not (explore; see :func:`tokens`)."""
     name = draw(st.sampled_from(SCENARIOS))
-    candidates = [t for t in tokens(name) if typo_class(t) not in excluded]
+    candidates = [t for t in tokens(name, reads_properties) if typo_class(t) not in excluded]
     kinds = [k for k in STRUCTURAL if k not in excluded] + (["typo"] if candidates else [])
     kind = draw(st.sampled_from(kinds))
     if kind != "typo":

@@ -93,7 +93,7 @@ def scenario_example(tmp_path: Path, data: st.DataObject, max_states: int) -> No
     command = data.draw(st.sampled_from(["check", "explore"]), label="command")
     prefix = f"scenario {command}: "
     excluded = frozenset(k.removeprefix(prefix) for k in OPEN if k.startswith(prefix))
-    mutated = data.draw(scenario_mutations.mutated_scenarios(excluded))
+    mutated = data.draw(scenario_mutations.mutated_scenarios(excluded, reads_properties=command == "check"))
     path = _folder(tmp_path) / f"{mutated.base}.fl"
     path.write_bytes(mutated.data)
     outcome = run_cli(_scenario_argv(command, path, max_states), [path])
