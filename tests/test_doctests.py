@@ -28,6 +28,8 @@ DOCTEST_MODULES: tuple[str, ...] = (
     "flmodel",
     "checker",
     "checker.api",
+    "checker.app.sweep",
+    "checker.cli.defines",
     "checker.crossval.audit",
     "checker.crossval.gaussian",
     "checker.crossval.mia",

@@ -22,7 +22,7 @@ from typing import Any
 from checker.attack_trees.export import display_children, node_label
 from checker.io.files import write_atomic
 
-__all__ = ["render_table", "write_report"]
+__all__ = ["figure_png", "render_table", "write_report"]
 
 
 def _cell(text: str, width: int) -> str:
@@ -56,7 +56,7 @@ def render_table(report: Any, *, evidence_width: int = 90) -> str:
 
 
 # ------------------------------------------------------------------------------------------ pictures
-def _figure_png(draw: Callable[[Any], None], size: tuple[float, float]) -> bytes:
+def figure_png(draw: Callable[[Any], None], size: tuple[float, float]) -> bytes:
     import matplotlib  # lazy: matplotlib is slow to import and only needed for --report
 
     matplotlib.use("Agg", force=False)
@@ -104,7 +104,7 @@ def location_graph_png(scenario: Any) -> bytes:
         ax.set_title("locations (gra) and actors (aloc)")
         ax.axis("off")
 
-    return _figure_png(draw, (6.5, 4.5))
+    return figure_png(draw, (6.5, 4.5))
 
 
 def attack_tree_png(tree: Any, kripke: Any, goal_text: str) -> bytes:
@@ -150,7 +150,7 @@ def attack_tree_png(tree: Any, kripke: Any, goal_text: str) -> bytes:
         ax.set_title(f"attack tree for goal: {goal_text}", fontsize=9)
         ax.axis("off")
 
-    return _figure_png(draw, (width, height))
+    return figure_png(draw, (width, height))
 
 
 def _wrap(text: str, width: int) -> list[str]:
@@ -202,7 +202,7 @@ def privacy_png(d0: dict[Any, Any], d1: dict[Any, Any], eps: Any, title: str) ->
         ax2.set_xlabel(f"outcomes ({len(outcomes)} shown), sorted by ln P0/P1; dashed: ±ε = ±{e:.4g}")
         ax2.set_xticks([])
 
-    return _figure_png(draw, (7.5, 5.0))
+    return figure_png(draw, (7.5, 5.0))
 
 
 def _pictures(report: Any) -> list[tuple[str, str, bytes]]:

@@ -45,6 +45,7 @@ COMMAND_MODULES: tuple[str, ...] = (
     "checker.cli.audit",
     "checker.cli.attack",
     "checker.cli.export",
+    "checker.cli.sweep",
     "checker.cli.list",
 )
 

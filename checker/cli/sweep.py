@@ -1,0 +1,145 @@
+"""``flcheck sweep SCENARIO -D N=2..16 -D R=1,2 [--jobs K] [--scheduler ADDRESS] [-o results.jsonl]``: check
+every instance of a grid of scenario constants in parallel (:mod:`checker.app.sweep`).
+
+Each finished instance is appended to the JSON-lines file ``-o`` at once (one record per line, in the
+envelope of every ``--json`` output; ``spec/schema/sweep.schema.json``, ``records``); instances the file
+already holds for the same scenario text and limits are skipped, so an interrupted sweep resumes. An
+instance that fails (bad constants, an internal error, a worker that died) or hits an exploration limit
+is recorded with its status and the others go on. Progress goes to stderr; the end is a table (stdout),
+and a PNG with ε*, δ, states and seconds against each constant (``--plot``). Exit 0 when every instance
+ran and all its properties hold, 1 when some property is violated or unknown or some instance
+incomplete, failed or crashed, 2 on bad input.
+"""
+
+from __future__ import annotations
+
+import argparse
+import os
+import sys
+from pathlib import Path
+from typing import Any
+
+from checker.cli.defines import parse_define_values
+from checker.cli.json_output import emit_json, envelope
+from checker.cli.options import output_file, positive_int, seconds
+from checker.cli.tables import table_text
+from checker.errors import InputError, Position
+from checker.io.files import check_output_path, write_atomic
+from checker.verdict import EXIT_HOLDS, EXIT_VIOLATED
+
+
+def _cpus() -> int:
+    return len(os.sched_getaffinity(0)) if hasattr(os, "sched_getaffinity") else (os.cpu_count() or 1)
+
+
+def register(sub: argparse._SubParsersAction) -> None:
+    """Add ``sweep``."""
+    p = sub.add_parser(
+        "sweep",
+        help="check a scenario on every instance of a grid of its constants, in parallel",
+        description=(
+            "Run 'flcheck check' on every combination of the given constant values (-D N=2..16 -D R=1,2), "
+            "on a Dask cluster (a local one by default, or --scheduler ADDRESS) or, without Dask, on local "
+            "processes. Each result is appended to a JSON-lines file as it finishes; a rerun skips the "
+            "instances already there. Ends with a table and plots of ε*, δ, states and time against each "
+            "constant."),
+        epilog="Exit codes: 0 every instance ran and all properties hold, 1 some property is violated or "
+               "unknown or some instance did not finish, 2 bad input.",
+    )
+    p.add_argument("scenario", metavar="SCENARIO", help="scenario file (.fl) or bundled scenario name")
+    p.add_argument("-D", "--set", dest="sweep", action="append", type=parse_define_values, required=True,
+                   metavar="NAME=VALUES",
+                   help="the values of the constant NAME: integers and ranges A..B[:STEP], comma-separated "
+                        "(N=2..16, R=1,2); repeatable, the grid is every combination")
+    p.add_argument("-o", "--output", metavar="FILE.jsonl", type=output_file, default=None,
+                   help="results, one JSON line per instance (default: SCENARIO_sweep.jsonl here)")
+    p.add_argument("--jobs", type=positive_int, default=None, metavar="K",
+                   help="worker processes (default: the CPUs available)")
+    p.add_argument("--scheduler", metavar="ADDRESS", default=None,
+                   help="run on an existing Dask cluster (e.g. tcp://10.0.0.5:8786) instead of a local one")
+    p.add_argument("--engine", choices=("auto", "dask", "processes"), default="auto",
+                   help="dask (needs the [sweep] extra), processes (concurrent.futures) or auto (dask when "
+                        "installed)")
+    p.add_argument("--max-states", type=positive_int, default=None,
+                   help="exploration limit per instance (default 2e6)")
+    p.add_argument("--max-seconds", type=seconds, default=None,
+                   help="exploration time limit per instance (default 600)")
+    p.add_argument("--observe", choices=("sequence", "final"), default="sequence",
+                   help="privacy properties: what the attacker observes (as in check)")
+    p.add_argument("--plot", metavar="FILE.png", type=output_file, default=None,
+                   help="write the plots here (default: the results file with .png)")
+    p.add_argument("--no-plot", action="store_true", help="write no plots")
+    p.add_argument("--quiet", action="store_true", help="no progress lines")
+    p.add_argument("--json", action="store_true", help="print the summary and every record as JSON")
+    p.set_defaults(func=run)
+
+
+def _values(args: argparse.Namespace) -> dict[str, tuple[int, ...]]:
+    out: dict[str, tuple[int, ...]] = {}
+    for name, vals in args.sweep:
+        if name in out:
+            raise InputError(f"-D {name} given twice", Position("<command line>"), f"one -D for {name}")
+        out[name] = vals
+    return out
+
+
+def _progress(quiet: bool) -> Any:
+    tty = sys.stderr.isatty()
+
+    def show(record: dict[str, Any], finished: int, total: int) -> None:
+        if quiet:
+            return
+        extra = record.get("error") or f"{record.get('states', '?')} states"
+        line = (f"[{finished}/{total}] {record['instance']}: {record['status']} "
+                f"({extra}, {record['seconds']:.2f} s)")
+        sys.stderr.write(("\r\x1b[K" + line) if tty else line + "\n")
+        sys.stderr.flush()
+
+    return show
+
+
+def run(args: argparse.Namespace) -> int:
+    # lazy: the sweep engine imports the check pipeline's loader
+    from checker.app.sweep import SweepSpec, plot_png, run_sweep, table_rows
+
+    values = _values(args)
+    spec = SweepSpec.of(args.scenario, max_states=args.max_states, max_seconds=args.max_seconds,
+                        observe=args.observe)
+    out = Path(args.output or f"{Path(spec.scenario).stem}_sweep.jsonl")
+    check_output_path(out, [spec.scenario])
+    plot = None if args.no_plot else Path(args.plot or out.with_suffix(".png"))
+    if plot is not None:
+        check_output_path(plot, [spec.scenario, out])
+    if args.scheduler is not None and args.engine == "processes":
+        raise InputError("--scheduler is a Dask cluster's address; --engine processes runs local processes",
+                         Position("--scheduler"), "--engine dask or auto")
+    jobs = args.jobs or _cpus()
+
+    def wrap(record: dict[str, Any]) -> dict[str, Any]:
+        return envelope(args.flcheck_command, record)
+
+    try:
+        summary = run_sweep(spec, values, out, engine="dask" if args.scheduler else args.engine, jobs=jobs,
+                            scheduler=args.scheduler, progress=_progress(args.quiet or args.json),
+                            envelope=wrap)
+    finally:
+        if sys.stderr.isatty() and not args.quiet:
+            sys.stderr.write("\r\x1b[K")
+    names = list(values)
+    if plot is not None:
+        write_atomic(plot, plot_png(summary.records, names, f"flcheck sweep {Path(spec.scenario).name}"),
+                     inputs=[spec.scenario, out])
+    bad = any(r["status"] != "ok" or r.get("exit_code") != 0 for r in summary.records)
+    if args.json:
+        emit_json(args.flcheck_command, {
+            "scenario": spec.scenario, "results": str(out), "plot": None if plot is None else str(plot),
+            "engine": summary.engine, "instances": len(summary.records), "ran": summary.ran,
+            "skipped": summary.skipped, "statuses": summary.statuses, "seconds": round(summary.seconds, 3),
+            "records": summary.records})
+    else:
+        print(table_text(table_rows(summary.records, names), rule=True))
+        counts = ", ".join(f"{n} {s}" for s, n in summary.statuses.items())
+        print(f"\n{len(summary.records)} instances ({counts}); ran {summary.ran}, skipped {summary.skipped} "
+              f"already in {out}; engine {summary.engine}, {summary.seconds:.1f} s")
+        print(f"results: {out}" + ("" if plot is None else f"; plots: {plot}"))
+    return EXIT_VIOLATED if bad else EXIT_HOLDS
