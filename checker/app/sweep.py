@@ -177,6 +177,8 @@ def read_records(path: str | Path) -> list[Record]:
         if not isinstance(rec, dict) or "instance" not in rec or rec.get("status") not in STATUSES:
             raise InputError("not a sweep record", Position(str(p), i, 1),
                              "an object with 'instance' and 'status', written by flcheck sweep")
+        for key in ("flcheck", "schema", "command"):  # the envelope of the line, not the record's
+            rec.pop(key, None)
         out.append(rec)
     return out
 
