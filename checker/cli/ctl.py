@@ -12,42 +12,162 @@ from __future__ import annotations
 import argparse
 import sys
 import time
+from fractions import Fraction
 from pathlib import Path
+from typing import Any
 
 from checker.app.load import load_model, model_kind, resolve_model_files
 from checker.app.scenario_vocabulary import scenario_vocabulary
 from checker.cli.defines import add_define_option, defines_of
-from checker.cli.explore import MODEL_HELP, add_limit_options, clear_progress, limits_of
-from checker.cli.json_output import emit_json
+from checker.cli.explore import MODEL_HELP, add_limit_options, clear_progress, limits_of, model_files
+from checker.cli.json_output import emit_json, json_text
+from checker.cli.options import output_file
+from checker.errors import InputError
+from checker.io.files import check_output_path, write_atomic
+from checker.markov.pctl import PctlEvaluator
 from checker.mc.ctl import ModelChecker
-from checker.mc.ctl_ast import Formula
+from checker.mc.ctl_ast import Formula, ProbQuery, has_probabilistic
 from checker.mc.ctl_parse import parse_formula
 from checker.mc.explore import stderr_progress
 from checker.mc.fixpoints import Semantics
+from checker.mc.kripke import Kripke
 from checker.mc.vocabulary import check_formula
+from checker.verdict import EXIT_HOLDS
 from flmodel.scenario import load_scenario
 from flmodel.scenario_build import build_system
 
 
-def _check_vocabulary_first(args: argparse.Namespace, formula: Formula) -> None:
+def _check_vocabulary_first(args: argparse.Namespace, formula: Formula) -> bool:
     """On a scenario, check the formula's atoms against the scenario's vocabulary before exploring
-    (an unknown name or ill-typed comparison is exit 2 at once, not after the exploration)."""
+    (an unknown name or ill-typed comparison is exit 2 at once, not after the exploration). Returns
+    whether the model is a scenario."""
     resolved = resolve_model_files(list(args.model))
     if isinstance(resolved, str | Path) and model_kind(resolved) == "scenario" and Path(resolved).exists():
         system = build_system(load_scenario(Path(resolved), defines=defines_of(args)))
         check_formula(formula, scenario_vocabulary(system))
+        return True
+    return False
+
+
+def _value_json(value: Fraction | float) -> dict[str, Any]:
+    """A probability in JSON: ``value`` (a float) and ``exact`` (``"p/q"``, or ``None`` from a float
+    computation)."""
+    if isinstance(value, Fraction):
+        return {"value": float(value), "exact": str(value)}
+    return {"value": float(value), "exact": None}
+
+
+def _value_text(value: Fraction | float) -> str:
+    if isinstance(value, Fraction) and value.denominator != 1:
+        return f"{value} ≈ {float(value):.10g}"
+    return f"{float(value):.10g}" if not isinstance(value, Fraction) else str(value)
+
+
+def _write_all_states(path: str, formula: Formula, values: Any, inputs: list[Path]) -> Path:
+    """Every state's value (a query) or verdict (a condition): CSV (``state,value,exact`` or
+    ``state,satisfies``) or JSON by the extension of ``path``."""
+    is_bool = values.dtype == bool
+    if path.lower().endswith(".json"):
+        rows = [{"state": i, "satisfies": bool(v)} if is_bool else {"state": i, **_value_json(v)}
+                for i, v in enumerate(values.tolist())]
+        return write_atomic(path, json_text("ctl", {"formula": str(formula), "states": rows}, indent=None)
+                            + "\n", inputs=inputs)
+    head = "state,satisfies\n" if is_bool else "state,value,exact\n"
+
+    def lines() -> Any:
+        yield head
+        for i, v in enumerate(values.tolist()):
+            if is_bool:
+                yield f"{i},{'true' if v else 'false'}\n"
+            else:
+                j = _value_json(v)
+                yield f"{i},{j['value']!r},{j['exact'] or ''}\n"
+    return write_atomic(path, lines(), inputs=inputs)
+
+
+def _notes(kripke: Kripke) -> None:
+    dropped = int(kripke.stats.get("zero_probability_transitions", 0))
+    if dropped:
+        print(f"flcheck: note: {dropped} transition(s) of probability 0 dropped (as Storm and PRISM do)",
+              file=sys.stderr)
+    if kripke.stats.get("ctmc"):
+        print("flcheck: note: a CTMC: untimed properties are checked on its embedded chain", file=sys.stderr)
+
+
+def _run_probabilistic(args: argparse.Namespace, kripke: Kripke, formula: Formula, scenario: bool,
+                       t_load: float) -> int:
+    """P/Pmin/Pmax (and CTL around them): a query prints the probability at the initial states, a
+    condition a verdict."""
+    t0 = time.perf_counter()
+    mc = ModelChecker(kripke, args.semantics)
+    evaluator = PctlEvaluator(kripke, mc.sat, default="uniform" if scenario else None,
+                              total=mc.semantics is Semantics.TOTAL, ctmc=bool(kripke.stats.get("ctmc")))
+    mc.probabilistic = evaluator.satisfying
+    init = [int(i) for i in kripke.initial]
+    inputs = model_files(args.model)
+    if isinstance(formula, ProbQuery) and formula.is_query:
+        if args.all_states:
+            check_output_path(args.all_states, inputs)
+        values = evaluator.values(formula)
+        seconds = time.perf_counter() - t0
+        at_init = [{"state": s, **_value_json(values[s])} for s in init]
+        payload: dict[str, Any] = {
+            "formula": str(formula), "kind": "probability", "quantifier": formula.quantifier,
+            "scheduler": {"P": "uniform" if scenario and not evaluator.mdp.is_dtmc else None,
+                          "Pmin": "min", "Pmax": "max"}[formula.quantifier],
+            "states": kripke.num_states, "transitions": kripke.num_transitions, "initial": at_init,
+            "value": at_init[0]["value"] if len(init) == 1 else None,
+            "exact": at_init[0]["exact"] if len(init) == 1 else None,
+            "zero_probability_transitions": int(kripke.stats.get("zero_probability_transitions", 0)),
+            "seconds": round(seconds, 6)}
+        if args.all_states:
+            payload["written"] = [str(_write_all_states(args.all_states, formula, values, inputs))]
+        if args.json:
+            emit_json(args.flcheck_command, payload, indent=1)
+        else:
+            for s in init:
+                print(f"{formula} = {_value_text(values[s])}" + (f"  (state {s})" if len(init) > 1 else ""))
+            print(f"  structure: {kripke.num_states} states, {kripke.num_transitions} transitions")
+            for path in payload.get("written", []):
+                print(f"  wrote {path}")
+            print(f"  time: load {t_load:.3f} s, check {seconds:.3f} s")
+        return EXIT_HOLDS
+    if args.all_states:
+        check_output_path(args.all_states, inputs)
+    result = mc.check(formula, evidence=False, vacuity=False)
+    written = []
+    if args.all_states:
+        written.append(str(_write_all_states(args.all_states, formula, result.sat, inputs)))
+    if args.json:
+        out = result.to_json()
+        if written:
+            out["written"] = written
+        emit_json(args.flcheck_command, out, indent=1)
+    else:
+        print(result.render())
+        for path in written:
+            print(f"  wrote {path}")
+        print(f"  time: load {t_load:.3f} s, check {result.seconds:.3f} s")
+    return result.verdict.exit_code()
 
 
 def run_ctl(args: argparse.Namespace) -> int:
     formula = parse_formula(args.formula, source="<formula>")
-    _check_vocabulary_first(args, formula)
+    scenario = _check_vocabulary_first(args, formula)
+    probabilistic = has_probabilistic(formula)
+    if args.all_states and not probabilistic:
+        raise InputError("--all-states writes the values of a probabilistic property", None,
+                         "a formula with P=?, P>=p, Pmin or Pmax")
     t0 = time.perf_counter()
     progress = stderr_progress()
-    kripke = load_model(args.model, limits=limits_of(args), progress=progress, probabilities=False,
+    kripke = load_model(args.model, limits=limits_of(args), progress=progress, probabilities=probabilistic,
                         defines=defines_of(args))
     if progress:
         clear_progress()
     t_load = time.perf_counter() - t0
+    _notes(kripke)
+    if probabilistic:
+        return _run_probabilistic(args, kripke, formula, scenario, t_load)
     result = ModelChecker(kripke, args.semantics).check(formula, evidence=not args.no_evidence,
                                                          vacuity=not args.no_vacuity)
     if args.json:
@@ -65,7 +185,9 @@ def register(sub: argparse._SubParsersAction) -> None:
     p = sub.add_parser("ctl", help="check a CTL property on a model (exit 0 holds, 1 not, 2 bad input)",
                        description="Check whether every initial state satisfies a CTL formula. "
                        "Formula syntax: spec/grammar/ctl.lark, e.g. 'EF goal', 'AG !goal', "
-                       "'E[!clipped U goal]', 'AG (\"sat1\" in ready -> round >= 1)'.")
+                       "'E[!clipped U goal]', 'AG (\"sat1\" in ready -> round >= 1)'; probabilities "
+                       "(PCTL): 'P=? [F goal]', 'Pmax=? [!bad U<=10 goal]', 'P>=0.9 [G safe]' (on a scenario "
+                       "P is the uniform scheduler; on an MDP file say Pmin or Pmax).")
     p.add_argument("model", nargs="+", metavar="MODEL", help=MODEL_HELP)
     p.add_argument("formula", metavar="FORMULA", help="the CTL property")
     p.add_argument("--semantics", choices=[s.value for s in Semantics], default=Semantics.IIIF.value,
@@ -74,5 +196,8 @@ def register(sub: argparse._SubParsersAction) -> None:
     p.add_argument("--no-evidence", action="store_true", help="skip witness/counterexample search")
     p.add_argument("--no-vacuity", action="store_true", help="skip the vacuity check")
     p.add_argument("--json", action="store_true", help="print the result as JSON")
+    p.add_argument("--all-states", metavar="FILE", type=output_file,
+                   help="write every state's probability (P=? queries) or verdict (other probabilistic "
+                   "properties) to FILE: JSON for .json, else CSV")
     add_define_option(p)
     p.set_defaults(func=run_ctl)
