@@ -9,8 +9,15 @@ Storm MDP of the explored structure (``checker.markov.storm.from_mdp``), Storm's
 build time of the same round written in the PRISM language and built by Storm's PRISM parser.
 Figures are medians of ``--repeats`` runs where one run takes under 10 s, else of one run.
 
+The check columns are measured twice: with the reductions ``flcheck check`` applies by default
+(``states red.``: the reduced structure's states, ``check CPU s``) and with ``--no-reduce``
+(``plain CPU s``); each check runs under ``--max-seconds`` (``--check-seconds``), so an over-budget run
+ends with exit 1 (``unknown``) instead of occupying the machine. ``--bundled`` prints instead the
+reduction factor of every bundled scenario (states with and without the reductions, in process).
+
 Usage: python bench/bench_scale.py [--satellites 2-6] [--rounds 1-2] [--values 2-3] [--repeats 3]
-                                   [--timeout 900] [--no-check] [--no-storm]
+                                   [--timeout 900] [--check-seconds 300] [--no-check] [--no-storm]
+                                   [--no-plain] [--bundled]
 """
 
 from __future__ import annotations
@@ -121,7 +128,8 @@ def _median_runs(run: Callable[[], dict[str, Any]], repeats: int, seconds_key: s
 
 
 def measure(satellites: int, rounds: int, values: int, folder: Path, *, repeats: int, timeout: float,
-            with_check: bool, with_storm: bool) -> dict[str, Any]:
+            with_check: bool, with_storm: bool, check_seconds: float = 300.0,
+            with_plain: bool = True, with_explore: bool = True) -> dict[str, Any]:
     name = f"swarm_n{satellites}_r{rounds}_v{values}"
     scenario = folder / f"{name}.fl"
     scenario.write_text(swarm_scenario(satellites, rounds, values))
@@ -142,16 +150,25 @@ def measure(satellites: int, rounds: int, values: int, folder: Path, *, repeats:
         figures: dict[str, Any] = json.loads(stdout)
         return figures
 
-    row: dict[str, Any] = {"N": satellites, "R": rounds, "V": values,
-                           **_median_runs(explore_once, repeats, "explore_cpu")}
+    row: dict[str, Any] = {"N": satellites, "R": rounds, "V": values}
+    row.update(_median_runs(explore_once, repeats, "explore_cpu") if with_explore else
+               {"states": None, "transitions": None, "explore_cpu": None})
     if with_check and "error" not in row:
-        check_cmd = [sys.executable, "-m", "checker", "check", str(scenario), "--json"]
+        check_cmd = [sys.executable, "-m", "checker", "check", str(scenario), "--json",
+                     "--max-seconds", str(check_seconds)]
 
-        def check_once() -> dict[str, Any]:
-            code, cpu, rss, _, _ = _run_measured(check_cmd, timeout)
-            return {"check_exit": code, "check_cpu": cpu, "check_rss_mb": rss}
+        def check_once(extra: list[str], prefix: str) -> dict[str, Any]:
+            code, cpu, rss, stdout, _ = _run_measured(check_cmd + extra, timeout)
+            out: dict[str, Any] = {f"{prefix}_exit": code, f"{prefix}_cpu": cpu, f"{prefix}_rss_mb": rss}
+            try:
+                out[f"{prefix}_states"] = int(json.loads(stdout)["states"])
+            except (ValueError, KeyError, TypeError):
+                out[f"{prefix}_states"] = None
+            return out
 
-        row.update(_median_runs(check_once, repeats, "check_cpu"))
+        row.update(_median_runs(lambda: check_once([], "check"), repeats, "check_cpu"))
+        if with_plain:
+            row.update(_median_runs(lambda: check_once(["--no-reduce"], "plain"), repeats, "plain_cpu"))
     return row
 
 
@@ -162,7 +179,8 @@ def _cell(row: dict[str, Any], key: str, spec: str) -> str:
 
 def print_header(with_storm: bool) -> None:
     head = (f"{'N':>2} {'R':>1} {'V':>1} {'states':>9} {'closed':>9} {'trans':>10} {'expl CPU s':>10} "
-            f"{'states/s':>9} {'check CPU s':>11} {'exit':>4} {'peak MB':>8}")
+            f"{'states/s':>9} {'states red.':>11} {'check CPU s':>11} {'exit':>4} {'peak MB':>8} "
+            f"{'plain CPU s':>11} {'exit':>4} {'peak MB':>8}")
     if with_storm:
         head += f" {'Storm build s':>13} {'Pmin':>5} {'Storm chk s':>11} {'PRISM states':>12} {'PRISM s':>7}"
     print(head, flush=True)
@@ -173,17 +191,46 @@ def print_row(row: dict[str, Any], with_storm: bool) -> None:
         print(f"{row['N']:>2} {row['R']:>1} {row['V']:>1}  {row['error']}", flush=True)
         return
     closed = closed_form_states(row["N"], row["V"]) if row["R"] == 1 else None
-    rate = row["states"] / row["explore_cpu"] if row["explore_cpu"] > 0 else None
-    line = (f"{row['N']:>2} {row['R']:>1} {row['V']:>1} {row['states']:>9d} "
-            f"{'-' if closed is None else closed:>9} {row['transitions']:>10d} "
-            f"{row['explore_cpu']:>10.2f} {'-' if rate is None else f'{rate:.0f}':>9} "
+    rate = row["states"] / row["explore_cpu"] if row["states"] is not None and row["explore_cpu"] else None
+    line = (f"{row['N']:>2} {row['R']:>1} {row['V']:>1} {_cell(row, 'states', 'd'):>9} "
+            f"{'-' if closed is None else closed:>9} {_cell(row, 'transitions', 'd'):>10} "
+            f"{_cell(row, 'explore_cpu', '.2f'):>10} {'-' if rate is None else f'{rate:.0f}':>9} "
+            f"{_cell(row, 'check_states', 'd'):>11} "
             f"{_cell(row, 'check_cpu', '.2f'):>11} {_cell(row, 'check_exit', 'd'):>4} "
-            f"{_cell(row, 'check_rss_mb', '.0f'):>8}")
+            f"{_cell(row, 'check_rss_mb', '.0f'):>8} {_cell(row, 'plain_cpu', '.2f'):>11} "
+            f"{_cell(row, 'plain_exit', 'd'):>4} {_cell(row, 'plain_rss_mb', '.0f'):>8}")
     if with_storm:
         line += (f" {_cell(row, 'storm_build_cpu', '.3f'):>13} {_cell(row, 'storm_pmin', '.3g'):>5} "
                  f"{_cell(row, 'storm_check_s', '.3f'):>11} {_cell(row, 'prism_states', 'd'):>12} "
                  f"{_cell(row, 'prism_build_cpu', '.3f'):>7}")
     print(line, flush=True)
+
+
+def bundled_factors() -> None:
+    """The reduction factor of every bundled scenario: states explored without and with the
+    reductions ``flcheck check`` derives (:func:`checker.app.reductions.reduce_system`)."""
+    import flcheck_spec
+
+    from checker.app.reductions import Reductions, reduce_system
+    from checker.mc.explore import Limits, explore
+    from flmodel.scenario import load_scenario
+    from flmodel.scenario_build import build_system
+
+    print(f"{'scenario':<20} {'states':>9} {'reduced':>9} {'factor':>7} {'expl CPU s':>10} "
+          f"{'red. CPU s':>10} applied", flush=True)
+    for path in sorted(flcheck_spec.resource("scenarios").glob("*.fl")):
+        scenario = load_scenario(path)
+        system = build_system(scenario)
+        limits = Limits(max_states=2_000_000, max_seconds=300)
+        t0 = _cpu()
+        plain = explore(system, limits=limits, keep_states=False)
+        t1 = _cpu()
+        reduced_system, applied = reduce_system(system, scenario, Reductions())
+        reduced = explore(reduced_system, limits=limits, keep_states=False)
+        t2 = _cpu()
+        factor = plain.num_states / reduced.num_states
+        print(f"{path.stem:<20} {plain.num_states:>9d} {reduced.num_states:>9d} {factor:>7.2f} "
+              f"{t1 - t0:>10.2f} {t2 - t1:>10.2f} {','.join(applied.names) or '-'}", flush=True)
 
 
 def main(argv: list[str] | None = None) -> None:
@@ -195,12 +242,21 @@ def main(argv: list[str] | None = None) -> None:
     parser.add_argument("--timeout", type=float, default=900.0, help="seconds per process (default 900)")
     parser.add_argument("--no-check", action="store_true", help="skip the full `flcheck check` runs")
     parser.add_argument("--no-storm", action="store_true", help="skip the Storm columns")
+    parser.add_argument("--check-seconds", type=float, default=300.0,
+                        help="--max-seconds of each flcheck check run (default 300)")
+    parser.add_argument("--no-plain", action="store_true", help="skip the --no-reduce check runs")
+    parser.add_argument("--no-explore", action="store_true", help="skip the unreduced exploration worker")
+    parser.add_argument("--bundled", action="store_true",
+                        help="print the reduction factors of the bundled scenarios instead")
     parser.add_argument("--worker", type=Path, help=argparse.SUPPRESS)
     parser.add_argument("--prism", type=Path, help=argparse.SUPPRESS)
     parser.add_argument("--storm", action="store_true", help=argparse.SUPPRESS)
     args = parser.parse_args(argv)
     if args.worker is not None:
         print(json.dumps(worker(args.worker, args.prism, args.storm)))
+        return
+    if args.bundled:
+        bundled_factors()
         return
     with_storm = not args.no_storm and importlib.util.find_spec("stormpy") is not None
     if not args.no_storm and not with_storm:
@@ -212,7 +268,9 @@ def main(argv: list[str] | None = None) -> None:
                 for satellites in _int_range(args.satellites):
                     print_row(measure(satellites, rounds, values, Path(tmp), repeats=args.repeats,
                                       timeout=args.timeout, with_check=not args.no_check,
-                                      with_storm=with_storm), with_storm)
+                                      with_storm=with_storm and not args.no_explore,
+                                      check_seconds=args.check_seconds, with_plain=not args.no_plain,
+                                      with_explore=not args.no_explore), with_storm)
 
 
 if __name__ == "__main__":

@@ -367,13 +367,21 @@ def eval_round(ctx: RuleContext, infra: Infrastructure, partitioned: bool) -> It
 class Rule:
     """A rule of a rule set: its name, the IIIf action kind its policy gate checks, whether it
     starts a new round (an aggregation) or deploys a partition, and its transitions
-    ``fire(ctx, infra, partitioned)``."""
+    ``fire(ctx, infra, partitioned)``.
+
+    ``gradients`` states how the rule uses the clients' gradients (the footprint the dead-value
+    reduction of :class:`flmodel.system.FLSystem` relies on): ``"ready"`` — it reads ``gradient G c``
+    only for ``c ∈ ready G``, it writes ``gradient G c`` whenever it inserts ``c`` into ``ready``, and
+    nothing else it computes (enabledness, actions, probabilities, the other components) depends on a
+    gradient; ``None`` — unknown (no reduction). A rule built around another one keeps ``None`` unless
+    it states its own footprint."""
 
     name: str
     kind: str
     fire: Callable[[RuleContext, Infrastructure, bool], Iterator[Transition]]
     aggregates: bool = False
     deploys: bool = False
+    gradients: Literal["ready"] | None = None
 
 
 @dataclass(frozen=True, slots=True)
@@ -398,9 +406,10 @@ class RuleSet:
 PUBLISHED = RuleSet(
     "published",
     (
-        Rule("put_part", "put_part", lambda ctx, i, _p: put_part(ctx, i), deploys=True),
-        Rule("get_grad", "get_grad", lambda ctx, i, _p: get_grad(ctx, i)),
-        Rule("eval_server", "eval_server", lambda ctx, i, _p: eval_server(ctx, i), aggregates=True),
+        Rule("put_part", "put_part", lambda ctx, i, _p: put_part(ctx, i), deploys=True, gradients="ready"),
+        Rule("get_grad", "get_grad", lambda ctx, i, _p: get_grad(ctx, i), gradients="ready"),
+        Rule("eval_server", "eval_server", lambda ctx, i, _p: eval_server(ctx, i), aggregates=True,
+             gradients="ready"),
     ),
 )
 """The relation ``→FL`` exactly as published in [IIIf-FL] III-B."""
@@ -408,9 +417,9 @@ PUBLISHED = RuleSet(
 FEDAVG_ROUNDS = RuleSet(
     "fedavg_rounds",
     (
-        Rule("put_part_once", "put_part", put_part_once, deploys=True),
-        Rule("get_grad_round", "get_grad", get_grad_round),
-        Rule("eval_round", "eval_server", eval_round, aggregates=True),
+        Rule("put_part_once", "put_part", put_part_once, deploys=True, gradients="ready"),
+        Rule("get_grad_round", "get_grad", get_grad_round, gradients="ready"),
+        Rule("eval_round", "eval_server", eval_round, aggregates=True, gradients="ready"),
     ),
     tracks_partitioned=True,
 )

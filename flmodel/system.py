@@ -25,6 +25,18 @@ kind of the last step: ``put_part``/``get_grad``/``eval_server``/``none``), ``bo
 ``trace_count`` (``card (evs P)``), ``partitioned`` (``fedavg_rounds`` only), and per client ``c``:
 ``gradient:c``, ``partition:c``, ``ready:c``; per rule name ``r``: ``enabled:r`` (some step of rule
 ``r`` leaves the state *in the bounded system*; the checker may equally derive it from action rules).
+
+Dead values (the hook of the checker's dead-value reduction; this module never decides whether to use
+it): :meth:`FLSystem.dead_gradient_clients` are the clients whose gradient is *dead* outside
+``ready``, derived from the rules' footprints (:attr:`flmodel.rules.Rule.gradients`): when every rule
+reads ``gradient G c`` only for ``c ∈ ready G`` and writes it whenever it inserts ``c`` into ``ready``,
+the value of ``gradient G c`` for ``c ∉ ready G`` is overwritten before any rule reads it. With
+``reset_unready = S`` every state (initial and successors) has ``gradient G c`` reset to its initial
+value for ``c ∈ S``, ``c ∉ ready G``. The map ``h`` doing that is a functional bisimulation that preserves
+the actions, probabilities and every observable but ``gradient:c`` (``c ∈ S``): ``successors(h(s)) =
+h(successors(s))`` step by step, so each reachable state of the reduced system is the image of the
+reachable states it merges, and every property, distribution and probability that does not read
+``gradient:c`` for ``c ∈ S`` is the same (the checker compares both on generated scenarios).
 """
 
 from __future__ import annotations
@@ -40,7 +52,7 @@ from flmodel.data import DataPoint, Dataset, partition_by
 from flmodel.errors import MODEL_POSITION, Diagnostic, ModelError
 from flmodel.frozen import FrozenMap
 from flmodel.infrastructure import Infrastructure, Protocol, validate_igraph
-from flmodel.learning import Loss, SquaredLoss, Vec, as_vec
+from flmodel.learning import Loss, SquaredLoss, Vec, Vector, as_vec
 from flmodel.noise import Mechanism
 from flmodel.rules import (
     PUBLISHED,
@@ -114,6 +126,7 @@ class FLSystem:
         owner: Callable[[DataPoint], str] | None = None,
         partitioned: bool = False,
         cache_size: int = 1 << 12,
+        reset_unready: Iterable[str] = (),
     ) -> None:
         if isinstance(rules, str):
             if rules not in RULE_SETS:
@@ -148,6 +161,17 @@ class FLSystem:
             initial = Infrastructure(g0, initial.prot, initial.poli)
         if trace_mode == "drop":
             initial = Infrastructure(initial.igra, Protocol(abstract_evs(initial.prot.evs)), initial.poli)
+        reset = tuple(sorted(set(reset_unready)))
+        unknown = set(reset) - set(initial.igra.clients)
+        if unknown:
+            raise ModelError(f"reset_unready names unknown clients {sorted(unknown)}")
+        if reset and not set(reset) <= set(self.dead_gradient_clients_of(rules, initial)):
+            raise ModelError("reset_unready: the rules do not state the gradient footprint that makes "
+                             "an unready client's gradient dead (flmodel.rules.Rule.gradients)")
+        self._reset = reset
+        self._canon_memo: dict[tuple[frozenset[str], FrozenMap[str, Vector]], FrozenMap[str, Vector]] = {}
+        if reset:
+            initial = self._dead_reset(initial)
         self.initial = initial
         self._noisy = mechanism is not None
         self._rule_names = rules.rule_names(self._noisy)
@@ -192,6 +216,7 @@ class FLSystem:
             "owner": self.owner,
             "partitioned": self.initial_partitioned,
             "cache_size": self._cache_size,
+            "reset_unready": self._reset,
         }
 
     def replace(self, *, initial: Infrastructure | None = None, **changes: Any) -> FLSystem:
@@ -220,6 +245,50 @@ class FLSystem:
         g2 = g.replace(dataset=d, partition=part)
         return self.replace(initial=Infrastructure(g2, self.initial.prot, self.initial.poli))
 
+    # -- dead values ---------------------------------------------------------------------------------
+
+    @staticmethod
+    def dead_gradient_clients_of(rules: RuleSet, initial: Infrastructure) -> tuple[str, ...]:
+        """The clients whose gradient is dead outside ``ready`` under ``rules`` (all clients when every
+        rule states the footprint ``gradients="ready"``, else none)."""
+        if rules.rules and all(r.gradients == "ready" for r in rules.rules):
+            return tuple(sorted(initial.igra.clients))
+        return ()
+
+    def dead_gradient_clients(self) -> tuple[str, ...]:
+        """The clients whose ``gradient`` may be reset outside ``ready`` (see the module docstring)."""
+        return self.dead_gradient_clients_of(self.rules, self.initial)
+
+    @property
+    def reset_unready(self) -> tuple[str, ...]:
+        """The clients whose gradient this system resets outside ``ready`` (the dead-value reduction)."""
+        return self._reset
+
+    def _dead_reset(self, infra: Infrastructure) -> Infrastructure:
+        """``h(infra)``: the gradient of every client of ``reset_unready`` not in ``ready`` set to its
+        initial value (memoized per ``(ready, gradient)``)."""
+        g = infra.igra
+        key = (g.ready, g.gradient)
+        memo = self._canon_memo
+        hit = memo.get(key)
+        if hit is None:
+            init = self.initial.igra.gradient if hasattr(self, "initial") else g.gradient
+            ready = g.ready
+            grads = g.gradient
+            for c in self._reset:
+                if c not in ready:
+                    v = init[c]
+                    if grads[c] != v:
+                        grads = grads.set(c, v)
+            hit = g.gradient if grads == g.gradient else grads
+            if len(memo) > 1 << 16:
+                memo.clear()
+            memo[key] = hit
+        grads = hit
+        if grads is g.gradient:
+            return infra
+        return tuple.__new__(Infrastructure, (g._replace(gradient=grads), infra.prot, infra.poli))
+
     # -- the TransitionSystem protocol -------------------------------------------------------------
 
     def initial_states(self) -> tuple[FLState, ...]:
@@ -237,7 +306,8 @@ class FLSystem:
                     if len(actions) > 1 << 16:
                         actions.clear()
                     act = actions[akey] = Action(t.rule, t.actor, t.location, t.detail)
-                out.append((act, t.target, t.probability, rule.aggregates, rule.deploys))
+                target = self._dead_reset(t.target) if self._reset else t.target
+                out.append((act, target, t.probability, rule.aggregates, rule.deploys))
         return tuple(out)
 
     def successors(self, state: FLState) -> list[Successor]:

@@ -46,9 +46,10 @@ import numpy as np
 from checker.app.load import resolve_scenario_path
 from checker.app.privacy_fl import assess_pair
 from checker.app.privacy_observation import end_of_run_distribution, scheduler_independent
+from checker.app.reductions import Applied, Reductions, reduce_system
 from checker.app.scenario_vocabulary import scenario_vocabulary
 from checker.attack_trees.generation import AttackFound, generate_attack_tree
-from checker.errors import InputError, Position
+from checker.errors import ExplorationIncomplete, InputError, Position
 from checker.io.render import json_value, value_text
 from checker.markov.first_passage import reach_probability
 from checker.markov.mdp import mdp_reach
@@ -57,7 +58,7 @@ from checker.mc import ctl_ast
 from checker.mc.atoms import AtomEvaluator
 from checker.mc.ctl import ModelChecker
 from checker.mc.ctl_parse import parse_formula
-from checker.mc.explore import Limits, ProgressCallback, explore
+from checker.mc.explore import LimitReached, Limits, Progress, ProgressCallback, Watchdog, explore
 from checker.mc.kripke import Kripke
 from checker.mc.vocabulary import Vocabulary, check_formula
 from checker.privacy.ni_fl_dp import Eps
@@ -118,6 +119,7 @@ class CheckReport:
     total_seconds: float = 0.0
     neighbour_structures: dict[str, tuple[int, int]] = field(default_factory=dict)
     artefacts: dict[str, Any] = field(default_factory=dict, repr=False)
+    reductions: Applied = field(default_factory=Applied)
 
     @property
     def exit_code(self) -> int:
@@ -142,6 +144,7 @@ class CheckReport:
                            for n, (s, t) in self.neighbour_structures.items()},
             "properties": [r.to_json() for r in self.results],
             "exit_code": self.exit_code,
+            "reductions": json_value(self.reductions.to_json(int(k.num_states))),
         }
 
 
@@ -490,14 +493,40 @@ def _validate_formulas(scenario: Scenario, kripke: Kripke | None, vocabulary: Vo
 
 def check_scenario(scenario: Scenario, *, limits: Limits | None = None, path: str | None = None,
                    only: Sequence[str] | None = None, progress: ProgressCallback | None = None,
-                   status: Callable[[str], None] | None = None) -> CheckReport:
+                   status: Callable[[str], None] | None = None,
+                   reductions: Reductions | None = None, progress_line: Callable[[str], None] | None = None,
+                   progress_interval: float = 5.0) -> CheckReport:
     """Explore ``scenario`` once and decide each property (``only``: a subset by name).
+
+    The limits bound the whole check: ``max_seconds`` is one budget shared by every exploration and
+    property (:meth:`Limits.sharing`), and a :class:`~checker.mc.explore.Watchdog` stops a property
+    that passes the deadline or ``max_memory_mb``: it and every later one are ``unknown``, naming the
+    limit. ``progress_line`` receives a line (phase, states, rate, time left) every
+    ``progress_interval`` seconds. ``reductions``: :func:`checker.app.reductions.reduce_system`
+    (default: all that the scenario admits).
 
     ``progress`` receives the exploration's progress; ``status`` a short message before each property
     is checked (the CLI shows both on a terminal)."""
     t0 = time.perf_counter()
-    lim = limits or DEFAULT_LIMITS
-    system = build_system(scenario)
+    lim = (limits or DEFAULT_LIMITS).sharing(t0)
+    with Watchdog(lim, report=progress_line, interval=progress_interval) as watch:
+        try:
+            return _check(scenario, lim, watch, t0, path=path, only=only, progress=progress, status=status,
+                          reductions=reductions)
+        except LimitReached as exc:  # outside the properties: nothing is decided
+            raise ExplorationIncomplete(f"{exc.reason} before the properties were decided",
+                                        exc.reason) from None
+
+
+def _check(scenario: Scenario, lim: Limits, watch: Watchdog, t0: float, *, path: str | None,
+           only: Sequence[str] | None, progress: ProgressCallback | None,
+           status: Callable[[str], None] | None, reductions: Reductions | None) -> CheckReport:
+    def explored(p: Progress) -> None:
+        watch.explored(p)
+        if progress is not None:
+            progress(p)
+
+    system, applied = reduce_system(build_system(scenario), scenario, reductions)
     problems = check_observables(scenario, set(system.observable_names()))
     if problems:
         raise ModelError(problems)
@@ -505,23 +534,41 @@ def check_scenario(scenario: Scenario, *, limits: Limits | None = None, path: st
     diags = _validate_formulas(scenario, None, vocabulary)
     if diags:
         raise ModelError(diags)
-    kripke = explore(system, limits=lim, source=scenario.source, progress=progress)
+    watch.phase("exploring")
+    with watch.exploring():  # the exploration stops itself at the limits, with a partial structure
+        kripke = explore(system, limits=lim, source=scenario.source, progress=explored)
     kripke.vocabulary = vocabulary
     t1 = time.perf_counter()
-    diags = _validate_formulas(scenario, kripke, vocabulary)
+    watch.phase(f"evaluating atoms on {kripke.num_states:,} states")
+    with watch.exploring():  # the atoms on the structure (reported together): the properties need them
+        diags = _validate_formulas(scenario, kripke, vocabulary)
     if diags:
         raise ModelError(diags)
     ctx = _Context(scenario, system, kripke, lim)
     results: list[PropertyResult] = []
     selected = [p for p in scenario.properties if only is None or p.name in only]
+    stopped: str | None = None
     for i, p in enumerate(selected, 1):
+        message = f"checking {p.name} ({p.kind}, {i} of {len(selected)})"
         if status is not None:
-            status(f"checking {p.name} ({p.kind}, {i} of {len(selected)})")
+            status(message)
         s0 = time.perf_counter()
-        res = KINDS[p.kind](ctx, p)  # the grammar admits only the kinds of KINDS
+        if stopped is not None:
+            results.append(PropertyResult(p.name, p.kind, Verdict.UNKNOWN, None, "",
+                                          f"not checked: {stopped} before it"))
+            continue
+        try:
+            watch.phase(message)
+            watch.check()
+            res = KINDS[p.kind](ctx, p)  # the grammar admits only the kinds of KINDS
+        except LimitReached as exc:
+            stopped = exc.reason
+            res = PropertyResult(p.name, p.kind, Verdict.UNKNOWN, None, "", f"{exc.reason} while checking it")
         res.seconds = time.perf_counter() - s0
         results.append(res)
     report = CheckReport(path or scenario.source, scenario, kripke, results, t1 - t0)
+    report.reductions = applied
+    watch.finish()
     report.neighbour_structures = {n: (int(k.num_states), int(k.num_transitions))
                                    for n, k in ctx.structures.items() if n}
     report.artefacts = ctx.artefacts
@@ -543,11 +590,14 @@ def scenario_path(spec: str | Path | None) -> Path:
 def check_file(path: str | Path | None = None, *, limits: Limits | None = None,
                only: Sequence[str] | None = None, progress: ProgressCallback | None = None,
                status: Callable[[str], None] | None = None,
-               defines: Mapping[str, int] | None = None) -> CheckReport:
+               defines: Mapping[str, int] | None = None,
+               reductions: Reductions | None = None, progress_line: Callable[[str], None] | None = None,
+               progress_interval: float = 5.0) -> CheckReport:
     """Load the scenario file ``path`` (default: the bundled Moniteo; a bundled scenario's name stands
     for its file, :func:`checker.app.load.resolve_scenario_path`) with its constants set by ``defines``
     and :func:`check_scenario` it."""
     p = scenario_path(path)
     scenario = load_scenario(p, defines=defines)
     return check_scenario(scenario, limits=limits, path=str(p), only=only, progress=progress,
-                          status=status)
+                          status=status, reductions=reductions,
+                          progress_line=progress_line, progress_interval=progress_interval)

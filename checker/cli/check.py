@@ -11,7 +11,7 @@ import sys
 
 from checker.cli.defines import add_define_option, defines_of
 from checker.cli.json_output import emit_json
-from checker.cli.options import output_file, positive_int, seconds
+from checker.cli.options import memory_mb, output_file, positive_int, seconds
 from checker.errors import InputError
 from checker.io.files import check_output_path
 from checker.mc.explore import Limits, stderr_progress
@@ -35,7 +35,18 @@ def register(sub: argparse._SubParsersAction) -> None:
                    help="check only this property (repeatable)")
     p.add_argument("--max-states", type=positive_int, default=2_000_000,
                    help="exploration limit (default 2e6)")
-    p.add_argument("--max-seconds", type=seconds, default=600.0, help="exploration time limit (default 600)")
+    p.add_argument("--max-seconds", type=seconds, default=600.0,
+                   help="time limit of the whole check, every exploration and property (default 600)")
+    p.add_argument("--max-memory", type=memory_mb, default=None, metavar="MB",
+                   help="resident memory limit of the whole check (default: none)")
+    p.add_argument("--progress", action="store_true",
+                   help="print a progress line to stderr every few seconds (phase, states, rate, time left)")
+    p.add_argument("--progress-interval", type=seconds, default=5.0, metavar="S",
+                   help="seconds between --progress lines (default 5)")
+    p.add_argument("--no-reduce", action="store_true",
+                   help="explore without any state-space reduction (the reductions never change a result)")
+    p.add_argument("--no-dead-values", action="store_true",
+                   help="keep dead values (a client's gradient outside ready) instead of resetting them")
     add_define_option(p)
     p.set_defaults(func=run)
 
@@ -50,8 +61,18 @@ def run(args: argparse.Namespace) -> int:
     scenario = scenario_path(args.scenario)
     if args.report:  # refused before exploring: the report must never replace the scenario
         check_output_path(args.report, [scenario])
-    limits = Limits(max_states=args.max_states, max_seconds=args.max_seconds)
-    progress = stderr_progress()
+    from checker.app.reductions import Reductions  # lazy: with the pipeline
+
+    limits = Limits(max_states=args.max_states, max_seconds=args.max_seconds, max_memory_mb=args.max_memory)
+    reductions = Reductions.none() if args.no_reduce else Reductions(dead_values=not args.no_dead_values)
+    progress_line = None
+    if args.progress:
+
+        def progress_line(line: str) -> None:
+            sys.stderr.write("flcheck: " + line + "\n")
+            sys.stderr.flush()
+
+    progress = None if args.progress else stderr_progress()
     status = None
     if progress is not None:  # a terminal: show exploration progress, then which property runs
 
@@ -61,7 +82,9 @@ def run(args: argparse.Namespace) -> int:
 
     try:
         report = check_file(scenario, limits=limits, only=args.property, progress=progress,
-                            status=status, defines=defines_of(args))
+                            status=status, defines=defines_of(args),
+                            reductions=reductions, progress_line=progress_line,
+                            progress_interval=args.progress_interval)
     finally:
         if progress is not None:
             sys.stderr.write("\r\x1b[K")

@@ -31,12 +31,16 @@ from __future__ import annotations
 
 import gc
 import resource
+import signal
 import sys
+import threading
 import time
 from array import array
 from collections.abc import Callable, Hashable, Iterator, Sequence
-from dataclasses import dataclass
+from contextlib import contextmanager
+from dataclasses import dataclass, replace
 from fractions import Fraction
+from types import FrameType, TracebackType
 from typing import Any, TypeVar
 
 import numpy as np
@@ -52,13 +56,51 @@ State = TypeVar("State", bound=Hashable)
 @dataclass(frozen=True)
 class Limits:
     """Exploration limits (``None``: unlimited). ``max_memory_mb`` bounds the process's current
-    resident set size (``/proc/self/statm``), checked every :attr:`check_every` states."""
+    resident set size (``/proc/self/statm``), checked every :attr:`check_every` states.
+
+    ``deadline`` is an absolute :func:`time.perf_counter` instant shared by every exploration of one
+    job (a check explores the scenario, then the structures of its neighbours and observations): an
+    exploration stops at ``min(start + max_seconds, deadline)``, so a job's explorations together
+    never exceed its time budget (:meth:`sharing`)."""
 
     max_states: int | None = None
     max_transitions: int | None = None
     max_seconds: float | None = None
     max_memory_mb: float | None = None
     check_every: int = 1024
+    deadline: float | None = None
+
+    def sharing(self, start: float | None = None) -> Limits:
+        """These limits with ``deadline = start + max_seconds`` (``start``: now), for a job whose
+        explorations and computations share one time budget; unchanged without ``max_seconds`` or
+        when a deadline is already set."""
+        if self.max_seconds is None or self.deadline is not None:
+            return self
+        return replace(self, deadline=(time.perf_counter() if start is None else start) + self.max_seconds)
+
+    def stop_at(self, start: float) -> float | None:
+        """The instant an exploration started at ``start`` must stop (``None``: no time limit)."""
+        ends = [t for t in (None if self.max_seconds is None else start + self.max_seconds, self.deadline)
+                if t is not None]
+        return min(ends) if ends else None
+
+
+def time_limit_text(limits: Limits) -> str:
+    """The reason of a stop at the time limit (``time limit of 120 s reached``)."""
+    if limits.max_seconds is None:
+        return "time limit (deadline) reached"
+    return f"time limit of {limits.max_seconds:g} s reached"
+
+
+class LimitReached(BaseException):
+    """A limit of :class:`Limits` was hit outside an exploration (while a property was decided):
+    :class:`Watchdog` raises it in the main thread; ``reason`` names the limit like
+    ``Kripke.limit_reason`` does (``time limit of 120 s reached``). A ``BaseException`` (like
+    ``KeyboardInterrupt``), so that no ``except Exception`` of an engine swallows it."""
+
+    def __init__(self, reason: str):
+        super().__init__(reason)
+        self.reason = reason
 
 
 @dataclass(frozen=True)
@@ -93,6 +135,101 @@ def stderr_progress(interval: float = 0.5) -> ProgressCallback | None:
         sys.stderr.flush()
 
     return show
+
+
+class Watchdog:
+    """Enforces a job's :class:`Limits` while it is not exploring, and reports its progress.
+
+    Inside ``with Watchdog(limits, report=..., interval=...)`` a timer (``SIGALRM``, main thread only;
+    elsewhere the watchdog only reports when asked) fires every ``tick`` seconds: it raises
+    :class:`LimitReached` once ``limits.deadline`` (plus ``grace`` seconds, so that an exploration's own
+    cooperative stop, which returns a partial structure, comes first) has passed or the resident
+    memory exceeds ``max_memory_mb``, and every ``interval`` seconds passes a line to ``report``: the
+    phase set by :meth:`phase`, the last exploration :class:`Progress` fed to :meth:`explored`, the
+    elapsed time and the time left before the deadline (the only ETA a check knows before it is done).
+
+    Library code never prints: ``report`` is the CLI's (e.g. a line on stderr)."""
+
+    def __init__(self, limits: Limits, *, report: Callable[[str], None] | None = None,
+                 interval: float = 5.0, grace: float = 1.0, tick: float = 0.25):
+        self.limits = limits
+        self.report = report
+        self.interval = interval
+        self.tick = min(tick, interval)
+        self.grace = grace
+        self.start = time.perf_counter()
+        self._next_report = self.start + interval
+        self._phase = "starting"
+        self._progress: Progress | None = None
+        self._armed = False
+        self._previous: Any = None
+        self._exploring = False
+        self._finished = False
+
+    def phase(self, text: str) -> None:
+        """Name what the job does now (``checking ni_fl_dp (privacy, 5 of 7)``)."""
+        self._phase = text
+        self._progress = None
+
+    @contextmanager
+    def exploring(self) -> Iterator[None]:
+        """Inside: an exploration that stops itself at the limits (returning a partial structure), so
+        the timer only reports."""
+        self._exploring = True
+        try:
+            yield
+        finally:
+            self._exploring = False
+
+    def finish(self) -> None:
+        """The job is done: the timer neither checks nor reports any more."""
+        self._finished = True
+
+    def explored(self, p: Progress) -> None:
+        """A :data:`ProgressCallback` for the explorations of the job."""
+        self._progress = p
+
+    def line(self) -> str:
+        """The progress line: phase, exploration figures, elapsed seconds, time left."""
+        now = time.perf_counter()
+        parts = [self._phase]
+        if self._progress is not None:
+            parts.append(self._progress.text())
+        parts.append(f"{now - self.start:,.0f} s elapsed")
+        if self.limits.deadline is not None:
+            parts.append(f"time limit in {max(0.0, self.limits.deadline - now):,.0f} s")
+        return "; ".join(parts)
+
+    def check(self) -> None:
+        """Raise :class:`LimitReached` when the deadline (plus grace) or the memory limit is passed."""
+        lim = self.limits
+        if lim.deadline is not None and time.perf_counter() > lim.deadline + self.grace:
+            raise LimitReached(time_limit_text(lim))
+        if lim.max_memory_mb is not None and _current_rss_mb() > lim.max_memory_mb:
+            raise LimitReached(f"memory limit of {lim.max_memory_mb:g} MB reached")
+
+    def _tick(self, _signum: int, _frame: FrameType | None) -> None:
+        if self._finished:
+            return
+        if not self._exploring:
+            self.check()
+        if self.report is not None and time.perf_counter() >= self._next_report:
+            self._next_report = time.perf_counter() + self.interval
+            self.report(self.line())
+
+    def __enter__(self) -> Watchdog:
+        if threading.current_thread() is threading.main_thread() and hasattr(signal, "setitimer"):
+            self._previous = signal.signal(signal.SIGALRM, self._tick)
+            signal.setitimer(signal.ITIMER_REAL, self.tick, self.tick)
+            self._armed = True
+        return self
+
+    def __exit__(self, exc_type: type[BaseException] | None, exc: BaseException | None,
+                 tb: TracebackType | None) -> None:
+        if self._armed:
+            signal.setitimer(signal.ITIMER_REAL, 0, 0)
+            signal.signal(signal.SIGALRM, self._previous)
+            self._armed = False
 
 
 class LazyObservables(dict[str, list[object]]):
@@ -255,6 +392,7 @@ def explore(
     reason: str | None = None
     expanded = 0
     next_progress = t0 + progress_interval
+    stop_at = lim.stop_at(t0)
     successors = ts.successors
     index_setdefault = index.setdefault
     states_append, depth_append = states.append, depth_of.append
@@ -271,8 +409,8 @@ def explore(
         while expanded < len(states):
             if expanded % lim.check_every == 0 and expanded:
                 now = time.perf_counter()
-                if lim.max_seconds is not None and now - t0 > lim.max_seconds:
-                    reason = f"time limit of {lim.max_seconds:g} s reached"
+                if stop_at is not None and now > stop_at:
+                    reason = time_limit_text(lim)
                     break
                 if lim.max_memory_mb is not None and _current_rss_mb() > lim.max_memory_mb:
                     reason = f"memory limit of {lim.max_memory_mb:g} MB reached"

@@ -1,0 +1,93 @@
+"""Limits that cover a whole job (:class:`checker.mc.explore.Limits` deadline, :class:`Watchdog`) and
+progress lines: an exploration stops at the shared deadline, a computation past it is interrupted,
+``flcheck check`` reports ``unknown`` for the properties it could not decide and exits 1."""
+
+from __future__ import annotations
+
+import subprocess
+import sys
+import time
+
+import pytest
+
+from checker.app.check import check_scenario
+from checker.app.load import resolve_scenario_path
+from checker.mc.explore import LimitReached, Limits, Watchdog, explore
+from checker.mc.ts import Action, Step
+from checker.verdict import Verdict
+from flmodel.scenario import load_scenario
+
+
+class Line:
+    """States 0, 1, 2, ... without end."""
+
+    def initial_states(self) -> list[int]:
+        return [0]
+
+    def successors(self, s: int) -> list[Step[int]]:
+        return [Step(Action("inc"), s + 1)]
+
+    def observable_names(self) -> list[str]:
+        return []
+
+    def observe(self, s: int, name: str) -> object:
+        raise KeyError(name)
+
+
+def test_sharing_sets_one_deadline() -> None:
+    lim = Limits(max_seconds=10).sharing(100.0)
+    assert lim.deadline == 110.0
+    assert lim.sharing(200.0).deadline == 110.0  # already shared: unchanged
+    assert lim.stop_at(105.0) == 110.0 and lim.stop_at(50.0) == 60.0
+    assert Limits().sharing(1.0).deadline is None and Limits().stop_at(1.0) is None
+
+
+def test_exploration_stops_at_a_passed_deadline() -> None:
+    lim = Limits(max_seconds=100, deadline=time.perf_counter() - 1, check_every=16)
+    k = explore(Line(), limits=lim)
+    assert not k.complete and k.limit_reason == "time limit of 100 s reached"
+    assert k.num_states <= 17
+
+
+def test_watchdog_interrupts_a_computation_and_reports() -> None:
+    lines: list[str] = []
+    lim = Limits(max_seconds=0.3).sharing()
+    t0 = time.perf_counter()
+    with pytest.raises(LimitReached) as info:
+        with Watchdog(lim, report=lines.append, interval=0.1, grace=0.0, tick=0.02) as watch:
+            watch.phase("spinning")
+            watch.check()
+            while time.perf_counter() - t0 < 30:
+                pass
+    assert info.value.reason == "time limit of 0.3 s reached"
+    assert time.perf_counter() - t0 < 10
+    assert lines and all(line.startswith("spinning;") and "time limit in" in line for line in lines)
+
+
+def test_watchdog_lets_an_exploration_stop_itself() -> None:
+    lim = Limits(max_seconds=0.2, check_every=64).sharing()
+    with Watchdog(lim, interval=0.05, grace=0.0, tick=0.02) as watch, watch.exploring():
+        k = explore(Line(), limits=lim)
+    assert not k.complete and k.limit_reason == "time limit of 0.2 s reached"
+
+
+def test_check_after_the_deadline_is_unknown() -> None:
+    scenario = load_scenario(resolve_scenario_path("moniteo"))
+    lim = Limits(max_seconds=100, deadline=time.perf_counter() - 10)
+    report = check_scenario(scenario, limits=lim)
+    assert not report.kripke.complete
+    assert all(r.verdict is Verdict.UNKNOWN for r in report.results)
+    first, *rest = report.results
+    assert first.evidence == "time limit of 100 s reached while checking it"
+    assert all(r.evidence == "not checked: time limit of 100 s reached before it" for r in rest)
+    assert report.exit_code == 1
+
+
+def test_cli_time_limit_and_progress_lines() -> None:
+    proc = subprocess.run([sys.executable, "-m", "checker", "check", "moniteo_swarm8", "-D", "N=8",
+                           "--no-reduce", "--max-seconds", "1", "--progress", "--progress-interval", "0.3"],
+                          capture_output=True, text=True, timeout=300)
+    assert proc.returncode == 1, proc.stderr
+    assert "unknown" in proc.stdout
+    progress = [line for line in proc.stderr.splitlines() if line.startswith("flcheck: exploring;")]
+    assert any("states/s" in line and "time limit in" in line for line in progress), proc.stderr

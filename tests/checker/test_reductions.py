@@ -1,0 +1,164 @@
+"""State-space reductions of ``flcheck check`` (:mod:`checker.app.reductions`): every verdict and figure
+is the same with and without each reduction, on the bundled scenarios and on generated ones; the
+dead-value reset is a functional bisimulation of the model (checked step by step on explored states)."""
+
+from __future__ import annotations
+
+from typing import Any
+
+import pytest
+from hypothesis import HealthCheck, given, settings
+from hypothesis import strategies as st
+
+from checker.app.check import check_scenario
+from checker.app.load import resolve_scenario_path
+from checker.app.reductions import Reductions, gradient_readers, reduce_system
+from checker.mc.explore import Limits, explore
+from flmodel.scenario import load_scenario, parse_scenario
+from flmodel.scenario_ast import Scenario
+from flmodel.scenario_build import build_system
+from flmodel.system import FLState
+
+LIMITS = Limits(max_states=200_000, max_seconds=600)
+
+#: Details that describe the explored structure, not the result: a witness path, the size of the
+#: invariant that blocks an attack.
+STRUCTURAL = ("trace", "invariant_states")
+
+
+def _figures(report: Any) -> list[tuple[Any, ...]]:
+    """Everything a check decides, per property: verdict, figure, its exact text, the details (ε, δ(ε),
+    advantage, bounds, probability, outcome counts; not the witness path, whose states are the
+    structure's, nor the size of an invariant) and, for privacy properties, the two output
+    distributions themselves."""
+    out = []
+    for r in report.results:
+        details = {k: v for k, v in r.details.items() if k not in STRUCTURAL}
+        if "facts" in details:  # the invariant's facts about an observable the reduction resets differ
+            details["facts"] = [f for f in details["facts"] if not f.startswith("gradient")]
+        dists = report.artefacts["privacy"].get(r.name)
+        exact = None if dists is None else (sorted(map(repr, dists[0].items())),
+                                           sorted(map(repr, dists[1].items())))
+        out.append((r.name, str(r.verdict), r.value, r.value_text, repr(details), exact))
+    return out
+
+
+def _compare(scenario: Scenario, choice: Reductions) -> tuple[int, int, list[str]]:
+    plain = check_scenario(scenario, limits=LIMITS, reductions=Reductions.none())
+    reduced = check_scenario(scenario, limits=LIMITS, reductions=choice)
+    assert plain.kripke.complete and reduced.kripke.complete
+    assert _figures(reduced) == _figures(plain)
+    assert plain.reductions.names == []
+    return int(plain.kripke.num_states), int(reduced.kripke.num_states), reduced.reductions.names
+
+
+@pytest.mark.parametrize("name,defines", [
+    ("moniteo", None), pytest.param("seed_model", None, marks=pytest.mark.slow),
+    pytest.param("moniteo_link_loss", None, marks=pytest.mark.slow), ("moniteo_swarm8", {"N": 3})])
+def test_bundled_scenarios_agree(name: str, defines: dict[str, int] | None) -> None:
+    scenario = load_scenario(resolve_scenario_path(name), defines=defines)
+    before, after, applied = _compare(scenario, Reductions())
+    assert after <= before
+    if name in ("moniteo", "moniteo_swarm8"):  # fedavg rounds, every gradient dead after the round
+        assert applied == ["dead_values"] and after < before
+
+
+@pytest.mark.slow
+def test_swarm8_agrees() -> None:
+    scenario = load_scenario(resolve_scenario_path("moniteo_swarm8"), defines={"N": 5})
+    before, after, _ = _compare(scenario, Reductions())
+    assert after < before
+
+
+def test_dead_value_reset_is_a_functional_bisimulation() -> None:
+    """``successors(h(s)) = h(successors(s))`` for every explored unreduced state ``s``, with the
+    same actions and probabilities (``h`` resets the gradients of unready clients)."""
+    for name in ("moniteo", "seed_model"):
+        scenario = load_scenario(resolve_scenario_path(name))
+        plain = build_system(scenario).fl
+        reduced = plain.replace(reset_unready=plain.clients)
+        k = explore(plain, limits=Limits(max_states=3000))  # type: ignore[arg-type]  # FLSystem yields plain tuples
+        assert k.states is not None
+        states: list[FLState] = list(k.states)  # type: ignore[arg-type]  # the states FLSystem made
+        for s in states:
+            hs = s._replace(infra=reduced._dead_reset(s.infra))
+            left = sorted((str(a), t, p) for a, t, p in reduced.successors(hs))
+            right = sorted((str(a), t._replace(infra=reduced._dead_reset(t.infra)), p)
+                           for a, t, p in plain.successors(s))
+            assert left == right
+
+
+def test_properties_naming_a_gradient_keep_it() -> None:
+    text = _scenario_text(2, [1, 2], "rr grid {0, 1} r 1/2", 1, "fedavg_rounds",
+                          ['ctl AG (gradient_sat1 == curmodpar | gradient_sat1 != curmodpar)'])
+    s = parse_scenario(text)
+    assert gradient_readers(s, ["sat1", "sat2"]) == ({"sat1"}, False)
+    _, applied = reduce_system(build_system(s), s)
+    assert applied.details["dead_values"]["clients"] == ["sat2"]
+    assert applied.details["dead_values"]["kept"] == ["sat1"]
+    off, applied_off = reduce_system(build_system(s), s, Reductions.none())
+    assert applied_off.names == [] and off.fl.reset_unready == ()
+
+
+def test_rules_without_a_footprint_are_not_reduced() -> None:
+    s = load_scenario(resolve_scenario_path("moniteo_link_loss"))
+    _, applied = reduce_system(build_system(s), s)
+    assert applied.names == [] and "reason" in applied.details["dead_values"]
+
+
+# ------------------------------------------------------------------------------ generated scenarios
+def _scenario_text(n: int, values: list[int], noise: str, rounds: int, protocol: str,
+                   properties: list[str]) -> str:
+    sats = [f"sat{i}" for i in range(1, n + 1)]
+    lines = [
+        'scenario "generated"',
+        "locations ground, " + ", ".join(f"o{i}" for i in range(1, n + 1)),
+        "links " + ", ".join(f"ground -- o{i}" for i in range(1, n + 1)),
+        "server srv at ground",
+        "clients " + ", ".join(f"{c} at o{i}" for i, c in enumerate(sats, 1)),
+        "policies default",
+    ]
+    lines += [f"data d{i} = (1) -> {v}" + (" secret" if i == n else "") for i, v in enumerate(values, 1)]
+    lines += [f"data d_hot = (1) -> {values[-1] + 2} secret observed by sat{n}",
+              "dataset " + ", ".join(f"d{i}" for i in range(1, n + 1)),
+              "partition " + ", ".join(f"sat{i}: {{d{i}}}" for i in range(1, n + 1)),
+              "model squared_nobias rate 1/2 initial (0)",
+              f"noise {noise} on update",
+              f"protocol {protocol} traces drop",
+              f"bounds rounds {rounds}" + (", events 4" if protocol == "published" else ""),
+              "neighbour hot: replace d" + str(n) + " with d_hot",
+              "attacker eve at ground observes curmodpar"]
+    lines += [f"property p{i}: {p}" + (";" if p.startswith(("ctl", "probability", "attack_tree")) else "")
+              for i, p in enumerate(properties)]
+    return "\n".join(lines) + "\n"
+
+
+@st.composite
+def scenarios(draw: st.DrawFn) -> str:
+    protocol = draw(st.sampled_from(["fedavg_rounds", "published"]))
+    n = draw(st.integers(1, 3 if protocol == "fedavg_rounds" else 2))
+    values = draw(st.lists(st.integers(0, 2), min_size=n, max_size=n))
+    grid = draw(st.sampled_from(["{0, 1}", "{0, 1, 2}"]))
+    noise = f"rr grid {grid} r {draw(st.sampled_from(['1/2', '2/3']))}"
+    rounds = draw(st.integers(1, 2 if protocol == "fedavg_rounds" and n <= 2 else 1))
+    named = [f"sat{i}" for i in draw(st.sets(st.integers(1, n), max_size=n))]
+    props = [f"ctl AG (round < {rounds} -> EF round = {rounds})",
+             f"probability min >= 1 reach round = {rounds}",
+             "privacy epsilon <= ln(2) between hot",
+             "advantage <= theorem1(ln(2)) between hot"]
+    for c in named:
+        props.append(draw(st.sampled_from([
+            f"ctl EF ready_{c}",
+            f"probability max >= 1/2 reach ready_{c}",
+            f"ctl AG (ready_{c} -> EF round = {rounds})",
+            f"ctl EF (ready_{c} & gradient_{c} == curmodpar)",
+            f"attack_tree exists ready_{c}",
+        ])))
+    return _scenario_text(n, values, noise, rounds, protocol, props)
+
+
+@settings(max_examples=12, deadline=None, suppress_health_check=[HealthCheck.too_slow])
+@given(scenarios())
+def test_generated_scenarios_agree(text: str) -> None:
+    scenario = parse_scenario(text, source="<generated>")
+    _compare(scenario, Reductions())
