@@ -19,7 +19,14 @@ from typing import Any
 from checker.app.load import load_model, model_kind, resolve_model_files
 from checker.app.scenario_vocabulary import scenario_vocabulary
 from checker.cli.defines import add_define_option, defines_of
-from checker.cli.explore import MODEL_HELP, add_limit_options, clear_progress, limits_of, model_files
+from checker.cli.explore import (
+    MODEL_HELP,
+    add_limit_options,
+    clear_progress,
+    explicit_notes,
+    limits_of,
+    model_files,
+)
 from checker.cli.json_output import emit_json, json_text
 from checker.cli.options import output_file
 from checker.errors import InputError
@@ -83,15 +90,6 @@ def _write_all_states(path: str, formula: Formula, values: Any, inputs: list[Pat
                 j = _value_json(v)
                 yield f"{i},{j['value']!r},{j['exact'] or ''}\n"
     return write_atomic(path, lines(), inputs=inputs)
-
-
-def _notes(kripke: Kripke) -> None:
-    dropped = int(kripke.stats.get("zero_probability_transitions", 0))
-    if dropped:
-        print(f"flcheck: note: {dropped} transition(s) of probability 0 dropped (as Storm and PRISM do)",
-              file=sys.stderr)
-    if kripke.stats.get("ctmc"):
-        print("flcheck: note: a CTMC: untimed properties are checked on its embedded chain", file=sys.stderr)
 
 
 def _run_probabilistic(args: argparse.Namespace, kripke: Kripke, formula: Formula, scenario: bool,
@@ -165,7 +163,7 @@ def run_ctl(args: argparse.Namespace) -> int:
     if progress:
         clear_progress()
     t_load = time.perf_counter() - t0
-    _notes(kripke)
+    explicit_notes(kripke)
     if probabilistic:
         return _run_probabilistic(args, kripke, formula, scenario, t_load)
     result = ModelChecker(kripke, args.semantics).check(formula, evidence=not args.no_evidence,

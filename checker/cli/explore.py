@@ -25,6 +25,7 @@ from checker.io.files import check_output_path
 from checker.io.kripke_json import write_json
 from checker.io.prism import write_explicit
 from checker.mc.explore import Limits, depth_of_structure, stderr_progress
+from checker.mc.kripke import Kripke
 from checker.verdict import EXIT_HOLDS, EXIT_VIOLATED
 
 MODEL_HELP = ("scenario file (.fl) or bundled scenario name (flcheck list), example:NAME, explicit model "
@@ -67,6 +68,17 @@ def clear_progress() -> None:
         sys.stderr.flush()
 
 
+def explicit_notes(kripke: Kripke) -> None:
+    """Notes on stderr about how an explicit file was read: zero-probability transitions dropped (as
+    Storm and PRISM do), a CTMC read as its embedded chain."""
+    dropped = int(kripke.stats.get("zero_probability_transitions", 0))
+    if dropped:
+        print(f"flcheck: note: {dropped} transition(s) of probability 0 dropped (as Storm and PRISM do)",
+              file=sys.stderr)
+    if kripke.stats.get("ctmc"):
+        print("flcheck: note: a CTMC: untimed properties are checked on its embedded chain", file=sys.stderr)
+
+
 def _outputs(args: argparse.Namespace) -> list[str]:
     """Every file the options ask to write (the explicit files as their possible names)."""
     out = []
@@ -89,6 +101,7 @@ def run(args: argparse.Namespace) -> int:
                         defines=defines_of(args))
     if progress:
         clear_progress()
+    explicit_notes(kripke)
     elapsed = time.perf_counter() - t0
     info: dict[str, Any] = {
         "states": kripke.num_states,
