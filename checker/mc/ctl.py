@@ -82,12 +82,14 @@ class ModelChecker(SatisfactionSets):
             if verdict is Verdict.HOLDS:
                 got = explain(self, f, int(init[0]), True)
                 if got:
-                    result.witness = make_trace(self, "witness", got[0], got[1], got[2])
+                    result.witness = make_trace(self, "witness", got.shown, got.path, got.loop_start,
+                                                then=got.then)
             else:
                 bad = int(init[~hi[init]][0])
                 got = explain(self, f, bad, False)
                 if got:
-                    result.counterexample = make_trace(self, "counterexample", got[0], got[1], got[2])
+                    result.counterexample = make_trace(self, "counterexample", got.shown, got.path,
+                                                       got.loop_start, then=got.then)
         if vacuity and verdict is Verdict.HOLDS and self.exact:
             vac = find_vacuity(self, f)
             if vac is not None:

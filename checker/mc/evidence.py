@@ -14,13 +14,20 @@ Which path demonstrates what (``s`` satisfies the existential formula, lower bou
 A counterexample to a universal formula is a witness of its existential dual
 (``¬AX f = EX ¬f``, ``¬AG f = EF ¬f``, ``¬AF f = EG ¬f``, ``¬A[f R g] = E[¬f U ¬g]``,
 ``¬A[f U g] = E[¬g U (¬f ∧ ¬g)] ∨ EG ¬g``).
+
+A finite path ends in a state that satisfies the operator's target (``f`` of ``EX f`` / ``EF f``, ``g``
+of ``E[f U g]``, ``f ∧ g`` of ``E[f R g]``). When the target is itself temporal (``EF (p ∧ EX q)``, or
+the ``p ∧ EX ¬q`` that a counterexample of ``AG (p → AX q)`` reaches), the path goes on with the
+evidence of the target at that state, as NuSMV's traces do: the witness of ``EF (p ∧ EX q)`` ends with
+the step into the ``q`` state, the counterexample of ``AG (p → AX q)`` with the successor that breaks
+``AX q``. A lasso is not extended (its end repeats forever).
 """
 
 from __future__ import annotations
 
-from collections.abc import Mapping
+from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field
-from typing import Any
+from typing import Any, NamedTuple
 
 import numpy as np
 
@@ -52,10 +59,12 @@ class Trace:
     loop_action: str | None = None
     note: str = ""
     states: list[int] = field(default_factory=list)
+    then: list[tuple[int, str]] = field(default_factory=list)
 
     def to_json(self) -> dict[str, Any]:
         """JSON-able form: ``{"kind", "shows", "states", "steps": [{"state", "name", "action",
-        "changed"}], "loop_start", "loop_action"}``."""
+        "changed"}], "loop_start", "loop_action", "then": [{"step", "shows"}]}``; ``then`` lists the
+        nested operators whose evidence continues the path, from step ``step`` on."""
         return {
             "kind": self.kind,
             "shows": self.shows,
@@ -64,18 +73,22 @@ class Trace:
                        "changed": {k: json_value(v) for k, v in s.changed.items()}} for s in self.steps],
             "loop_start": self.loop_start,
             "loop_action": self.loop_action,
+            "then": [{"step": i, "shows": text} for i, text in self.then],
             **({"note": self.note} if self.note else {}),
         }
 
     def render(self) -> str:
         """Multi-line text: actions and changed values, one step per line."""
         lines = [f"{self.kind} ({self.shows}):"]
+        nested = dict(self.then)
         for i, s in enumerate(self.steps):
             vals = ", ".join(f"{k}={value_text(v)}" for k, v in s.changed.items())
             if i == 0:
                 lines.append(f"  {s.name}: {vals}" if vals else f"  {s.name}")
             else:
                 lines.append(f"  --{s.action}--> {s.name}" + (f": {vals}" if vals else ""))
+            if i in nested:
+                lines.append(f"  [{s.name} satisfies {nested[i]}; the next steps show it]")
         if self.loop_start is not None:
             lines.append(f"  --{self.loop_action}--> back to {self.steps[self.loop_start].name} "
                          f"(step {self.loop_start}; the cycle repeats forever)")
@@ -118,8 +131,9 @@ def _edge_action(mc: SatisfactionSets, u: int, v: int) -> str:
 
 
 def make_trace(mc: SatisfactionSets, kind: str, shows: str, path: list[int], loop_start: int | None = None,
-               note: str = "") -> Trace:
-    """Build a :class:`Trace` of ``path`` (a lasso if ``loop_start`` is given)."""
+               note: str = "", then: Sequence[tuple[int, str]] = ()) -> Trace:
+    """Build a :class:`Trace` of ``path`` (a lasso if ``loop_start`` is given; ``then``: the nested
+    operators whose evidence continues the path, as ``(step, formula)``)."""
     val = _Valuation(mc)
     steps: list[Step] = []
     prev: dict[str, object] | None = None
@@ -134,7 +148,7 @@ def make_trace(mc: SatisfactionSets, kind: str, shows: str, path: list[int], loo
         steps.append(Step(s, mc.kripke.state_name(s), action, changed))
         prev = cur
     loop_action = _edge_action(mc, path[-1], path[loop_start]) if loop_start is not None else None
-    return Trace(kind, shows, steps, loop_start, loop_action, note, list(path))
+    return Trace(kind, shows, steps, loop_start, loop_action, note, list(path), list(then))
 
 
 # ------------------------------------------------------------------------------ path search
@@ -165,6 +179,45 @@ def _lasso(mc: SatisfactionSets, s: int, f: np.ndarray) -> tuple[list[int], int]
     cycle.reverse()  # u … v
     path = stem + cycle[1:]
     return path, len(stem) - 1
+
+
+def path_target(f: ctl_ast.Formula) -> ctl_ast.Formula | None:
+    """What the last state of :func:`witness_path`'s finite path for ``f`` satisfies (``None`` for
+    ``EG``, whose evidence is a lasso)."""
+    if isinstance(f, ctl_ast.EX | ctl_ast.EF):
+        return f.arg
+    if isinstance(f, ctl_ast.EU):
+        return f.right
+    if isinstance(f, ctl_ast.ER):
+        return ctl_ast.And((f.left, f.right))
+    return None
+
+
+class Evidence(NamedTuple):
+    """What :func:`explain` found: the formula the path demonstrates (``shown``), the path, where its
+    lasso loops back (``loop_start``), and the nested operators whose evidence continues it
+    (``then``: ``(step, formula)``, the step at which that operator's part begins)."""
+
+    shown: str
+    path: list[int]
+    loop_start: int | None
+    then: tuple[tuple[int, str], ...] = ()
+
+
+def _extended(mc: SatisfactionSets, f: ctl_ast.Formula, found: tuple[list[int], int | None]) -> Evidence:
+    """``found`` (a path for the existential ``f``) followed by the evidence of ``f``'s target at the
+    path's last state, when the target is temporal."""
+    path, loop = found
+    target = path_target(f)
+    if loop is not None or target is None:
+        return Evidence(str(f), path, loop)
+    more = explain(mc, target, path[-1], True)
+    if more is None:
+        return Evidence(str(f), path, loop)
+    offset = len(path) - 1
+    then = ((offset, more.shown), *((offset + i, text) for i, text in more.then))
+    return Evidence(str(f), path + more.path[1:],
+                    None if more.loop_start is None else offset + more.loop_start, then)
 
 
 def witness_path(mc: SatisfactionSets, f: ctl_ast.Formula, s: int) -> tuple[list[int], int | None] | None:
@@ -219,11 +272,11 @@ def existential_dual(f: ctl_ast.Formula) -> ctl_ast.Formula | None:
     return None
 
 
-def explain(mc: SatisfactionSets, f: ctl_ast.Formula, s: int,
-            want: bool) -> tuple[str, list[int], int | None] | None:
+def explain(mc: SatisfactionSets, f: ctl_ast.Formula, s: int, want: bool) -> Evidence | None:
     """Evidence that state ``s`` satisfies ``f`` (``want=True``) or violates it (``want=False``):
-    ``(shown formula, path, loop_start)``, descending through boolean connectives to the temporal
-    operator that decides; ``None`` when no path is meaningful (e.g. an atom)."""
+    ``(shown formula, path, loop_start, then)``, descending through boolean connectives to the temporal
+    operator that decides, and on from the end of its path into a temporal target; ``None`` when no path
+    is meaningful (e.g. an atom)."""
     if isinstance(f, ctl_ast.Not):
         return explain(mc, f.arg, s, not want)
     if isinstance(f, ctl_ast.And | ctl_ast.Or):
@@ -241,7 +294,7 @@ def explain(mc: SatisfactionSets, f: ctl_ast.Formula, s: int,
         return None
     if want and isinstance(f, ctl_ast.EXISTENTIAL):
         p = witness_path(mc, f, s)
-        return (str(f), p[0], p[1]) if p else None
+        return _extended(mc, f, p) if p else None
     if not want and isinstance(f, ctl_ast.UNIVERSAL):
         dual = existential_dual(f)
         assert dual is not None
@@ -250,8 +303,8 @@ def explain(mc: SatisfactionSets, f: ctl_ast.Formula, s: int,
                 if mc.sat(d)[s]:
                     p = witness_path(mc, d, s)
                     if p:
-                        return str(d), p[0], p[1]
+                        return _extended(mc, d, p)
             return None
         p = witness_path(mc, dual, s)
-        return (str(dual), p[0], p[1]) if p else None
+        return _extended(mc, dual, p) if p else None
     return None
