@@ -110,13 +110,16 @@ def run_sratta(
     metrics = sratta_engine.evaluate(res, [x[idx] for idx in split.clients], prior)
     t2 = time.perf_counter()
     test = split.rest
+    model_accuracy = accuracy(run.global_params[-1], x[test], y[test])
     return {
         "attack": "sratta",
         **metrics.as_dict(),
+        "v_measure_gain": metrics.v_measure - metrics.singleton_v_measure,
         "n_sets_reconstructed": len(res.sets),
         "n_sets_size_ge_2": int(sum(len(s.members) >= 2 for s in res.sets)),
         "censored_neuron_updates": run.censored,
-        "model_accuracy": accuracy(run.global_params[-1], x[test], y[test]),
+        "model_accuracy": model_accuracy,
+        "warnings": _sratta_warnings(history, model_accuracy, 10, lr, metrics),
         "epsilon": epsilon_of_mu(run.gdp_mu(), delta),
         "delta": delta,
         "config": {
@@ -127,6 +130,27 @@ def run_sratta(
         },
         "seconds": {"training": t1 - t0, "attack": t2 - t1},
     }
+
+
+def _sratta_warnings(
+    history: FloatArray, model_accuracy: float, n_classes: int, lr: float,
+    metrics: sratta_engine.SrattaMetrics,
+) -> list[str]:
+    """What makes a SRATTA run's figures misleading: a training that diverged or never left chance
+    (test accuracy below 1.5× chance, or non-finite weights: an attack on a model nobody would deploy),
+    and a V-measure computed on a small recovered share (the V-measure only scores the recovered
+    samples, so recovering little can still give V close to 1)."""
+    out = []
+    if not np.all(np.isfinite(history)):
+        out.append(f"training diverged: non-finite first-layer weights (lr={lr:g})")
+    elif model_accuracy < 1.5 / n_classes:
+        out.append(f"the trained model is at chance (test accuracy {model_accuracy:.3f}, chance "
+                   f"{1 / n_classes:.3f}): training did not converge at lr={lr:g}; the attack figures "
+                   "describe a model nobody would deploy")
+    if metrics.rho_recovered < 0.1 and metrics.v_measure > 0.5:
+        out.append(f"v_measure {metrics.v_measure:.3f} scores only the {metrics.rho_recovered:.1%} of "
+                   "samples recovered; read it with rho_recovered and v_measure_gain")
+    return out
 
 
 # --------------------------------------------------------------------------------------------------- MIA

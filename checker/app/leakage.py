@@ -27,7 +27,7 @@ from flmodel.training import (
     train,
 )
 
-__all__ = ["fl_samples", "run_leakage"]
+__all__ = ["COVARIANCE_NOTE", "NETWORKS", "fl_samples", "run_leakage"]
 
 
 def _model_at_step(step: int, d: int, positive_rate: float, lr: float, batch: int, seed: int) -> Params:
@@ -57,11 +57,29 @@ def fl_samples(
     return xb, g + noise * rng.standard_normal(g.shape)
 
 
+#: ``networks`` of :func:`run_leakage`: "small" (seconds per estimate, the default) or "paper"
+#: ([FL-MI]'s BlockModel 200-200-5, MixModel 500-1, Adam lr 5e-5; MINE 200-200-1; early stopping).
+NETWORKS: dict[str, dict[str, Any]] = {
+    "small": {"lr": 1e-3},
+    "paper": {**mine.PAPER_NETWORKS, "patience": 15, "eval_every": 100, "holdout": 0.3, "float32": True},
+}
+
+COVARIANCE_NOTE = (
+    "covariance_baseline is [FL-MI]'s correlation baseline sum(cov(vec(X_B), G)) in the data's raw units: "
+    "not a mutual information, not in nats, and negative whenever the summed cross-covariances are"
+)
+
+
 def _estimates(
-    xb: np.ndarray, g: np.ndarray, steps: int, seed: int, kinds: Sequence[str]
-) -> dict[str, float]:
-    out = {k: mine.estimate_mi(xb, g, k, steps=steps, seed=seed).mi for k in kinds}
-    out["covariance_sum"] = mine.covariance_sum(xb, g)
+    xb: np.ndarray, g: np.ndarray, steps: int, seed: int, kinds: Sequence[str], networks: str
+) -> dict[str, Any]:
+    out: dict[str, Any] = {}
+    for k in kinds:
+        r = mine.estimate_mi(xb, g, k, steps=steps, seed=seed, **NETWORKS[networks])
+        out[k] = r.mi
+        out[f"{k}_raw"] = r.raw
+        out[f"{k}_steps"] = r.steps
+    out["covariance_sum"] = out["covariance_baseline"] = mine.covariance_sum(xb, g)
     return out
 
 
@@ -77,40 +95,56 @@ def run_leakage(
     positive_rate: float = 0.5,
     gaussian_batches: Sequence[int] = (1, 4),
     estimators: Sequence[str] = ("mine", "hmine"),
+    networks: str = "small",
     seed: int = 0,
 ) -> dict[str, Any]:
     """Gaussian validation at ``gaussian_batches`` (analytic MI next to the estimates), then the FL trend
     ``trend`` ∈ ``batch | noise | step | imbalance`` over ``values`` (other parameters fixed). The
-    result's ``mi`` holds, per estimator, the list of estimates along the trend."""
+    result's ``mi`` holds, per estimator, the list of MI estimates (nats, ≥ 0) along the trend;
+    ``covariance_baseline`` the covariance sum (not an MI); ``clamped`` per estimator the points whose
+    held-out DV bound was negative and is reported as 0. ``networks`` selects :data:`NETWORKS`."""
     defaults: dict[str, Sequence[float]] = {
         "batch": (1, 4, 8), "noise": (0.03, 0.1, 0.3), "step": (0, 20, 200), "imbalance": (0.5, 0.2, 0.05),
     }
     if trend not in defaults:
         raise ValueError(f"trend must be one of {sorted(defaults)}")
+    if networks not in NETWORKS:
+        raise ValueError(f"networks must be one of {sorted(NETWORKS)}")
     vals = list(values) if values is not None else list(defaults[trend])
     t0 = time.perf_counter()
+    c0 = time.process_time()
     gauss = []
     a = np.eye(2)
     for b in gaussian_batches:
         xb, g = mine.gaussian_batch_samples(n_samples, int(b), a, 1.0, np.random.default_rng(seed))
         gauss.append({"batch": int(b), "analytic": mine.gaussian_mi(int(b), a, 1.0),
-                      **_estimates(xb, g, steps, seed, estimators)})
+                      **_estimates(xb, g, steps, seed, estimators, networks)})
     points = []
     for v in vals:
         kw: dict[str, Any] = {"batch": batch, "noise": noise, "step": step, "positive_rate": positive_rate}
         key = {"batch": "batch", "noise": "noise", "step": "step", "imbalance": "positive_rate"}[trend]
         kw[key] = int(v) if trend in ("batch", "step") else float(v)
         xb, g = fl_samples(n_samples, d=d, seed=seed, **kw)
-        points.append({trend: v, **_estimates(xb, g, steps, seed, estimators)})
-    names = [*estimators, "covariance_sum"]
+        points.append({trend: v, **_estimates(xb, g, steps, seed, estimators, networks)})
+    clamped = {k: [p[trend] for p in points if p[f"{k}_raw"] < 0] for k in estimators}
+    notes = [COVARIANCE_NOTE]
+    for k, where in clamped.items():
+        if where:
+            notes.append(f"{k}: the held-out DV bound was negative at {trend} = {where} (estimation noise "
+                         "or an over-fitted critic); reported as 0 in mi, the raw value is in points")
     return {
         "attack": "leakage",
         "trend": trend,
         "values": vals,
-        "mi": {k: [p[k] for p in points] for k in names},
+        "mi": {k: [p[k] for p in points] for k in estimators},
+        "covariance_baseline": [p["covariance_baseline"] for p in points],
+        "clamped": clamped,
+        "notes": notes,
         "points": points,
         "gaussian_validation": gauss,
         "config": {"n_samples": n_samples, "steps": steps, "noise": noise, "d": d, "batch": batch,
-                   "step": step, "positive_rate": positive_rate, "seed": seed},
+                   "step": step, "positive_rate": positive_rate, "seed": seed, "networks": networks,
+                   **{k: list(v) if isinstance(v, tuple) else v for k, v in NETWORKS[networks].items()}},
         "seconds": time.perf_counter() - t0,
+        "cpu_seconds": time.process_time() - c0,
     }

@@ -35,6 +35,7 @@ BoolArray = NDArray[np.bool_]
 __all__ = [
     "AttackMetrics",
     "DPCheck",
+    "SeedSummary",
     "attack_metrics",
     "auc_score",
     "balanced_accuracy_interval",
@@ -45,6 +46,7 @@ __all__ = [
     "fpr_resolved",
     "metrics_with_intervals",
     "roc_counts",
+    "seed_summary",
     "tpr_at_fpr",
 ]
 
@@ -124,6 +126,39 @@ def clopper_pearson(k: int, n: int, alpha: float = 0.05) -> tuple[float, float]:
     lo = 0.0 if k == 0 else float(stats.beta.ppf(alpha / 2, k, n - k + 1))
     hi = 1.0 if k == n else float(stats.beta.ppf(1 - alpha / 2, k + 1, n - k))
     return lo, hi
+
+
+@dataclass(frozen=True)
+class SeedSummary:
+    """A figure over independent seeds: median, mean and the ``1 − alpha`` Student-t interval of the
+    mean (``mean ± t_{1−α/2, n−1}·s/√n``; a single value gives the point interval)."""
+
+    median: float
+    mean: float
+    low: float
+    high: float
+    n: int
+
+    def text(self, digits: int = 3) -> str:
+        """``median [low, high]``, e.g. ``0.512 [0.480, 0.540]``."""
+        return f"{self.median:.{digits}f} [{self.low:.{digits}f}, {self.high:.{digits}f}]"
+
+
+def seed_summary(values: Sequence[float], alpha: float = 0.05) -> SeedSummary:
+    """:class:`SeedSummary` of ``values`` (one per seed).
+
+    >>> s = seed_summary([1.0, 2.0, 3.0])
+    >>> s.median, s.mean, round(s.high - s.mean, 4), round(float(stats.t.ppf(0.975, 2)) / 3**0.5, 4)
+    (2.0, 2.0, 2.4841, 2.4841)
+    """
+    v = np.asarray(values, dtype=np.float64)
+    if len(v) == 0:
+        raise ValueError("seed_summary needs at least one value")
+    mean = float(v.mean())
+    if len(v) == 1:
+        return SeedSummary(float(v[0]), mean, mean, mean, 1)
+    half = float(stats.t.ppf(1 - alpha / 2, len(v) - 1)) * float(v.std(ddof=1)) / len(v) ** 0.5
+    return SeedSummary(float(np.median(v)), mean, mean - half, mean + half, len(v))
 
 
 def balanced_accuracy_interval(

@@ -106,3 +106,36 @@ def test_fl_leakage_falls_with_noise() -> None:
         xb, g = fl_samples(3000, batch=1, d=3, noise=noise, seed=0)
         ests.append(estimate_mi(xb, g, "hmine", steps=400, seed=0).mi)
     assert ests[0] > ests[1] + 0.3
+
+
+def test_paper_networks_have_the_papers_sizes() -> None:
+    """[FL-MI] Sec. 5: BlockModel 200-200-5 on (x_m, G), MixModel 500-1 on the B embeddings."""
+    from checker.crossval.mine import PAPER_NETWORKS
+
+    net = HMineNet(4, 2, 3, np.random.default_rng(0), block=PAPER_NETWORKS["block"],  # type: ignore[arg-type]
+                   mix=PAPER_NETWORKS["mix"], lr=PAPER_NETWORKS["lr"], dtype=np.float32)  # type: ignore[arg-type]
+    assert [w.shape for w in net.block.weights] == [(5, 200), (200, 200), (200, 5)]
+    assert [w.shape for w in net.mix.weights] == [(20, 500), (500, 1)]
+    assert net.block.lr == 5e-5 and all(p.dtype == np.float32 for p in net.params())
+
+
+def test_early_stopping_and_clamping_are_reported() -> None:
+    """Independent X and G: the validation DV bound stops improving, training stops before the step
+    budget and keeps the best step; a negative held-out bound is reported as 0 with its raw value."""
+    rng = np.random.default_rng(4)
+    xb, g = rng.normal(size=(1200, 2, 2)), rng.normal(size=(1200, 2))
+    r = estimate_mi(xb, g, "hmine", steps=3000, seed=0, patience=3, eval_every=50)
+    assert r.steps < 3000 and 0 < r.best_step <= r.steps and len(r.validation) == r.steps // 50
+    assert r.mi == max(0.0, r.raw) and r.clamped == (r.raw < 0)
+    assert r.mi < 0.1
+
+
+def test_seed_summary_matches_scipy_t_interval() -> None:
+    from scipy import stats
+
+    from checker.crossval.mia_metrics import seed_summary
+
+    v = [0.3, 0.5, 0.45, 0.61, 0.2]
+    s = seed_summary(v)
+    lo, hi = stats.t.interval(0.95, len(v) - 1, loc=np.mean(v), scale=stats.sem(v))
+    assert (s.low, s.high, s.median, s.n) == (pytest.approx(lo), pytest.approx(hi), 0.45, 5)
