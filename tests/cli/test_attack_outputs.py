@@ -6,13 +6,14 @@ from __future__ import annotations
 import json
 
 import numpy as np
+import pytest
 
 from checker.app.attacks import _sratta_warnings
 from checker.cli.main import main
 from checker.crossval.sratta import SrattaMetrics
 
 
-def test_leakage_json_separates_the_covariance_baseline(capsys) -> None:  # type: ignore[no-untyped-def]
+def test_leakage_json_separates_the_covariance_baseline(capsys: pytest.CaptureFixture[str]) -> None:
     code = main(["attack", "leakage", "--values", "1,2", "--samples", "300", "--steps", "15", "--json"])
     out = json.loads(capsys.readouterr().out)
     assert code == 0 and set(out["mi"]) == {"mine", "hmine"}
@@ -24,7 +25,7 @@ def test_leakage_json_separates_the_covariance_baseline(capsys) -> None:  # type
     assert out["config"]["networks"] == "small"
 
 
-def test_leakage_table_labels_the_baseline(capsys) -> None:  # type: ignore[no-untyped-def]
+def test_leakage_table_labels_the_baseline(capsys: pytest.CaptureFixture[str]) -> None:
     assert main(["attack", "leakage", "--values", "1", "--samples", "300", "--steps", "10"]) == 0
     text = capsys.readouterr().out
     assert "covariance baseline (not an MI)" in text and "note: covariance_baseline" in text
