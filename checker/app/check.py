@@ -196,6 +196,7 @@ class _Context:
         self.structures: dict[str, Kripke] = {"": kripke}
         self.dists: dict[tuple[str, tuple[str, ...]], Any] = {}
         self.mdp: Any = None
+        self.engine = "flcheck"
         self.independent: dict[tuple[str, tuple[str, ...]], bool | None] = {}
         self.artefacts: dict[str, Any] = {"attack_trees": {}, "privacy": {}}
 
@@ -381,7 +382,10 @@ def _probability(ctx: _Context, p: PropertyDecl) -> PropertyResult:
         return PropertyResult(p.name, p.kind, Verdict.UNKNOWN, None, "",
                               f"exploration incomplete ({k.limit_reason})", formula=str(f))
     sched = p.scheduler or "min"
-    if sched == "uniform":
+    value: Fraction | float
+    if ctx.engine == "storm":
+        value = _storm_reach(ctx, target, sched)
+    elif sched == "uniform":
         value = reach_probability(dtmc_from_kripke(k, "uniform"), target)
     else:
         if ctx.mdp is None:
@@ -393,8 +397,27 @@ def _probability(ctx: _Context, p: PropertyDecl) -> PropertyResult:
     sname = {"min": "Pmin", "max": "Pmax", "uniform": "P (uniform scheduler)"}[sched]
     evidence = f"{sname}[◇ target] = {_number_text(value)} (first passage); required {p.compare} {p.bound}"
     return PropertyResult(p.name, p.kind, Verdict.HOLDS if holds else Verdict.VIOLATED, float(value),
-                          _number_text(value), evidence, {"scheduler": sched, "probability": str(value)},
+                          _number_text(value), evidence,
+                          {"scheduler": sched, "probability": str(value), "engine": ctx.engine},
                           formula=str(f))
+
+
+def _storm_reach(ctx: _Context, target: np.ndarray, sched: str) -> Fraction:
+    """The first-passage probability of ``target`` computed by Storm (``--engine storm``,
+    :mod:`checker.markov.storm`) on the same explored (reduced) structure, exactly (Storm's
+    ``Rational``): ``Pmin``/``Pmax`` on its MDP, ``P`` on the chain of the uniform scheduler."""
+    from checker.markov import storm  # lazy: stormpy is an optional native extension
+
+    labels = {"target": target}
+    if sched == "uniform":
+        model = storm.from_dtmc(dtmc_from_kripke(ctx.kripke, "uniform"), labels, exact=True)
+        result = storm.reach_probabilities(model, "target")
+    else:
+        if ctx.mdp is None:
+            ctx.mdp = mdp_from_kripke(ctx.kripke)
+        model = storm.from_mdp(ctx.mdp, labels, exact=True)
+        result = storm.reach_probabilities(model, "target", objective="max" if sched == "max" else "min")
+    return Fraction(result.initial_value)
 
 
 def _crossval(ctx: _Context, p: PropertyDecl) -> PropertyResult:
@@ -495,7 +518,7 @@ def check_scenario(scenario: Scenario, *, limits: Limits | None = None, path: st
                    only: Sequence[str] | None = None, progress: ProgressCallback | None = None,
                    status: Callable[[str], None] | None = None,
                    reductions: Reductions | None = None, progress_line: Callable[[str], None] | None = None,
-                   progress_interval: float = 5.0) -> CheckReport:
+                   progress_interval: float = 5.0, engine: str = "flcheck") -> CheckReport:
     """Explore ``scenario`` once and decide each property (``only``: a subset by name).
 
     The limits bound the whole check: ``max_seconds`` is one budget shared by every exploration and
@@ -503,7 +526,8 @@ def check_scenario(scenario: Scenario, *, limits: Limits | None = None, path: st
     that passes the deadline or ``max_memory_mb``: it and every later one are ``unknown``, naming the
     limit. ``progress_line`` receives a line (phase, states, rate, time left) every
     ``progress_interval`` seconds. ``reductions``: :func:`checker.app.reductions.reduce_system`
-    (default: all that the scenario admits).
+    (default: all that the scenario admits). ``engine``: ``flcheck`` (default) or ``storm``, which hands
+    the probability properties' reachability queries on the explored structure to stormpy.
 
     ``progress`` receives the exploration's progress; ``status`` a short message before each property
     is checked (the CLI shows both on a terminal)."""
@@ -512,7 +536,7 @@ def check_scenario(scenario: Scenario, *, limits: Limits | None = None, path: st
     with Watchdog(lim, report=progress_line, interval=progress_interval) as watch:
         try:
             return _check(scenario, lim, watch, t0, path=path, only=only, progress=progress, status=status,
-                          reductions=reductions)
+                          reductions=reductions, engine=engine)
         except LimitReached as exc:  # outside the properties: nothing is decided
             raise ExplorationIncomplete(f"{exc.reason} before the properties were decided",
                                         exc.reason) from None
@@ -520,7 +544,8 @@ def check_scenario(scenario: Scenario, *, limits: Limits | None = None, path: st
 
 def _check(scenario: Scenario, lim: Limits, watch: Watchdog, t0: float, *, path: str | None,
            only: Sequence[str] | None, progress: ProgressCallback | None,
-           status: Callable[[str], None] | None, reductions: Reductions | None) -> CheckReport:
+           status: Callable[[str], None] | None, reductions: Reductions | None,
+           engine: str = "flcheck") -> CheckReport:
     def explored(p: Progress) -> None:
         watch.explored(p)
         if progress is not None:
@@ -545,6 +570,7 @@ def _check(scenario: Scenario, lim: Limits, watch: Watchdog, t0: float, *, path:
     if diags:
         raise ModelError(diags)
     ctx = _Context(scenario, system, kripke, lim)
+    ctx.engine = engine
     results: list[PropertyResult] = []
     selected = [p for p in scenario.properties if only is None or p.name in only]
     stopped: str | None = None
@@ -592,7 +618,7 @@ def check_file(path: str | Path | None = None, *, limits: Limits | None = None,
                status: Callable[[str], None] | None = None,
                defines: Mapping[str, int] | None = None,
                reductions: Reductions | None = None, progress_line: Callable[[str], None] | None = None,
-               progress_interval: float = 5.0) -> CheckReport:
+               progress_interval: float = 5.0, engine: str = "flcheck") -> CheckReport:
     """Load the scenario file ``path`` (default: the bundled Moniteo; a bundled scenario's name stands
     for its file, :func:`checker.app.load.resolve_scenario_path`) with its constants set by ``defines``
     and :func:`check_scenario` it."""
@@ -600,4 +626,4 @@ def check_file(path: str | Path | None = None, *, limits: Limits | None = None,
     scenario = load_scenario(p, defines=defines)
     return check_scenario(scenario, limits=limits, path=str(p), only=only, progress=progress,
                           status=status, reductions=reductions,
-                          progress_line=progress_line, progress_interval=progress_interval)
+                          progress_line=progress_line, progress_interval=progress_interval, engine=engine)

@@ -43,6 +43,9 @@ def register(sub: argparse._SubParsersAction) -> None:
                    help="print a progress line to stderr every few seconds (phase, states, rate, time left)")
     p.add_argument("--progress-interval", type=seconds, default=5.0, metavar="S",
                    help="seconds between --progress lines (default 5)")
+    p.add_argument("--engine", choices=("flcheck", "storm"), default="flcheck",
+                   help="who computes the probability properties on the explored structure: flcheck "
+                        "(default) or Storm (stormpy, the extra flcheck[storm]; exact rationals)")
     p.add_argument("--no-reduce", action="store_true",
                    help="explore without any state-space reduction (the reductions never change a result)")
     p.add_argument("--no-dead-values", action="store_true",
@@ -62,6 +65,12 @@ def run(args: argparse.Namespace) -> int:
     if args.report:  # refused before exploring: the report must never replace the scenario
         check_output_path(args.report, [scenario])
     from checker.app.reductions import Reductions  # lazy: with the pipeline
+
+    if args.engine == "storm":
+        import importlib.util
+
+        if importlib.util.find_spec("stormpy") is None:
+            raise InputError("--engine storm needs stormpy: pip install 'flcheck[storm]'")
 
     limits = Limits(max_states=args.max_states, max_seconds=args.max_seconds, max_memory_mb=args.max_memory)
     reductions = Reductions.none() if args.no_reduce else Reductions(dead_values=not args.no_dead_values)
@@ -83,7 +92,7 @@ def run(args: argparse.Namespace) -> int:
     try:
         report = check_file(scenario, limits=limits, only=args.property, progress=progress,
                             status=status, defines=defines_of(args),
-                            reductions=reductions, progress_line=progress_line,
+                            reductions=reductions, progress_line=progress_line, engine=args.engine,
                             progress_interval=args.progress_interval)
     finally:
         if progress is not None:
