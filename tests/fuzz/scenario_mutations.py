@@ -18,8 +18,6 @@ from pathlib import Path
 import flcheck_spec
 from hypothesis import strategies as st
 
-from tests.fuzz.contract import run_cli
-
 #: The bundled scenarios small enough to fuzz (moniteo_swarm8 is not).
 SCENARIOS = ("moniteo", "seed_model", "moniteo_link_loss")
 
@@ -50,15 +48,17 @@ def keywords() -> frozenset[str]:
 
 @functools.cache
 def model_vocabulary(name: str) -> frozenset[str]:
-    """The labels and observables of the scenario's explored model, as the CLI lists them in the
-    message for an unknown atom (every word of its ``(expected ...)`` part: a few extra words only
-    make the typo filter more careful)."""
-    words: set[str] = set()
-    for atom in ("zz_unknown_atom", "zz_unknown_atom = 1"):  # a label, then an observable
-        outcome = run_cli(["ctl", str(scenario_path(name)), atom, "--max-states", "50"])
-        match = re.search(r"\(expected (.*)\)\s*$", outcome.stderr, re.S)
-        assert match, outcome.describe()
-        words |= set(IDENTIFIER.findall(match.group(1)))
+    """The labels, observables, rules and value names of the scenario's model (the vocabulary its
+    properties are checked against, :func:`checker.app.scenario_vocabulary.scenario_vocabulary`; a few
+    extra words only make the typo filter more careful)."""
+    from checker.app.scenario_vocabulary import scenario_vocabulary
+    from flmodel.scenario import load_scenario
+    from flmodel.scenario_build import build_system
+
+    vocabulary = scenario_vocabulary(build_system(load_scenario(scenario_path(name))))
+    words = set(vocabulary.labels) | set(vocabulary.observables) | set(vocabulary.rules or ())
+    for values in vocabulary.names.values():
+        words |= set(values)
     assert "ready_sat1" in words or "ready_c1" in words, words
     return frozenset(words | {w.removeprefix("enabled_") for w in words})
 
