@@ -22,16 +22,16 @@ from __future__ import annotations
 import argparse
 import math
 import sys
-from collections.abc import Sequence
+from collections.abc import Callable, Sequence
 from typing import TYPE_CHECKING, Any
 
 from checker.app.load import load_fl_model
 from checker.cli.defines import add_define_option, defines_of
 from checker.cli.json_output import emit_json
-from checker.cli.options import memory_mb, positive_int
+from checker.cli.options import memory_mb, positive_int, seconds
 from checker.cli.tables import table_text
-from checker.errors import InputError
-from checker.mc.explore import Limits
+from checker.errors import ExplorationIncomplete, InputError
+from checker.mc.explore import LimitReached, Limits, Watchdog
 from checker.verdict import EXIT_HOLDS
 from flmodel.data import NeighbourReading
 
@@ -72,7 +72,10 @@ def register(sub: argparse._SubParsersAction) -> None:
                         "'declared': only the scenario's neighbour declarations)")
     p.add_argument("--no-literal", action="store_true",
                    help="skip the literal single-Kripke check of the seed's definitions")
-    p.add_argument("--max-states", type=positive_int, default=200_000, help="exploration limit per dataset")
+    p.add_argument("--max-states", type=positive_int, default=2_000_000,
+                   help="exploration limit per structure (default 2e6, as check)")
+    p.add_argument("--max-seconds", type=seconds, default=600.0,
+                   help="time limit of the whole job: every exploration and computation (default 600)")
     p.add_argument("--max-memory-mb", type=memory_mb, default=3072,
                    help="stop exploring when the process's resident memory exceeds this (default 3072)")
     p.add_argument("--no-decomposition", action="store_true",
@@ -117,11 +120,14 @@ def run(args: argparse.Namespace) -> int:
             _print_theory(theory)
         return EXIT_HOLDS
     system, universe, declared = load_fl_model(args.model, defines_of(args))
-    report = privacy_report(system, universe, observe=args.observe, eps=eps, declared=declared,
+    limits = Limits(max_states=args.max_states, max_seconds=args.max_seconds,
+                    max_memory_mb=args.max_memory_mb).sharing()
+    report = _within(limits, lambda: privacy_report(
+                            system, universe, observe=args.observe, eps=eps, declared=declared,
                             readings=READINGS[args.reading],
-                            limits=Limits(max_states=args.max_states, max_memory_mb=args.max_memory_mb),
+                            limits=limits,
                             literal=not args.no_literal, decomposition=not args.no_decomposition,
-                            exact=False if args.use_float else None)
+                            exact=False if args.use_float else None))
     if args.json:
         out = report.json()
         if theory is not None:
@@ -134,6 +140,18 @@ def run(args: argparse.Namespace) -> int:
         if theory is not None:
             _print_theory(theory)
     return report.verdict.exit_code()
+
+
+def _within(limits: Limits, job: Callable[[], PrivacyReport]) -> PrivacyReport:
+    """``job()`` under ``limits`` (its explorations stop at the shared deadline; a computation past it
+    or past the memory limit is stopped by a :class:`~checker.mc.explore.Watchdog`): ``unknown``, exit 1."""
+    with Watchdog(limits) as watch:
+        try:
+            report = job()
+        except LimitReached as exc:
+            raise ExplorationIncomplete(f"{exc.reason} before NI-FL-DP was decided", exc.reason) from None
+        watch.finish()
+    return report
 
 
 def _figure(x: Any, digits: int = 6) -> str:

@@ -91,3 +91,14 @@ def test_cli_time_limit_and_progress_lines() -> None:
     assert "unknown" in proc.stdout
     progress = [line for line in proc.stderr.splitlines() if line.startswith("flcheck: exploring;")]
     assert any("states/s" in line and "time limit in" in line for line in progress), proc.stderr
+
+
+def test_privacy_uses_the_same_limits() -> None:
+    """``flcheck privacy`` has check's limits (no hidden state limit; a time budget for the whole job)."""
+    proc = subprocess.run([sys.executable, "-m", "checker", "privacy", "moniteo_swarm8", "-D", "N=8",
+                           "--no-literal", "--max-seconds", "1"], capture_output=True, text=True, timeout=300)
+    assert proc.returncode == 1, proc.stderr
+    assert "unknown" in proc.stderr and "time limit of 1 s reached" in proc.stderr
+    helped = subprocess.run([sys.executable, "-m", "checker", "privacy", "--help"], capture_output=True,
+                            text=True, timeout=120).stdout
+    assert "default 2e6" in helped and "--max-seconds" in helped
