@@ -28,6 +28,7 @@ DOCTEST_MODULES: tuple[str, ...] = (
     "flmodel",
     "checker",
     "checker.api",
+    "checker.app.reductions",
     "checker.app.sweep",
     "checker.cli.defines",
     "checker.crossval.audit",

@@ -100,6 +100,25 @@ def test_properties_naming_a_gradient_keep_it() -> None:
     assert applied_off.names == [] and off.fl.reset_unready == ()
 
 
+def test_a_reset_that_ignores_a_reader_changes_the_verdict(monkeypatch: pytest.MonkeyPatch) -> None:
+    """The comparison can fail: resetting a gradient that a property reads (detection switched off)
+    turns a violated invariant into one that holds."""
+    import checker.app.reductions as reductions
+
+    path = resolve_scenario_path("moniteo")
+    prop = "property reset_visible: ctl AG (ready_sat1 | gradient_sat1 == (0, 0));\n"
+    scenario = parse_scenario(path.read_text() + prop, source=str(path))
+    plain = check_scenario(scenario, limits=LIMITS, only=["reset_visible"], reductions=Reductions.none())
+    assert str(plain.results[0].verdict) == "violated"
+    reduced = check_scenario(scenario, limits=LIMITS, only=["reset_visible"])
+    assert reduced.reductions.names == [] or reduced.reductions.details["dead_values"]["kept"] == ["sat1"]
+    assert str(reduced.results[0].verdict) == "violated"
+    monkeypatch.setattr(reductions, "gradient_readers", lambda _s, _c: (set(), False))
+    wrong = check_scenario(scenario, limits=LIMITS, only=["reset_visible"])
+    assert wrong.reductions.details["dead_values"]["clients"] == ["sat1", "sat2", "sat3"]
+    assert str(wrong.results[0].verdict) == "holds"
+
+
 def test_rules_without_a_footprint_are_not_reduced() -> None:
     s = load_scenario(resolve_scenario_path("moniteo_link_loss"))
     _, applied = reduce_system(build_system(s), s)
