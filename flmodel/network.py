@@ -24,6 +24,12 @@ has its own name (``<base>+network``):
   each outcome ``v`` of the report with probability ``P(v)·q`` as the published step, and one outcome
   with probability ``1 − q`` where the report was sent but not received: the igraph is unchanged and
   ``c`` joins the lost clients (observable ``lost``), who send nothing more this round.
+* **Attacker.** An attacker at location ``L`` that observes ``gradient_c`` (``tapped``) sees the
+  reports whose route crosses ``L``: a delivered report of ``c`` over such a route is marked as
+  crossed, and the attacker's own step ``eavesdrop`` (actor the attacker, at ``L``) copies it (the
+  status's ``seen``; observable ``seen_c``), so attack trees show the attacker's action. The copy is
+  urgent and takes no time: it comes right after the delivery, before any other step, and does not
+  advance the clock (the protocol's probabilities and windows are those without the attacker).
 * **Failures.** ``cut_link`` (actor ``environment``): a link listed in ``failure`` may be cut at any
   step (a nondeterministic choice of the environment or adversary; once cut it stays down).
 * **Aggregation.** ``all`` keeps the base rule (``ready G = clients G``). ``quorum Q``: ``eval_quorum``
@@ -57,13 +63,16 @@ ONE = Fraction(1)
 
 class NetStatus(NamedTuple):
     """The time-varying part of the topology (kept in ``gra``): aggregations so far, steps so far,
-    steps in the current round (each saturating, see :class:`Network`), and the clients whose report
-    of this round was lost."""
+    steps in the current round (each saturating, see :class:`Network`), the clients whose report
+    of this round was lost, those whose report of this round crossed the attacker's location, and
+    those whose report the attacker copied (``eavesdrop``; kept across rounds)."""
 
     round: int = 0
     clock: int = 0
     round_steps: int = 0
     lost: frozenset[str] = frozenset()
+    crossed: frozenset[str] = frozenset()
+    seen: frozenset[str] = frozenset()
 
 
 @dataclass(frozen=True)
@@ -96,6 +105,9 @@ class Network:
     routes: Mapping[str, tuple[Location, ...]] = field(default_factory=dict)
     aggregate: Aggregate = "all"
     aggregate_at: int = 0
+    attacker: tuple[str, Location] | None = None
+    tapped: frozenset[str] = frozenset()
+    cache: dict[object, object] = field(default_factory=dict, compare=False, hash=False, repr=False)
 
     @property
     def round_horizon(self) -> int:
@@ -145,7 +157,19 @@ class Network:
     def client_route(self, gra: Gra, client: str, source: Location, target: Location,
                      ) -> tuple[Location, ...] | None:
         """The route of ``client``'s report now: its given route if every hop is up, else ``None``;
-        without a given route the shortest path (:meth:`route`)."""
+        without a given route the shortest path (:meth:`route`). Memoized on what it reads."""
+        status = gra_status(gra)
+        key = (gra.edges, status.round, status.clock, client, source, target)
+        hit = self.cache.get(key, False)
+        if hit is not False:
+            return hit  # type: ignore[return-value]
+        if len(self.cache) > 1 << 16:
+            self.cache.clear()
+        path = self.cache[key] = self._client_route(gra, client, source, target)
+        return path
+
+    def _client_route(self, gra: Gra, client: str, source: Location, target: Location,
+                      ) -> tuple[Location, ...] | None:
         given = self.routes.get(client)
         if given is None:
             return self.route(gra, source, target)
@@ -165,9 +189,10 @@ class Network:
         """The status after one step (an aggregation starts a new round)."""
         clock = min(status.clock + 1, self.step_horizon)
         if aggregates:
-            return NetStatus(min(status.round + 1, self.round_horizon), clock, 0, frozenset())
+            return NetStatus(min(status.round + 1, self.round_horizon), clock, 0, frozenset(), frozenset(),
+                             status.seen)
         deadline = self.aggregate_at if self.aggregate == "deadline" else 0
-        return NetStatus(status.round, clock, min(status.round_steps + 1, deadline), status.lost)
+        return status._replace(clock=clock, round_steps=min(status.round_steps + 1, deadline))
 
 
 def gra_status(gra: Gra) -> NetStatus:
@@ -208,6 +233,9 @@ def networked(base: RuleSet, net: Network) -> RuleSet:
             rules.append(Rule(r.name, r.kind, _timed(r.fire, net, r.aggregates), r.aggregates, r.deploys))
     if net.failures:
         rules.append(Rule("cut_link", "network", _cuts(net)))
+    if net.attacker is not None and net.tapped:
+        rules = [Rule(r.name, r.kind, _after_copies(r.fire), r.aggregates, r.deploys) for r in rules]
+        rules.append(Rule("eavesdrop", "attack", _eavesdrop(net)))
     return RuleSet(base.name + "+network", tuple(rules), base.tracks_partitioned)
 
 
@@ -254,7 +282,10 @@ def _reports(r: Rule, net: Network) -> Fire:
                 continue
             q = net.delivery(path)
             if q > 0:
-                yield t._replace(target=with_status(t.target, g.gra.edges, after),
+                arrived = after
+                if net.attacker is not None and c in net.tapped and net.attacker[1] in path:
+                    arrived = after._replace(crossed=after.crossed | {c})
+                yield t._replace(target=with_status(t.target, g.gra.edges, arrived),
                                  probability=t.probability * q)
             if q < 1 and c not in seen:
                 seen.add(c)
@@ -304,5 +335,36 @@ def _cuts(net: Network) -> Fire:
                 a, b = min(link)
                 yield Transition("cut_link", ENVIRONMENT, a, f"{a}--{b}",
                                  with_status(infra, gra.edges - link, after), ONE)
+
+    return fire
+
+
+def _after_copies(fire: Fire) -> Fire:
+    """``fire`` disabled while a report that crossed the attacker waits to be copied (``eavesdrop``
+    is urgent: the attacker copies a report as it passes, before any other step)."""
+
+    def wait(ctx: RuleContext, infra: Infrastructure, partitioned: bool) -> Iterator[Transition]:
+        status = gra_status(infra.igra.gra)
+        if status.crossed - status.seen:
+            return
+        yield from fire(ctx, infra, partitioned)
+
+    return wait
+
+
+def _eavesdrop(net: Network) -> Fire:
+    """``eavesdrop``: the attacker copies a report of this round that crossed its location."""
+    assert net.attacker is not None
+    who, where = net.attacker
+
+    def fire(ctx: RuleContext, infra: Infrastructure, partitioned: bool) -> Iterator[Transition]:
+        gra = infra.igra.gra
+        status = gra_status(gra)
+        if net.aggregate == "deadline" and _past_deadline(net, infra):
+            return
+        for c in sorted(status.crossed - status.seen):
+            copied = status._replace(seen=status.seen | {c})
+            yield Transition("eavesdrop", who, where, f"report of {c}", with_status(infra, gra.edges, copied),
+                             ONE)
 
     return fire

@@ -93,7 +93,9 @@ class RuleContext:
     ``η``, the optional noise mechanism (``None``: the published deterministic ``get_grad``), what the
     noise perturbs (the reported update ``Gradc``, or the gradient ``∇L`` before the step), the trace
     mode, and whether policies gate the steps. ``memo`` caches pure computations (client update
-    distributions, policy decisions); it takes no part in equality or hashing."""
+    distributions, policy decisions); it takes no part in equality or hashing. ``only_client``
+    restricts ``get_grad`` to one client (a client-specific context, see
+    :func:`flmodel.scenario_build.per_client_noise`)."""
 
     loss: Loss
     eta: Fraction
@@ -102,6 +104,7 @@ class RuleContext:
     trace_mode: TraceMode = "full"
     enforce_policies: bool = True
     memo: dict[object, object] = field(default_factory=dict, compare=False, hash=False, repr=False)
+    only_client: str | None = None
 
 
 class Transition(NamedTuple):
@@ -282,8 +285,8 @@ def get_grad(
     choices = _choices(ctx, evs)
     ready = g.ready
     poli = infra.poli
-    for c in sorted(g.clients):
-        if unready_only and c in ready:
+    for c in sorted(g.clients) if ctx.only_client is None else (ctx.only_client,):
+        if (unready_only and c in ready) or c not in g.clients:
             continue
         loc = _gate(ctx, infra, c, "get_grad")
         if loc is None:

@@ -55,7 +55,14 @@ from flmodel.scenario_ast import (
     Scenario,
 )
 from flmodel.scenario_build import build_system
-from flmodel.scenario_check import ACTIONS, LOSS_NAMES, PROTOCOLS, check_observables, check_scenario
+from flmodel.scenario_check import (
+    ACTIONS,
+    LOSS_NAMES,
+    PROTOCOLS,
+    check_attacker_routes,
+    check_observables,
+    check_scenario,
+)
 from flmodel.scenario_family import FamilyPosition, FamilyToken, diagnostic, expand
 
 __all__ = ["ACTIONS", "LOSS_NAMES", "PROTOCOLS", "check_scenario", "load_scenario", "parse_scenario"]
@@ -581,7 +588,7 @@ def _check_built(scenario: Scenario) -> list[Diagnostic]:
         system = build_system(scenario)
     except ModelError as exc:
         return list(exc.diagnostics)
-    return check_observables(scenario, set(system.observable_names()))
+    return check_observables(scenario, set(system.observable_names())) or check_attacker_routes(scenario)
 
 
 def load_scenario(path: str | Path, defines: Mapping[str, int] | None = None) -> Scenario:

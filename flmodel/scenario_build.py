@@ -24,7 +24,8 @@ plus ``secret_in_dataset`` (some secret point is in the dataset) and per secret 
 ``holds_x`` (the name of the client whose part contains ``x``, ``"none"`` if none). A scenario with a
 time-varying topology (:mod:`flmodel.network`) also offers ``lost`` (the clients whose report of this
 round was lost), ``lost_c``, ``step`` (the steps taken, saturated at the last step window) and, per
-directed edge ``a -> b`` of the initial ``gra``, ``link_a_b`` (up in the next step).
+directed edge ``a -> b`` of the initial ``gra``, ``link_a_b`` (up in the next step); with an attacker
+that observes reports, ``seen`` and ``seen_c`` (the reports it copied by its ``eavesdrop`` step).
 
 The functions of this module are the way from a :class:`~flmodel.scenario_ast.Scenario` to its
 semantics: :func:`build_system` (the wrapped system), :func:`build_fl_system` (the unwrapped
@@ -235,7 +236,30 @@ def network_of(s: Scenario) -> Network:
     prot = s.protocol
     agg = (prot.aggregate if prot is not None else None) or "all"
     at = (prot.aggregate_at if prot is not None else None) or 0
-    return Network(windows, losses, failures, {}, agg, at)  # type: ignore[arg-type]
+    attacker, tapped = attacker_taps(s)
+    return Network(windows, losses, failures, {}, agg, at, attacker, tapped)  # type: ignore[arg-type]
+
+
+def attacker_location(s: Scenario) -> str | None:
+    """Where the attacker is: its ``at`` location, else the location of the actor it is."""
+    a = s.attacker
+    if a is None:
+        return None
+    if a.location is not None:
+        return a.location
+    placed = {p.actor: p.location for p in (*((s.server,) if s.server else ()), *s.clients, *s.actors)}
+    return placed.get(a.name)
+
+
+def attacker_taps(s: Scenario) -> tuple[tuple[str, str] | None, frozenset[str]]:
+    """The attacker and its location, and the clients whose reports it observes (``gradient_c``)."""
+    where = attacker_location(s)
+    if s.attacker is None or where is None:
+        return None, frozenset()
+    clients = set(s.client_names)
+    tapped = frozenset(o.name[len("gradient_"):] for o in s.attacker.observes
+                       if o.name.startswith("gradient_") and o.name[len("gradient_"):] in clients)
+    return (s.attacker.name, where), tapped
 
 
 def client_noise(s: Scenario) -> tuple[dict[str, Mechanism | None], dict[str, str]]:
@@ -275,7 +299,7 @@ def per_client_noise(base: RuleSet, mechs: dict[str, Mechanism | None], targets:
                 if ctx_c is None:  # own memo: the rules' memo keys do not name the mechanism
                     ctx_c = _ctxs[(id(ctx), c)] = dataclasses.replace(
                         ctx, mechanism=mechs.get(c), noise_target=targets.get(c, "update"),  # type: ignore[arg-type]
-                        memo={})
+                        memo={}, only_client=c)
                 for t in _r.fire(ctx_c, infra, partitioned):
                     if t.actor == c:
                         yield t._replace(rule=_name)
@@ -305,6 +329,8 @@ class ScenarioSystem:
         self.network = network_of(scenario) if scenario is not None and scenario.networked else None
         if self.network is not None:
             names += ["lost", "step", *(f"lost_{c}" for c in fl.clients)]
+            if self.network.attacker is not None and self.network.tapped:
+                names += ["seen", *(f"seen_{c}" for c in sorted(self.network.tapped))]
             for a, b in sorted(fl.initial.igra.gra.edges):
                 self._links[f"link_{a}_{b}"] = (a, b)
             names += list(self._links)
@@ -340,6 +366,10 @@ class ScenarioSystem:
                 return gra_status(gra).clock
             if name.startswith("lost_") and name[5:] in self.fl.clients:
                 return name[5:] in gra_status(gra).lost
+            if name == "seen":
+                return gra_status(gra).seen
+            if name.startswith("seen_") and name[5:] in self.network.tapped:
+                return name[5:] in gra_status(gra).seen
             if name in self._links:
                 return self.network.edge_up(gra.edges, self._links[name], gra_status(gra))
         real = self._alias.get(name)

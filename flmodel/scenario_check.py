@@ -33,7 +33,10 @@ from typing import Any
 from flcheck_spec.vocab import Position
 
 from flmodel.errors import Diagnostic
+from flmodel.infrastructure import Gra
+from flmodel.network import Network
 from flmodel.scenario_ast import DataDecl, MechanismDecl, Named, NeighbourDecl, PropertyDecl, Scenario
+from flmodel.scenario_build import attacker_location, link_edges
 from flmodel.scenario_family import diagnostic
 
 ACTIONS = ("put_part", "get_grad", "eval_server")
@@ -485,6 +488,49 @@ class _ScenarioChecks:
             if not isinstance(value, Fraction) or value.denominator != 1 or value < least:
                 need = "a positive integer" if least else "a non-negative integer"
                 self.report.add(o.pos, f"option {o.key} must be {need}, got {o.text().split(' = ', 1)[1]}")
+
+
+def check_attacker_routes(s: Scenario) -> list[Diagnostic]:
+    """An attacker at a location observes what reaches it along the links ([IIIf-FL]: security
+    follows from the infrastructure): ``gradient_c`` only when the route of ``c``'s report (the
+    shortest path of links from ``c``'s location to the server's, every link of a contact plan
+    counted) crosses the attacker's location; ``partition_c`` only at ``c``'s location; ``curmodpar``
+    at the server's location or on the route of the model's broadcast to some client. Other
+    observables are protocol state (round, who reported) and are not bound to the graph. Names
+    observed by the attacker and by ``observing`` clauses are checked."""
+    a = s.attacker
+    where = attacker_location(s)
+    if a is None or where is None or s.server is None:
+        return []
+    report = _Report(Position(s.source, 1, 1))
+    edges = frozenset(e for lk in (*s.links, *(c.link for c in s.contacts)) for e in link_edges(lk))
+    locations = frozenset(n.name for n in s.locations)
+    net = Network()
+    gra = Gra(locations, edges)
+    server_loc = s.server.location
+    placed = {c.actor: c.location for c in s.clients}
+    named: list[Named] = list(a.observes)
+    for p in s.properties:
+        named.extend(p.observing)
+    for n in named:
+        kind, _, client = n.name.partition("_")
+        if kind == "gradient" and client in placed:
+            path = net.route(gra, placed[client], server_loc)
+            if path is None:
+                report.add(n.pos, f"attacker {a.name!r} at {where!r} observes {n.name}, but {client}'s "
+                           f"report has no route from {placed[client]!r} to the server at {server_loc!r}")
+            elif where not in path:
+                report.add(n.pos, f"attacker {a.name!r} at {where!r} observes {n.name}, but {client}'s "
+                           f"report travels {' -> '.join(path)} and never reaches {where!r}")
+        elif kind == "partition" and client in placed and where != placed[client]:
+            report.add(n.pos, f"attacker {a.name!r} at {where!r} observes {n.name}, which never leaves "
+                       f"{placed[client]!r}")
+        elif n.name == "curmodpar" and where != server_loc:
+            paths = [net.route(gra, server_loc, loc) for loc in placed.values()]
+            if not any(path is not None and where in path for path in paths):
+                report.add(n.pos, f"attacker {a.name!r} at {where!r} observes curmodpar, but no route of the "
+                           f"model from the server at {server_loc!r} to a client crosses {where!r}")
+    return report.items
 
 
 def check_observables(s: Scenario, known: set[str]) -> list[Diagnostic]:

@@ -55,7 +55,7 @@ subsection \<open>Property round_can_complete\<close>
 
 text \<open>As written: property round_can_complete: ctl AG (round < 1 -> EF round = 1);\<close>
 
-text \<open>flcheck's verdict: violated on 9298 states under IIIf's deadlock semantics.\<close>
+text \<open>flcheck's verdict: violated on 10338 states under IIIf's deadlock semantics.\<close>
 
 text \<open>Not stated in Isabelle: observable 'round' is flcheck bookkeeping (or unknown) with no counterpart in the Isabelle state.\<close>
 
@@ -63,7 +63,7 @@ subsection \<open>Property stuck_mid_round\<close>
 
 text \<open>As written: property stuck_mid_round: ctl EF (ready == {'sat1', 'sat2'} & !(EX true));\<close>
 
-text \<open>flcheck's verdict: holds on 9298 states under IIIf's deadlock semantics.\<close>
+text \<open>flcheck's verdict: holds on 10338 states under IIIf's deadlock semantics.\<close>
 
 lemma moniteo_link_loss_stuck_mid_round: "moniteo_link_loss_Kripke \<turnstile> (EF moniteo_link_loss_step ({s. ready (igra s) = {Actor ''sat1'', Actor ''sat2''}} \<inter> (- (EX' moniteo_link_loss_step UNIV))))"
   (* a state changes a component the rules keep fixed *)
@@ -73,7 +73,7 @@ subsection \<open>Property link_gone_after_step_2\<close>
 
 text \<open>As written: property link_gone_after_step_2: ctl AG (step >= 2 -> !link_orbit3_ground_station);\<close>
 
-text \<open>flcheck's verdict: holds on 9298 states under IIIf's deadlock semantics.\<close>
+text \<open>flcheck's verdict: holds on 10338 states under IIIf's deadlock semantics.\<close>
 
 text \<open>Not stated in Isabelle: neither side of step >= 2 is an observable.\<close>
 
@@ -81,7 +81,7 @@ subsection \<open>Property sat3_reports_in_time\<close>
 
 text \<open>As written: property sat3_reports_in_time: ctl EF (ready_sat3 & round = 0);\<close>
 
-text \<open>flcheck's verdict: holds on 9298 states under IIIf's deadlock semantics.\<close>
+text \<open>flcheck's verdict: holds on 10338 states under IIIf's deadlock semantics.\<close>
 
 text \<open>Not stated in Isabelle: observable 'round' is flcheck bookkeeping (or unknown) with no counterpart in the Isabelle state.\<close>
 
@@ -89,7 +89,7 @@ subsection \<open>Property report_lost_in_flight\<close>
 
 text \<open>As written: property report_lost_in_flight: ctl EF (lost_sat3 & !ready_sat3);\<close>
 
-text \<open>flcheck's verdict: holds on 9298 states under IIIf's deadlock semantics.\<close>
+text \<open>flcheck's verdict: holds on 10338 states under IIIf's deadlock semantics.\<close>
 
 text \<open>Not stated in Isabelle: observable 'lost_sat3' is flcheck bookkeeping (or unknown) with no counterpart in the Isabelle state.\<close>
 
@@ -97,9 +97,19 @@ subsection \<open>Property no_partial_aggregate\<close>
 
 text \<open>As written: property no_partial_aggregate: ctl AG (enabled(eval_round) -> ready == clients);\<close>
 
-text \<open>flcheck's verdict: holds on 9298 states under IIIf's deadlock semantics.\<close>
+text \<open>flcheck's verdict: holds on 10338 states under IIIf's deadlock semantics.\<close>
 
 text \<open>Not stated in Isabelle: enabled(...) asks for the rule of an outgoing step, which the exported relation does not name.\<close>
+
+subsection \<open>Property eve_copies_sat3\<close>
+
+text \<open>As written: property eve_copies_sat3: attack_tree exists seen_sat3;\<close>
+
+text \<open>Attack-tree property: found exists (EF goal holds), expected exists: the scenario meets its expectation.\<close>
+
+text \<open>flcheck's verdict: holds (EF goal holds) on 10338 states under IIIf's deadlock semantics.\<close>
+
+text \<open>Not stated in Isabelle: observable 'seen_sat3' is flcheck bookkeeping (or unknown) with no counterpart in the Isabelle state.\<close>
 
 subsection \<open>Property completes_uniform\<close>
 
@@ -121,7 +131,7 @@ text \<open>Kind probability (0.99); verdict: holds. Properties of this kind are
 
 subsection \<open>Property ni_fl_dp\<close>
 
-text \<open>As written: property ni_fl_dp: privacy epsilon <= ln(6) between hot\<close>
+text \<open>As written: property ni_fl_dp: privacy epsilon <= ln(6) between hot observing curmodpar\<close>
 
 text \<open>Kind privacy (epsilon ln(6); ln(6) ~ 1.792); verdict: holds. Properties of this kind are quantitative (path probabilities, NI-FL-DP, advantage): flcheck computes them on its explored Markov models, for NI-FL-DP on the two Kripke structures of neighbouring initial datasets. No proof script is generated from a numerical result.\<close>
 

@@ -127,7 +127,8 @@ def test_link_loss_expected_verdicts() -> None:
     assert _verdicts(rep) == {
         "round_can_complete": V, "stuck_mid_round": H, "link_gone_after_step_2": H,
         "sat3_reports_in_time": H, "report_lost_in_flight": H, "no_partial_aggregate": H,
-        "completes_uniform": H, "completes_worst": H, "completes_best": H, "ni_fl_dp": H,
+        "eve_copies_sat3": H, "completes_uniform": H, "completes_worst": H, "completes_best": H,
+        "ni_fl_dp": H,
     }
     res = {r.name: r for r in rep.results}
     assert res["completes_uniform"].details["probability"] == "33/50"  # 2/3 · (1 − (1/10)^2), see the file
@@ -163,7 +164,7 @@ def test_cli_json_keys(capsys: pytest.CaptureFixture[str]) -> None:
     assert main(["check", str(BUNDLED["moniteo_link_loss"]), "--json"]) == 1
     data = json.loads(capsys.readouterr().out)
     assert {"scenario", "states", "transitions", "properties"} <= set(data)
-    assert data["states"] == 9298
+    assert data["states"] == 10338
     for p in data["properties"]:
         assert {"name", "kind", "verdict", "value", "evidence"} <= set(p)
         assert p["verdict"] in {v.value for v in Verdict}

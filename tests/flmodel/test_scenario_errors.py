@@ -59,6 +59,9 @@ def test_locations_line_deleted_is_one_error(name: str) -> None:
     assert d.line is not None and d.column is not None
     # the suggested statement declares every location the file uses: put back, the file parses
     suggested = d.message.split("expected '", 1)[1].split("'", 1)[0]
+    if "…" in suggested:  # more than ten locations: the message shows the first ten
+        assert len(suggested.split(",")) == 11
+        return
     header = next(i for i, ln in enumerate(kept) if ln.startswith("scenario "))
     parse_scenario("\n".join([*kept[:header + 1], suggested, *kept[header + 1:]]), "x.fl")
 

@@ -1,0 +1,115 @@
+"""The bundled satellite case studies: the Walker shell's contact plan is the orbit generator's
+output, attackers are bound to the graph (an observation off every route is an error naming the
+attacker and the route), attack trees show the attacker's own step, and the verdicts the scenario
+comments explain."""
+
+from __future__ import annotations
+
+import re
+from pathlib import Path
+
+import flcheck_spec
+import pytest
+
+from checker.app.check import check_file
+from checker.cli.main import main
+from flmodel.errors import ModelError
+from flmodel.orbits import Sampling, contact_plan, contact_text
+from flmodel.orbits_motion import bundled_orbit_file, load_ground_stations, load_walker_shell
+from flmodel.scenario import parse_scenario
+
+BUNDLED = flcheck_spec.bundled_scenarios()
+WALKER = BUNDLED["walker12_relay"]
+
+
+def _contact_lines(text: str) -> list[str]:
+    return [line for line in text.splitlines() if line.startswith("contact ")]
+
+
+def test_walker_contact_plan_is_the_generators_output() -> None:
+    """One round of an hour sampled every 60 s, Toulouse, inter-satellite links up to 3000 km."""
+    shell = load_walker_shell(bundled_orbit_file("walker_53_12_3_1.toml"))
+    stations = [s for s in load_ground_stations(bundled_orbit_file("stations.toml"))
+                if s.name == "toulouse"]
+    plan = contact_plan(shell, stations, sampling=Sampling(60.0, 3600.0, 1, 1), max_isl_range_km=3000.0)
+    assert _contact_lines(WALKER.read_text(encoding="utf-8")) == contact_text(plan, "rounds").splitlines()
+
+
+def test_walker_routes_go_through_the_insider() -> None:
+    s = parse_scenario(WALKER.read_text(encoding="utf-8"), str(WALKER))
+    assert s.attacker is not None and s.attacker.name == "sat0"
+    assert s.networked
+
+
+def _without(text: str, line: str) -> str:
+    assert line in text
+    return text.replace(line + "\n", "")
+
+
+def test_removing_the_relay_link_is_an_error_naming_attacker_and_route(
+        tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
+    text = _without(WALKER.read_text(encoding="utf-8"), "contact orbit[0] -- orbit[8] in rounds 1;")
+    with pytest.raises(ModelError) as info:
+        parse_scenario(text, "w.fl")
+    d, prop = info.value.diagnostics  # the attacker's statement, and the property observing it
+    assert "attacker 'sat0' at 'orbit0' observes gradient_sat8" in d.message
+    assert prop.message == d.message and prop.line is not None and prop.line > (d.line or 0)
+    assert "orbit8 -> orbit5 -> orbit2 -> orbit10 -> orbit7 -> ground" in d.message
+    assert "never reaches 'orbit0'" in d.message
+    line = 1 + next(i for i, ln in enumerate(text.splitlines()) if ln.startswith("attacker sat0"))
+    assert (d.line, d.column) == (line, len("attacker sat0 observes ") + 1)
+    bad = tmp_path / "w.fl"
+    bad.write_text(text, encoding="utf-8")
+    assert main(["explore", str(bad)]) == 2
+    err = capsys.readouterr().err
+    assert re.search(rf"{re.escape(str(bad))}:{line}:\d+: .*attacker 'sat0'", err)
+
+
+@pytest.mark.parametrize("observed, message", [
+    ("gradient_sat1", "never reaches 'orbit3'"),     # sat1's report goes orbit1 -> ground_station
+    ("partition_sat1", "never leaves 'orbit1'"),
+    ("curmodpar", None),                             # the model is broadcast over ground_station -- orbit3
+    ("gradient_sat3", None),                         # sat3's own report starts at orbit3
+    ("round", None),                                 # protocol state is not bound to the graph
+])
+def test_an_insider_observes_only_what_reaches_it(observed: str, message: str | None) -> None:
+    text = BUNDLED["moniteo_link_loss"].read_text(encoding="utf-8").replace(
+        "attacker eve at ground_station observes curmodpar, gradient_sat3",
+        f"attacker sat3 observes {observed}")
+    if message is None:
+        parse_scenario(text, "m.fl")
+        return
+    with pytest.raises(ModelError) as info:
+        parse_scenario(text, "m.fl")
+    assert any(message in d.message and "attacker 'sat3'" in d.message for d in info.value.diagnostics)
+
+
+def test_static_scenarios_bind_observations_too() -> None:
+    """Also without a time-varying topology: in moniteo.fl an attacker at orbit1 cannot see sat2's
+    report (orbit2 -> ground_station), the one at the ground station can."""
+    text = BUNDLED["moniteo"].read_text(encoding="utf-8")
+    parse_scenario(text.replace("observes curmodpar", "observes gradient_sat2"), "m.fl")
+    with pytest.raises(ModelError, match="never reaches 'orbit1'"):
+        parse_scenario(text.replace("attacker eve at ground_station observes curmodpar",
+                                    "attacker eve at orbit1 observes gradient_sat2"), "m.fl")
+
+
+def test_link_loss_attack_tree_contains_the_attackers_step(capsys: pytest.CaptureFixture[str]) -> None:
+    assert main(["attack-tree", "moniteo_link_loss", "--goal", "seen_sat3"]) == 0
+    out = capsys.readouterr().out
+    steps = [line.strip() for line in out.splitlines() if re.match(r"\s*\d+\. ", line)]
+    assert steps[0].startswith("1. - get_grad_round_noisy by sat3 at orbit3")
+    assert steps[1].startswith("2. - eavesdrop by eve at ground_station [report of sat3]")
+
+
+@pytest.mark.slow
+def test_walker_case_study_verdicts() -> None:
+    rep = check_file(WALKER)
+    res = {r.name: r for r in rep.results}
+    assert {n: r.verdict.value for n, r in res.items()} == {
+        "round_can_complete": "holds", "round_almost_surely": "holds",
+        "copies_only_after_report": "holds", "insider_copies_report": "holds", "relay_view": "holds",
+        "clean_link": "holds"}
+    assert res["relay_view"].details["ratio"] == "2"   # sat8's randomized response, r = 1/2
+    assert res["clean_link"].value == 0                # sat0's own report carries no secret
+    assert rep.kripke.num_states == 14336
