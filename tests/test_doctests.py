@@ -46,6 +46,7 @@ DOCTEST_MODULES: tuple[str, ...] = (
     "checker.mc.explore",
     "checker.privacy.ni_fl_dp",
     "checker.privacy.schedulers",
+    "checker.privacy.dp_query",
 )
 
 OPTIONS = doctest.ELLIPSIS | doctest.NORMALIZE_WHITESPACE

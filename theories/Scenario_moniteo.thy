@@ -105,7 +105,7 @@ text \<open>As written: property secret_stays: attack_tree absent holds_loc_c !=
 
 text \<open>Attack-tree property: found absent (EF goal violated), expected absent: the scenario meets its expectation.\<close>
 
-text \<open>flcheck's verdict: violated on 9009 states under IIIf's deadlock semantics.\<close>
+text \<open>flcheck's verdict: holds (EF goal violated) on 9009 states under IIIf's deadlock semantics.\<close>
 
 lemma moniteo_secret_stays: "\<not> (moniteo_Kripke \<turnstile> (EF moniteo_step {s. \<not> (pt_loc_c \<in> partition (igra (fst s)) (Actor ''sat3''))}))"
   (* the checker decided it on a bounded unfolding (max_rounds/max_events); the unbounded Kripke structure of the relation may reach further states *)
@@ -117,7 +117,7 @@ text \<open>As written: property eavesdrop_secret_report: attack_tree exists rea
 
 text \<open>Attack-tree property: found exists (EF goal holds), expected exists: the scenario meets its expectation.\<close>
 
-text \<open>flcheck's verdict: holds on 9009 states under IIIf's deadlock semantics.\<close>
+text \<open>flcheck's verdict: holds (EF goal holds) on 9009 states under IIIf's deadlock semantics.\<close>
 
 text \<open>The checker's witness: a path of 1 step from the initial state, each step a lemma, the last state in the goal set.\<close>
 

@@ -8,12 +8,12 @@ Application layer (imports flmodel and the engines). Each property kind is dispa
   (IIIf AT: a valid tree iff ``EF goal``); ``exists`` holds iff a tree is found, ``absent`` iff the
   engine proves that no tree exists (an invariant avoiding the goal);
 * ``privacy`` — NI-FL-DP ([IIIf-FL], III-C) between the scenario's dataset ``D0`` and a declared
-  neighbour ``D1``: both systems are explored, and the distributions of what the attacker observes at
-  the end of the runs (the released model after the bounded rounds) under the uniform scheduler
-  (:func:`checker.app.privacy_observation.end_of_run_distribution`, with
-  :func:`~checker.app.privacy_observation.scheduler_independent`) are compared by
-  :func:`checker.app.privacy_fl.assess_pair`, the pipeline of ``flcheck privacy`` (exact: ``e^ε``
-  decided exactly);
+  neighbour ``D1`` by :func:`checker.app.privacy_fl.privacy_report`, the one pipeline of
+  ``flcheck privacy``, ``audit``, the reports and the Isabelle export: both systems are explored with
+  the attacker's record, and the distributions of what the attacker observes — the sequence of what
+  it sees, per release and per change (``observe="sequence"``, default), or its final value
+  (``"final"``) — under the uniform scheduler are compared by
+  :func:`checker.app.privacy_fl.assess_pair` (exact: ``e^ε`` decided exactly);
 * ``advantage`` — on the same pair of distributions, by the same
   :func:`~checker.app.privacy_fl.assess_pair`: the best distinguishing advantage (total variation,
   [IIIf-FL] II-D / Theorem 1) against a number, the seed's Theorem-1 bound read as
@@ -44,13 +44,13 @@ import flcheck_spec
 import numpy as np
 
 from checker.app.load import resolve_scenario_path
-from checker.app.privacy_fl import assess_pair
-from checker.app.privacy_observation import end_of_run_distribution, scheduler_independent
+from checker.app.privacy_fl import assess_pair, privacy_report
+from checker.app.privacy_results import PairResult, outcome_text
 from checker.app.reductions import Applied, Reductions, reduce_system
 from checker.app.scenario_vocabulary import scenario_vocabulary
 from checker.attack_trees.generation import AttackFound, generate_attack_tree
 from checker.errors import ExplorationIncomplete, InputError, Position
-from checker.io.render import json_value, value_text
+from checker.io.render import json_value
 from checker.markov.first_passage import reach_probability
 from checker.markov.mdp import mdp_reach
 from checker.markov.models import dtmc_from_kripke, mdp_from_kripke
@@ -187,17 +187,19 @@ def _trace_text(trace: Any, limit: int = 8) -> str:
 class _Context:
     """Caches shared between properties: the model checker, neighbour structures, distributions."""
 
-    def __init__(self, scenario: Scenario, system: ScenarioSystem, kripke: Kripke, limits: Limits):
+    def __init__(self, scenario: Scenario, system: ScenarioSystem, kripke: Kripke, limits: Limits,
+                 observe: str = "sequence"):
         self.scenario = scenario
         self.system = system
         self.kripke = kripke
         self.limits = limits
         self.mc = ModelChecker(kripke)
         self.structures: dict[str, Kripke] = {"": kripke}
-        self.dists: dict[tuple[str, tuple[str, ...]], Any] = {}
+        self.pairs: dict[tuple[str, tuple[str, ...]], tuple[PairResult | None, str | None]] = {}
+        self.observe = observe
         self.mdp: Any = None
         self.engine = "flcheck"
-        self.independent: dict[tuple[str, tuple[str, ...]], bool | None] = {}
+        self.independent: dict[tuple[str, tuple[str, ...]], list[bool | None]] = {}
         self.artefacts: dict[str, Any] = {"attack_trees": {}, "privacy": {}}
 
     def structure(self, neighbour: str) -> Kripke:
@@ -214,41 +216,45 @@ class _Context:
             return tuple(n.name for n in self.scenario.attacker.observes)
         return ("curmodpar",)
 
-    def distribution(self, neighbour: str, names: tuple[str, ...]) -> tuple[dict[Hashable, Any], Any, bool]:
-        """(distribution of the observation at the end of runs, missing mass, complete) on D0 or D1."""
-        key = (neighbour, names)
-        if key not in self.dists:
-            k = self.structure(neighbour)
-            if not k.complete:  # probabilities need the whole reachable state space
-                self.dists[key] = ({}, 0, False)
-                self.independent[key] = None
-                return self.dists[key]
-            cols = [list(k.observables[n]) for n in names]
-            values = [tuple(_freeze(c[i]) for c in cols) if len(cols) > 1 else _freeze(cols[0][i])
-                      for i in range(k.num_states)]
-            od = end_of_run_distribution(k, values, exact=True)
-            self.dists[key] = (od.dist, od.missing, k.complete)
-            self.independent[key] = scheduler_independent(k, values)
-        return self.dists[key]
+    def judged(self, p: PropertyDecl) -> tuple[PairResult | None, str | None]:
+        """The neighbouring pair ``(D0, D1 = p.neighbour)`` judged by the privacy pipeline
+        (:func:`checker.app.privacy_fl.privacy_report`, the one of ``flcheck privacy``) on what the
+        attacker observes, as the sequence of what it sees (``observe="sequence"``) or its final
+        value (``"final"``); or why it cannot be judged."""
+        names = self.observing(p)
+        key = (p.neighbour or "", names)
+        if key not in self.pairs:
+            self.pairs[key] = self._judge(p.neighbour, names)
+        return self.pairs[key]
+
+    def _judge(self, neighbour: str | None, names: tuple[str, ...]) -> tuple[PairResult | None, str | None]:
+        if neighbour is None:
+            return None, "no neighbouring dataset named (between NAME)"
+        try:
+            rep = privacy_report(self.system, observe=self.observe, observing=names, readings=(),
+                                 declared=[(neighbour, neighbour_dataset(self.scenario, neighbour))],
+                                 limits=self.limits, literal=False, decomposition=False, exact=True)
+        except ExplorationIncomplete as exc:
+            return None, ("exploration incomplete: the output distributions need the whole state space "
+                          f"({exc})")
+        (pair,) = rep.pairs
+        self.independent[(neighbour, names)] = [rep.base.scheduler_independent,
+                                                rep.observations[pair.d1].scheduler_independent]
+        missing = [1 - sum(d.values(), Fraction(0)) for d in (pair.p0, pair.p1)]
+        if any(abs(m) > 1e-12 for m in missing):
+            return None, f"runs without a final value (missing mass {missing[0]}, {missing[1]})"
+        return pair, None
 
     def scheduler_note(self, neighbour: str, names: tuple[str, ...]) -> str:
-        """Whether the two distributions depend on how nondeterminism is resolved (Pmin = Pmax of each
-        final observation over all schedulers,
+        """Whether the distributions depend on how nondeterminism is resolved (Pmin = Pmax of each
+        observation over all schedulers on ``D0``,
         :func:`~checker.app.privacy_observation.scheduler_independent`)."""
-        flags = [self.independent.get(("", names)), self.independent.get((neighbour, names))]
+        flags = self.independent.get((neighbour, names), [None])
         if all(f is True for f in flags):
             return "uniform scheduler (the distributions are the same under every scheduler)"
         if any(f is False for f in flags):
             return "uniform scheduler (WARNING: the distributions depend on the scheduler)"
         return "uniform scheduler (scheduler dependence not checked)"
-
-
-def _freeze(v: object) -> Hashable:
-    if isinstance(v, list | tuple):
-        return tuple(_freeze(x) for x in v)
-    if isinstance(v, set | frozenset):
-        return frozenset(_freeze(x) for x in v)
-    return v
 
 
 # ------------------------------------------------------------------------------------------ kinds
@@ -274,7 +280,7 @@ def _ctl(ctx: _Context, p: PropertyDecl) -> PropertyResult:
 def _attack_tree(ctx: _Context, p: PropertyDecl) -> PropertyResult:
     f = _parse(p)
     goal = ctx.mc.sat(f)
-    result = generate_attack_tree(ctx.kripke, goal, max_attacks=3)
+    result = generate_attack_tree(ctx.kripke, goal, minimal_only=True)  # the defaults of flcheck attack-tree
     details: dict[str, Any] = {"expect": p.expect, "goal_states": int(np.count_nonzero(goal))}
     if isinstance(result, AttackFound):
         tree = result.tree
@@ -305,20 +311,24 @@ def _attack_tree(ctx: _Context, p: PropertyDecl) -> PropertyResult:
 
 
 def _pair(ctx: _Context, p: PropertyDecl) -> tuple[dict[Hashable, Any], dict[Hashable, Any], str | None]:
-    names = ctx.observing(p)
-    d0, m0, c0 = ctx.distribution("", names)
-    d1, m1, c1 = ctx.distribution(p.neighbour or "", names)
-    problem = None
-    if not (c0 and c1):
-        problem = "exploration incomplete: the output distributions need the whole state space"
-    elif abs(m0) > 1e-12 or abs(m1) > 1e-12:
-        problem = f"runs without a final value (missing mass {m0}, {m1})"
-    return d0, d1, problem
+    """The observation distributions ``(P0, P1)`` of the property's pair (:meth:`_Context.judged`)."""
+    pair, problem = ctx.judged(p)
+    if pair is None:
+        return {}, {}, problem
+    return pair.p0, pair.p1, None
 
 
 def _eps_of(p: PropertyDecl) -> Eps:
     assert p.eps is not None
     return Eps(ratio=p.eps.value) if p.eps.log else Eps(value=p.eps.value)
+
+
+def _observed_text(ctx: _Context, names: tuple[str, ...]) -> str:
+    """How the attacker's observation was read, for the evidence."""
+    what = ", ".join(names)
+    if ctx.observe == "final":
+        return f"observing {what} at the end of runs"
+    return f"observing the sequence of {what} (one entry per release or change, in run order)"
 
 
 def _privacy(ctx: _Context, p: PropertyDecl) -> PropertyResult:
@@ -331,16 +341,15 @@ def _privacy(ctx: _Context, p: PropertyDecl) -> PropertyResult:
     res, verdict = pair.epsilon, pair.verdict
     value = math.inf if res.infinite else res.epsilon
     worst = "" if res.outcome is None else (
-        f"worst outcome {value_text(res.outcome)}: P0 = {res.p0}, P1 = {res.p1}")
+        f"worst outcome {outcome_text(res.outcome, ctx.observe)}: P0 = {res.p0}, P1 = {res.p1}")
     note = ctx.scheduler_note(p.neighbour or "", names)
     evidence = (f"ε* = {res.text()} vs ε = {eps.text()}; " + worst +
-                f"; observing {', '.join(names)} at the end of runs, {note}, "
-                f"{len(d0)}/{len(d1)} outcomes")
+                f"; {_observed_text(ctx, names)}, {note}, {len(d0)}/{len(d1)} outcomes")
     details = {"epsilon_bound": eps.text(), "epsilon": res.json(),
                "ratio": None if res.ratio is None else str(res.ratio), "observing": list(names),
+               "observe": ctx.observe,
                "neighbour": p.neighbour, "outcomes": [len(d0), len(d1)], "scheduler": "uniform",
-               "scheduler_independent": [ctx.independent.get(("", names)),
-                                         ctx.independent.get((p.neighbour or "", names))]}
+               "scheduler_independent": ctx.independent.get((p.neighbour or "", names), [None, None])}
     ctx.artefacts["privacy"][p.name] = (d0, d1, names, eps, res)
     return PropertyResult(p.name, p.kind, verdict, value, res.text(), evidence, details)
 
@@ -354,7 +363,7 @@ def _advantage(ctx: _Context, p: PropertyDecl) -> PropertyResult:
     adv = best.advantage
     eps_model = pair.epsilon
     details: dict[str, Any] = {"advantage": str(adv), "correct": str(best.correct),
-                               "symmetric": best.symmetric,
+                               "symmetric": best.symmetric, "observe": ctx.observe,
                                "model_epsilon": eps_model.json(), "neighbour": p.neighbour}
     if p.bound_kind == "number":
         assert p.bound is not None
@@ -516,7 +525,7 @@ def _validate_formulas(scenario: Scenario, kripke: Kripke | None, vocabulary: Vo
 
 def check_scenario(scenario: Scenario, *, limits: Limits | None = None, path: str | None = None,
                    only: Sequence[str] | None = None, progress: ProgressCallback | None = None,
-                   status: Callable[[str], None] | None = None,
+                   status: Callable[[str], None] | None = None, observe: str = "sequence",
                    reductions: Reductions | None = None, progress_line: Callable[[str], None] | None = None,
                    progress_interval: float = 5.0, engine: str = "flcheck") -> CheckReport:
     """Explore ``scenario`` once and decide each property (``only``: a subset by name).
@@ -529,6 +538,9 @@ def check_scenario(scenario: Scenario, *, limits: Limits | None = None, path: st
     (default: all that the scenario admits). ``engine``: ``flcheck`` (default) or ``storm``, which hands
     the probability properties' reachability queries on the explored structure to stormpy.
 
+    ``observe``: how privacy properties read the attacker's observation: ``sequence`` (what it sees,
+    per release and per change, in run order) or ``final`` (the values at the end of the runs).
+
     ``progress`` receives the exploration's progress; ``status`` a short message before each property
     is checked (the CLI shows both on a terminal)."""
     t0 = time.perf_counter()
@@ -536,7 +548,7 @@ def check_scenario(scenario: Scenario, *, limits: Limits | None = None, path: st
     with Watchdog(lim, report=progress_line, interval=progress_interval) as watch:
         try:
             return _check(scenario, lim, watch, t0, path=path, only=only, progress=progress, status=status,
-                          reductions=reductions, engine=engine)
+                          observe=observe, reductions=reductions, engine=engine)
         except LimitReached as exc:  # outside the properties: nothing is decided
             raise ExplorationIncomplete(f"{exc.reason} before the properties were decided",
                                         exc.reason) from None
@@ -544,7 +556,7 @@ def check_scenario(scenario: Scenario, *, limits: Limits | None = None, path: st
 
 def _check(scenario: Scenario, lim: Limits, watch: Watchdog, t0: float, *, path: str | None,
            only: Sequence[str] | None, progress: ProgressCallback | None,
-           status: Callable[[str], None] | None, reductions: Reductions | None,
+           status: Callable[[str], None] | None, observe: str, reductions: Reductions | None,
            engine: str = "flcheck") -> CheckReport:
     def explored(p: Progress) -> None:
         watch.explored(p)
@@ -569,7 +581,7 @@ def _check(scenario: Scenario, lim: Limits, watch: Watchdog, t0: float, *, path:
         diags = _validate_formulas(scenario, kripke, vocabulary)
     if diags:
         raise ModelError(diags)
-    ctx = _Context(scenario, system, kripke, lim)
+    ctx = _Context(scenario, system, kripke, lim, observe)
     ctx.engine = engine
     results: list[PropertyResult] = []
     selected = [p for p in scenario.properties if only is None or p.name in only]
@@ -616,7 +628,7 @@ def scenario_path(spec: str | Path | None) -> Path:
 def check_file(path: str | Path | None = None, *, limits: Limits | None = None,
                only: Sequence[str] | None = None, progress: ProgressCallback | None = None,
                status: Callable[[str], None] | None = None,
-               defines: Mapping[str, int] | None = None,
+               defines: Mapping[str, int] | None = None, observe: str = "sequence",
                reductions: Reductions | None = None, progress_line: Callable[[str], None] | None = None,
                progress_interval: float = 5.0, engine: str = "flcheck") -> CheckReport:
     """Load the scenario file ``path`` (default: the bundled Moniteo; a bundled scenario's name stands
@@ -625,5 +637,5 @@ def check_file(path: str | Path | None = None, *, limits: Limits | None = None,
     p = scenario_path(path)
     scenario = load_scenario(p, defines=defines)
     return check_scenario(scenario, limits=limits, path=str(p), only=only, progress=progress,
-                          status=status, reductions=reductions,
+                          status=status, observe=observe, reductions=reductions,
                           progress_line=progress_line, progress_interval=progress_interval, engine=engine)

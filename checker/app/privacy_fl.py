@@ -18,9 +18,11 @@ from __future__ import annotations
 
 import math
 from collections.abc import Callable, Hashable, Iterable, Mapping, Sequence
+from dataclasses import dataclass
 from fractions import Fraction
 from typing import Any, cast
 
+from checker.app.load import ScenarioFile, load_fl_model, resolve_model_spec
 from checker.app.privacy_literal import literal_check
 from checker.app.privacy_observation import DatasetObservation, Event, observe_dataset, parse_observe
 from checker.app.privacy_results import DecompositionResult, PairAssessment, PairResult, PrivacyReport
@@ -36,13 +38,60 @@ from checker.privacy.ni_fl_dp import (
 )
 from checker.verdict import Verdict
 from flmodel.data import NEIGHBOUR_READINGS, DataPoint, Dataset, NeighbourReading, neighbours, neighbours_1
+from flmodel.scenario import load_scenario
+from flmodel.scenario_ast import Scenario
+from flmodel.scenario_build import build_system, neighbour_dataset, universe
 from flmodel.system import FLSystem
 
-__all__ = ["assess_pair", "privacy_report"]
+__all__ = ["PrivacyModel", "assess_pair", "judged_text", "privacy_model", "privacy_report",
+           "scenario_observing"]
 
 Number = Fraction | float
 #: A numeric feature of an observation, for threshold attackers.
 Feature = Callable[[Hashable], float | Fraction]
+
+
+@dataclass(frozen=True)
+class PrivacyModel:
+    """What the privacy pipeline judges for a command-line model: the system (a scenario's
+    :class:`~flmodel.scenario_build.ScenarioSystem`, or an example's FL system), the universe of
+    candidate data points, the declared neighbouring datasets and what the attacker observes."""
+
+    system: Any
+    universe: list[DataPoint]
+    declared: list[tuple[str, Dataset]]
+    observing: tuple[str, ...]
+
+
+def scenario_observing(scenario: Scenario) -> tuple[str, ...]:
+    """What a scenario's attacker observes: the names of ``attacker ... observes`` (default
+    ``curmodpar``, the released model)."""
+    att = scenario.attacker
+    if att is not None and att.observes:
+        return tuple(n.name for n in att.observes)
+    return ("curmodpar",)
+
+
+def privacy_model(spec: str, defines: Mapping[str, int] | None = None) -> PrivacyModel:
+    """The :class:`PrivacyModel` of a command-line ``MODEL`` (:func:`checker.app.load.load_fl_model`'s
+    forms): a scenario keeps its property-language observables, declared neighbours and attacker."""
+    model = resolve_model_spec(spec)
+    if isinstance(model, ScenarioFile) and model.path.suffix == ".fl":
+        scenario = load_scenario(model.path, defines=defines)
+        declared = [(n.name, neighbour_dataset(scenario, n.name)) for n in scenario.neighbours]
+        return PrivacyModel(build_system(scenario), universe(scenario), declared,
+                            scenario_observing(scenario))
+    system, uni, declared = load_fl_model(spec, defines)
+    return PrivacyModel(system, uni, declared, ("curmodpar",))
+
+
+def judged_text(report: PrivacyReport) -> str:
+    """Which neighbouring pairs a report judged, for the output (``declared: hot``, readings)."""
+    parts = [f"{r} ({n})" for r, n in report.readings.items()]
+    named = [p.label.split(":", 1)[0] for p in report.pairs if p.reading == "declared"]
+    if named:
+        parts = [f"declared {', '.join(named)}" if x.startswith("declared") else x for x in parts]
+    return "; ".join(parts) if parts else "none"
 
 
 def assess_pair(p0: Mapping[Hashable, Number], p1: Mapping[Hashable, Number], eps: Eps | None, *,
@@ -100,8 +149,10 @@ def _coord(r: int, i: int) -> Any:
 
     def f(o: Hashable) -> Fraction:
         if isinstance(o, tuple) and len(o) > r and isinstance(o[r], tuple) and len(o[r]) > i:
-            return Fraction(o[r][i])
-        return low  # no such round in this run
+            x = o[r][i]
+            if isinstance(x, int | Fraction) and not isinstance(x, bool):
+                return Fraction(x)
+        return low  # no such round in this run (or no number there)
     return f
 
 
@@ -114,6 +165,10 @@ def _releases_from_trace(trace: Hashable) -> tuple[Hashable, ...]:
 def _observed(obs: DatasetObservation, mode: str, client: str | None) -> dict[Hashable, Number]:
     if mode == "curmodpar":
         return obs.releases
+    if mode in ("sequence", "final"):
+        dist = obs.sequence if mode == "sequence" else obs.final
+        assert dist is not None
+        return dist
     if mode == "trace":
         assert obs.trace is not None
         return obs.trace
@@ -178,20 +233,37 @@ def _decomposition(system: FLSystem, o0: DatasetObservation, o1: DatasetObservat
         _le(global_eps, _sum_eps(rounds)))
 
 
-def privacy_report(system: FLSystem, universe: Iterable[DataPoint] | None = None, *,
-                   observe: str = "curmodpar", eps: Eps | float | str | None = None,
-                   readings: Sequence[NeighbourReading] = NEIGHBOUR_READINGS, limits: Limits | None = None,
+def privacy_report(system: FLSystem | Any, universe: Iterable[DataPoint] | None = None, *,
+                   observe: str = "sequence", eps: Eps | float | str | None = None,
+                   readings: Sequence[NeighbourReading] | None = None, limits: Limits | None = None,
                    literal: bool = True, check_scheduler: bool = True, decomposition: bool = True,
                    exact: bool | None = None,
-                   declared: Sequence[tuple[str, Iterable[DataPoint]]] = ()) -> PrivacyReport:
-    """NI-FL-DP of ``system`` at its dataset ``D`` against every neighbouring dataset drawn from
-    ``universe`` (default: ``D`` itself, which gives removals only) under each reading.
+                   declared: Sequence[tuple[str, Iterable[DataPoint]]] = (),
+                   observing: Sequence[str] = ("curmodpar",)) -> PrivacyReport:
+    """NI-FL-DP of ``system`` at its dataset ``D`` against its neighbouring datasets: the one pipeline
+    behind ``flcheck check`` (privacy, advantage and crossval properties), ``flcheck privacy``,
+    ``flcheck audit`` on a model, the reports and the Isabelle export.
+
+    ``system``: an :class:`FLSystem`, or a scenario's system (anything with the FL system as ``fl``
+    and an ``observe(state, name)`` for the property language's names, e.g.
+    :class:`flmodel.scenario_build.ScenarioSystem`).  ``observing``: the names the attacker observes
+    (a scenario's ``attacker ... observes``); ``observe``: ``sequence`` (default: the sequence of what
+    it observes, per release and per change, in the order of the run), ``final`` (the values at the
+    end of the run), ``curmodpar``, ``trace`` or ``client:NAME``
+    (:mod:`checker.app.privacy_observation`).
+
+    Pairs judged: ``declared`` (named neighbouring datasets, e.g. a scenario's ``neighbour``
+    declarations, reported with reading ``"declared"``) and the neighbours of ``D`` drawn from
+    ``universe`` (default: ``D`` itself, which gives removals only) under each of ``readings``
+    (``None``: none when some pair is declared, else every reading of :data:`NEIGHBOUR_READINGS`).
 
     ``eps``: the ε to decide (``None``: decide whether the model is ε-DP for some finite ε, and
-    evaluate the bounds at the model's ε*).  ``declared``: further named neighbouring datasets (e.g. a
-    scenario's ``neighbour`` declarations), reported with reading ``"declared"``.  The verdict is
-    ``holds vacuously`` when no neighbouring
-    dataset exists."""
+    evaluate the bounds at the model's ε*).  The verdict is ``holds vacuously`` when no pair exists."""
+    observer = None
+    if not isinstance(system, FLSystem):
+        observer, system = system.observe, system.fl
+    if readings is None:
+        readings = () if declared else NEIGHBOUR_READINGS
     mode, client = parse_observe(observe, system.clients)
     e = None if eps is None else Eps.of(eps)
     base_data: Dataset = frozenset(system.initial.igra.dataset)
@@ -199,11 +271,15 @@ def privacy_report(system: FLSystem, universe: Iterable[DataPoint] | None = None
     record_trace = mode == "trace"
     cache: dict[Dataset, DatasetObservation] = {}
 
+    named = {frozenset(data) for _, data in declared}
+
     def get(d: Dataset) -> DatasetObservation:
+        # the scheduler check on D and the declared neighbours (not on every generated one: its cost)
         if d not in cache:
             cache[d] = observe_dataset(system, d, record_trace=record_trace,
                                        record_updates=decomposition or mode == "client", limits=limits,
-                                       check_scheduler=check_scheduler and d == base_data, exact=exact)
+                                       check_scheduler=check_scheduler and (d == base_data or d in named),
+                                       exact=exact, observing=observing, observer=observer)
         return cache[d]
 
     base = get(base_data)
@@ -224,9 +300,13 @@ def privacy_report(system: FLSystem, universe: Iterable[DataPoint] | None = None
         o1 = get(d1)
         p0, p1 = _observed(base, mode, client), _observed(o1, mode, client)
         sample = list(p0) + list(p1)
-        feats = _features(mode, [_releases_from_trace(o) for o in sample] if mode == "trace" else sample)
         if mode == "trace":
-            feats = {n: (lambda o, f=f: f(_releases_from_trace(o))) for n, f in feats.items()}
+            feats = {n: (lambda o, f=f: f(_releases_from_trace(o)))
+                     for n, f in _features(mode, [_releases_from_trace(o) for o in sample]).items()}
+        elif mode == "final":
+            feats = {n: (lambda o, f=f: f((o,))) for n, f in _features(mode, [(o,) for o in sample]).items()}
+        else:
+            feats = _features(mode, sample)
         pair = assess_pair(p0, p1, e, features=feats)
         decomp = _decomposition(system, base, o1, reading) if decomposition else None
         pairs.append(PairResult(shown, label, base_data, d1, dict(p0), dict(p1), pair.epsilon,
@@ -251,4 +331,5 @@ def privacy_report(system: FLSystem, universe: Iterable[DataPoint] | None = None
     if per_reading.get("replace_one") == 0:
         notes.append("no replace-one neighbour: the universe has no data point outside the dataset")
     lit = literal_check(system, limits=limits) if literal else None
-    return PrivacyReport(observe, e, pairs, worst, verdict, vacuous, lit, base, per_reading, notes=notes)
+    return PrivacyReport(observe, e, pairs, worst, verdict, vacuous, lit, base, per_reading, notes=notes,
+                         observing=tuple(observing), observations=cache)

@@ -5,7 +5,13 @@ Here the FL system (:class:`flmodel.system.FLSystem`) is extended by the attacke
 (:class:`ObservedSystem`), explored, its nondeterminism resolved by the uniform scheduler, and the
 distribution of the record at the end of the runs computed (:func:`observe_dataset`):
 
-* ``curmodpar`` (default): the sequence of released models, one per aggregation (round);
+* ``sequence`` (default): the sequence of what the attacker observes (the scenario's ``attacker ...
+  observes`` names, by default ``curmodpar``), one entry on every step that completes a round (a
+  release) or changes an observed value, in the order of the run (the initial values are the set-up's
+  and are not recorded; ``final`` sees them when nothing changes them);
+* ``final``: the observed values at the end of the run only;
+* ``curmodpar``: the sequence of released models, one per aggregation (round) — ``sequence`` of
+  ``curmodpar``;
 * ``trace``: the whole protocol trace — every event (``Put`` with its partition, ``Get c v``,
   ``Eval w``) in order;
 * ``client:NAME``: the sequence of updates client ``NAME`` sends.
@@ -20,9 +26,10 @@ rules, but nothing further is released).
 
 from __future__ import annotations
 
-from collections.abc import Hashable, Iterable, Sequence
+from collections.abc import Callable, Hashable, Iterable, Sequence
 from dataclasses import dataclass, field
 from fractions import Fraction
+from typing import cast
 
 import numpy as np
 
@@ -31,12 +38,14 @@ from checker.markov.distributions import ObservableDistribution, bottom_absorpti
 from checker.markov.graph import bottom_components
 from checker.markov.mdp import mdp_reach_many
 from checker.markov.models import Dtmc, dtmc_from_kripke, mdp_from_kripke
+from checker.mc.atoms import freeze
 from checker.mc.explore import Limits, explore
 from checker.mc.kripke import Kripke
 from flmodel.data import DataPoint, Dataset
 from flmodel.system import FLState, FLSystem
 
 __all__ = [
+    "OBSERVE_MODES",
     "DatasetObservation",
     "ObservedSystem",
     "end_of_run_distribution",
@@ -55,10 +64,14 @@ Vector = tuple[Fraction, ...]
 Event = tuple[str, str | None, Hashable]
 
 
+#: The observation modes of :func:`parse_observe` besides ``client:NAME``.
+OBSERVE_MODES = ("sequence", "final", "curmodpar", "trace")
+
+
 def parse_observe(text: str, clients: Sequence[str]) -> tuple[str, str | None]:
-    """``"curmodpar"``, ``"trace"`` or ``"client:NAME"`` -> ``(mode, client)``; :class:`InputError`
-    naming the expected forms otherwise."""
-    if text in ("curmodpar", "trace"):
+    """``"sequence"``, ``"final"``, ``"curmodpar"``, ``"trace"`` or ``"client:NAME"`` ->
+    ``(mode, client)``; :class:`InputError` naming the expected forms otherwise."""
+    if text in OBSERVE_MODES:
         return text, None
     if text.startswith("client:"):
         name = text.split(":", 1)[1]
@@ -66,7 +79,8 @@ def parse_observe(text: str, clients: Sequence[str]) -> tuple[str, str | None]:
             raise InputError(f"unknown client {name!r} in --observe {text}", None,
                              f"one of client:{', client:'.join(clients)}")
         return "client", name
-    raise InputError(f"unknown observation {text!r}", None, "curmodpar, trace or client:NAME")
+    raise InputError(f"unknown observation {text!r}", None,
+                     "sequence, final, curmodpar, trace or client:NAME")
 
 
 # ---------------------------------------------------------------------------------------------------
@@ -80,6 +94,7 @@ class _ObsState:
     releases: tuple[Vector, ...]
     updates: tuple[tuple[Vector, ...], ...]  # per client (sorted), in order
     trace: tuple[Event, ...] | None
+    seen: tuple[Hashable, ...] = ()
 
 
 class ObservedSystem:
@@ -87,18 +102,31 @@ class ObservedSystem:
     of :mod:`checker.mc.ts`).  Records are appended on the step that produces them: an aggregation
     appends the new ``curmodpar`` to ``releases``; a report by client ``c`` appends its update to
     ``updates[c]``; with ``record_trace`` every event is appended to ``trace``.  Probabilities and
-    actions are those of the FL system, so the product is a refinement that only adds memory."""
+    actions are those of the FL system, so the product is a refinement that only adds memory.
+
+    ``observing`` (names read by ``observer``, default the FL system's own ``observe``): what the
+    attacker observes; ``seen`` records its value (the value itself for one name, a tuple for several)
+    on every step that completes a round or changes it, and the observable ``final`` is its current
+    value."""
 
     def __init__(self, system: FLSystem, *, record_trace: bool = False, record_updates: bool = True,
-                 stop_after_rounds: bool = True) -> None:
+                 stop_after_rounds: bool = True, observing: Sequence[str] = ("curmodpar",),
+                 observer: Callable[[FLState, str], object] | None = None) -> None:
         self.system = system
+        self.observing = tuple(observing)
+        self._observer = observer if observer is not None else system.observe
         self.clients = tuple(system.clients)
         self._index = {c: i for i, c in enumerate(self.clients)}
         self.record_trace = record_trace
         self.record_updates = record_updates
         self.stop_after_rounds = stop_after_rounds
-        self._names = ("releases", "trace", "dataset", "partition", "curmodpar",
+        self._names = ("releases", "trace", "dataset", "partition", "curmodpar", "seen", "final",
                        *(f"updates:{c}" for c in self.clients))
+
+    def seen_value(self, fl: FLState) -> Hashable:
+        """What the attacker observes on ``fl``: the value of the one observed name, else the tuple."""
+        vals = tuple(freeze(self._observer(fl, n)) for n in self.observing)
+        return vals[0] if len(vals) == 1 else vals
 
     def initial_states(self) -> list[_ObsState]:
         return [_ObsState(s, (), tuple(() for _ in self.clients), () if self.record_trace else None)
@@ -109,6 +137,7 @@ class ObservedSystem:
         if self.stop_after_rounds and b.max_rounds is not None and state.fl.round >= b.max_rounds:
             return []
         out: list[tuple[object, _ObsState, Fraction]] = []
+        before = self.seen_value(state.fl)
         for act, target, p in self.system.successors(state.fl):
             kind = str(self.system.observe(target, "last_kind"))
             g = target.infra.igra
@@ -127,7 +156,11 @@ class ObservedSystem:
                 value = g.partition
             if trace is not None:
                 trace = (*trace, (kind, act.actor, value))
-            out.append((act, _ObsState(target, releases, updates, trace), p))
+            seen = state.seen
+            now = self.seen_value(target)
+            if target.round > state.fl.round or now != before:
+                seen = (*seen, now)
+            out.append((act, _ObsState(target, releases, updates, trace, seen), p))
         return out
 
     def observable_names(self) -> Sequence[str]:
@@ -138,6 +171,10 @@ class ObservedSystem:
             return state.releases
         if name == "trace":
             return state.trace
+        if name == "seen":
+            return state.seen
+        if name == "final":
+            return self.seen_value(state.fl)
         if name == "dataset":
             return state.fl.infra.igra.dataset
         if name == "partition":
@@ -160,7 +197,8 @@ class DatasetObservation:
     of the released-model sequence), ``updates[c]`` (of client ``c``'s update sequence), ``joint``
     (of all clients' update sequences together), ``trace`` (when recorded); ``states``/``transitions``
     of the explored product; ``scheduler_independent`` (``None``: not checked) and ``undetermined``
-    (mass of runs without an eventual observation)."""
+    (mass of runs without an eventual observation); ``sequence`` and ``final`` (of the sequence of
+    what the attacker observes, of its value at the end of the run; ``None`` when not computed)."""
 
     dataset: Dataset
     releases: dict[Hashable, Number]
@@ -173,12 +211,16 @@ class DatasetObservation:
     scheduler_independent: bool | None = None
     undetermined: Number = 0
     kripke: Kripke | None = field(default=None, repr=False)
+    sequence: dict[Hashable, Number] | None = None
+    final: dict[Hashable, Number] | None = None
 
 
 def observe_dataset(system: FLSystem, dataset: Iterable[DataPoint] | None = None, *,
                     record_trace: bool = False, record_updates: bool = True, limits: Limits | None = None,
                     check_scheduler: bool = True, keep_kripke: bool = False,
-                    stop_after_rounds: bool = True, exact: bool | None = None) -> DatasetObservation:
+                    stop_after_rounds: bool = True, exact: bool | None = None,
+                    observing: Sequence[str] | None = None,
+                    observer: Callable[[FLState, str], object] | None = None) -> DatasetObservation:
     """Explore ``system`` (rebuilt for ``dataset`` when given) observed by the attacker, resolve the
     nondeterminism with the uniform scheduler, and return the distributions of the observations at the
     end of the runs (:func:`checker.markov.core.observable_distribution`, eventual values).
@@ -186,11 +228,16 @@ def observe_dataset(system: FLSystem, dataset: Iterable[DataPoint] | None = None
     ``check_scheduler``: also decide whether the release distribution depends on the scheduler, by
     comparing ``Pmin`` and ``Pmax`` over all schedulers of each release sequence (vectorised float
     value iteration, :func:`checker.markov.core.mdp_reach_many`, tolerance 1e-9).  ``keep_kripke``: keep the
-    explored product in the result (memory)."""
+    explored product in the result (memory). ``observing``/``observer``: what the attacker observes
+    (:class:`ObservedSystem`); when given, the ``sequence`` and ``final`` distributions are computed
+    and the scheduler check is made on the sequence."""
     sys_d = system if dataset is None else system.with_dataset(dataset)
     ts = ObservedSystem(sys_d, record_trace=record_trace, record_updates=record_updates,
-                        stop_after_rounds=stop_after_rounds)
+                        stop_after_rounds=stop_after_rounds, observing=observing or ("curmodpar",),
+                        observer=observer)
     names = ["releases", *(f"updates:{c}" for c in ts.clients)] + (["trace"] if record_trace else [])
+    if observing is not None:
+        names += ["seen", "final"]
     k = explore(ts, limits=limits or DEFAULT_LIMITS, observables=names,  # type: ignore[arg-type]  # ObservedSystem yields plain (action, state, probability) tuples, which explore reads as Steps
                 probabilities=True, keep_states=False)
     if not k.complete:
@@ -210,8 +257,13 @@ def observe_dataset(system: FLSystem, dataset: Iterable[DataPoint] | None = None
     obs = DatasetObservation(frozenset(sys_d.initial.igra.dataset), dict(rel.dist), upd, joint, tr,
                              k.num_states, k.num_transitions, rel.exact, undetermined=rel.missing,
                              kripke=k if keep_kripke else None)
+    if observing is not None:
+        seq = dist_of(list(k.observables["seen"]))
+        obs.sequence, obs.final = dict(seq.dist), dict(dist_of(list(k.observables["final"])).dist)
+        obs.undetermined = seq.missing
     if check_scheduler:
-        obs.scheduler_independent = scheduler_independent(k, list(k.observables["releases"]))
+        watched = "seen" if observing is not None else "releases"
+        obs.scheduler_independent = scheduler_independent(k, list(k.observables[watched]))
     return obs
 
 

@@ -183,6 +183,8 @@ class PrivacyReport:
     readings: dict[str, int]
     scheduler: str = "uniform"
     notes: list[str] = field(default_factory=list)
+    observing: tuple[str, ...] = ("curmodpar",)
+    observations: dict[Dataset, DatasetObservation] = field(default_factory=dict, repr=False)
 
     def json(self) -> dict[str, Any]:
         w = self.worst
@@ -190,7 +192,7 @@ class PrivacyReport:
             "epsilon": w.epsilon.json() if w else 0.0,
             "delta": number_json(w.delta) if w else 0.0,
             "worst_pair": None if w is None else {"reading": w.reading, "pair": w.label,
-                                                  "outcome": outcome_text(w.epsilon.outcome),
+                                                  "outcome": outcome_text(w.epsilon.outcome, self.observe),
                                                   "epsilon_exact": w.epsilon.text()},
             "advantage": ({"best": number_json(w.best.advantage),
                            "attackers": {a.name: number_json(a.advantage) for a in w.attackers}}
@@ -199,6 +201,8 @@ class PrivacyReport:
             "vacuous": self.vacuous,
             "verdict": str(self.verdict),
             "observe": self.observe,
+            "observing": list(self.observing),
+            "pairs_judged": [p.label for p in self.pairs],
             "eps_checked": None if self.eps is None else self.eps.json(),
             "scheduler": self.scheduler,
             "scheduler_independent": self.base.scheduler_independent,
@@ -218,7 +222,11 @@ def number_json(x: Number) -> float | str:
     return float(x)
 
 
-def outcome_text(outcome: object) -> str:
-    """An outcome as text (:func:`checker.io.render.value_text`), at most 300 characters."""
-    text = value_text(outcome)
+def outcome_text(outcome: object, observe: str = "final") -> str:
+    """An outcome as text (:func:`checker.io.render.value_text`), at most 300 characters; a sequence
+    (``observe`` ``sequence`` or ``curmodpar``) in run order, ``v1 then v2`` (``nothing`` if empty)."""
+    if observe in ("sequence", "curmodpar") and isinstance(outcome, tuple):
+        text = " then ".join(value_text(v) for v in outcome) or "nothing"
+    else:
+        text = value_text(outcome)
     return text if len(text) <= 300 else text[:297] + "..."

@@ -3,8 +3,10 @@
 TARGET is a mechanism string (``gaussian:mu=1[:d=D]``, ``laplace:b=1[:s=S]``, ``rr:p=3/4``,
 ``secagg:uniform|exponential:n=10[:d=1]``), a JSON file ``{"p0": {outcome: prob}, "p1": {...},
 "formal_eps": E}`` (probabilities as numbers or fraction strings), or a scenario file (``.fl``), a
-bundled scenario's name or ``example:NAME`` (:func:`checker.app.load.load_fl_model`) whose worst
-neighbouring pair's observation distributions come from :func:`checker.app.privacy_fl.privacy_report`.
+bundled scenario's name or ``example:NAME`` (:func:`checker.app.privacy_fl.privacy_model`) whose worst
+judged neighbouring pair's observation distributions come from
+:func:`checker.app.privacy_fl.privacy_report` with the defaults of ``flcheck check`` (the declared
+pairs, ``--reading`` widens them; the attacker's observation as a sequence, ``--observe final``).
 
 ``--json`` prints keys ``eps``, ``delta``, ``fpr``, ``fnr``, ``eps_lower`` (and more); ``--plot FILE.png``
 is written atomically (never over TARGET). ``--trials`` is refused up front when the samples would not
@@ -25,9 +27,11 @@ from pathlib import Path
 
 import flcheck_spec
 
-from checker.app.load import load_fl_model, unknown_model
+from checker.app.load import unknown_model
 from checker.cli.dp import emit
 from checker.cli.options import (
+    OBSERVE_HELP,
+    READING_CHOICES,
     confidence,
     nonneg_float_or_inf,
     nonneg_int,
@@ -134,16 +138,21 @@ def _load_distributions(path: Path) -> tuple[dict[object, Fraction], dict[object
 
 
 def _scenario_distributions(
-    target: str, observe: str = "curmodpar"
+    target: str, observe: str = "sequence", reading: str | None = None
 ) -> tuple[dict[object, Fraction], dict[object, Fraction], float | None, str]:
-    """The worst neighbouring pair's observation distributions ``(P0, P1)``, the formal ε* and a label:
-    :func:`checker.app.privacy_fl.privacy_report` on the FL system of a scenario file, a bundled
-    scenario or ``example:NAME`` (read by :func:`checker.app.load.load_fl_model`)."""
+    """The observation distributions ``(P0, P1)`` of the worst judged neighbouring pair, the formal ε*
+    and the pair's name: :func:`checker.app.privacy_fl.privacy_report` with the defaults of
+    ``flcheck check`` and ``flcheck privacy`` (the declared pairs, widened by ``reading``; the
+    attacker's declared observation as a sequence) on a scenario file, a bundled scenario or
+    ``example:NAME`` (:func:`checker.app.privacy_fl.privacy_model`)."""
     # lazy: the FL privacy pipeline takes most of a second to import and serves model targets only
-    from checker.app.privacy_fl import privacy_report
+    from checker.app.privacy_fl import privacy_model, privacy_report
+    from checker.cli.privacy import readings_of
 
-    system, universe, declared = load_fl_model(target)
-    report = privacy_report(system, universe, observe=observe, literal=False, declared=declared)
+    model = privacy_model(target)
+    report = privacy_report(model.system, model.universe, observe=observe, literal=False,
+                            declared=model.declared, observing=model.observing,
+                            readings=readings_of(reading, model.declared), decomposition=False)
     worst = report.worst
     if worst is None:
         raise InputError(
@@ -204,7 +213,7 @@ def _cmd_audit(args: argparse.Namespace) -> int:
     if path.exists() and path.suffix == ".json":
         p0, p1, formal = _load_distributions(path)
     else:
-        p0, p1, formal, name = _scenario_distributions(target, args.observe)
+        p0, p1, formal, name = _scenario_distributions(target, args.observe, args.reading)
     if args.formal_eps is not None:
         formal = args.formal_eps
     from checker.crossval.crossval_scenario import cross_validate  # lazy: scipy (slow import)
@@ -221,11 +230,12 @@ def _cmd_audit(args: argparse.Namespace) -> int:
     )
     payload = cv.to_json()
     payload["delta_at"] = args.delta
+    payload["neighbour_pair"] = name
     if args.plot:
         from checker.crossval.plots import plot_audit, save_figure  # lazy: matplotlib (slow import)
 
         save_figure(plot_audit(cv.audit, eps=cv.eps_grid, delta=cv.numerical_delta), args.plot)
-    rows = [("quantity", "source", "value"), *cv.rows()]
+    rows = [("quantity", "source", "value"), ("pair audited", "distributions", name), *cv.rows()]
     emit(args, payload, rows)
     return cv.verdict.exit_code()
 
@@ -255,7 +265,11 @@ def register(sub: argparse._SubParsersAction) -> None:
     a.add_argument("--method", choices=("exact", "gaussian"), default="exact", help="eq. (9) or eq. (11)")
     a.add_argument("--formal-eps", type=nonneg_float_or_inf, default=None,
                    help="formal ε to cross-validate against")
-    a.add_argument("--observe", default="curmodpar", help="for a model: what the attacker observes")
+    a.add_argument("--observe", default="sequence", metavar="WHAT",
+                   help=f"for a model: {OBSERVE_HELP} (as flcheck privacy --observe)")
+    a.add_argument("--reading", choices=[*READING_CHOICES, "both"], default=None,
+                   help="for a model: the neighbouring pairs judged, as flcheck privacy --reading "
+                        "(default: the declared ones; the worst judged pair is audited and named)")
     a.add_argument("--json", action="store_true")
     a.add_argument("--plot", metavar="FILE.png", type=plot_file)
     a.set_defaults(func=_cmd_audit)

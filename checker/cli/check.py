@@ -11,7 +11,7 @@ import sys
 
 from checker.cli.defines import add_define_option, defines_of
 from checker.cli.json_output import emit_json
-from checker.cli.options import memory_mb, output_file, positive_int, seconds
+from checker.cli.options import OBSERVE_HELP, memory_mb, output_file, positive_int, seconds
 from checker.errors import InputError
 from checker.io.files import check_output_path
 from checker.mc.explore import Limits, stderr_progress
@@ -50,6 +50,8 @@ def register(sub: argparse._SubParsersAction) -> None:
                    help="explore without any state-space reduction (the reductions never change a result)")
     p.add_argument("--no-dead-values", action="store_true",
                    help="keep dead values (a client's gradient outside ready) instead of resetting them")
+    p.add_argument("--observe", choices=("sequence", "final"), default="sequence",
+                   help=f"privacy properties: {OBSERVE_HELP}")
     add_define_option(p)
     p.set_defaults(func=run)
 
@@ -91,7 +93,7 @@ def run(args: argparse.Namespace) -> int:
 
     try:
         report = check_file(scenario, limits=limits, only=args.property, progress=progress,
-                            status=status, defines=defines_of(args),
+                            status=status, defines=defines_of(args), observe=args.observe,
                             reductions=reductions, progress_line=progress_line, engine=args.engine,
                             progress_interval=args.progress_interval)
     finally:

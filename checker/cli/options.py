@@ -32,6 +32,8 @@ from checker.errors import InputError
 from checker.io.files import check_output_path
 
 __all__ = [
+    "OBSERVE_HELP",
+    "READING_CHOICES",
     "Parser",
     "UsageError",
     "comma_list",
@@ -189,3 +191,14 @@ def output_directory(text: str) -> str:
                 raise argparse.ArgumentTypeError(f"cannot write into {text}: {part} is not a directory")
             break
     return text
+
+
+#: ``--observe``: how the privacy pipeline reads the attacker's observation (``check``, ``privacy``,
+#: ``audit`` share the default, the sequence; ``privacy`` and ``audit`` also take the legacy forms).
+OBSERVE_HELP = ("what the attacker observes: sequence (default: the sequence of the scenario's attacker "
+                "observation, one entry per release or change, in run order), final (its values at the "
+                "end of the run)")
+
+#: ``--reading``: which neighbouring pairs the privacy pipeline judges (default: the declared ones, or
+#: every reading for a model that declares none).
+READING_CHOICES = ("declared", "replace_one", "add_remove_one", "all")

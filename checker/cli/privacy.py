@@ -2,9 +2,13 @@
 seed's literal definitions ([IIIf-FL], III-C and III-D); ``--theory`` prints the sympy check of Lemma II.2
 and Theorem 1.
 
-MODEL is a scenario file (``.fl``; its ``neighbour`` declarations are checked too, as reading
-``declared``), the name of a bundled scenario (``flcheck list``), or a built-in example
-``example:NAME[:key=value,...]`` (:data:`checker.app.load.EXAMPLES`):
+MODEL is a scenario file (``.fl``; its ``neighbour`` declarations are the pairs judged, reading
+``declared``, and its attacker's ``observes`` what is observed), the name of a bundled scenario
+(``flcheck list``), or a built-in example ``example:NAME[:key=value,...]``
+(:data:`checker.app.load.EXAMPLES`). The pipeline is the one of ``flcheck check``
+(:func:`checker.app.privacy_fl.privacy_report`): same pairs, same observation, same figures.
+``--reading`` widens the pairs judged (default ``declared``; a model that declares none: ``all``);
+the output names the pairs judged.
 
 * ``example:moniteo`` — keys ``k`` (satellites, 2), ``rounds`` (1), ``mechanism`` (``rr``, ``geometric``,
   ``none``; default ``rr``), ``points`` (points per satellite, 1), ``extra`` (extra candidate points in the
@@ -25,10 +29,9 @@ import sys
 from collections.abc import Callable, Sequence
 from typing import TYPE_CHECKING, Any
 
-from checker.app.load import load_fl_model
 from checker.cli.defines import add_define_option, defines_of
 from checker.cli.json_output import emit_json
-from checker.cli.options import memory_mb, positive_int, seconds
+from checker.cli.options import OBSERVE_HELP, READING_CHOICES, memory_mb, positive_int, seconds
 from checker.cli.tables import table_text
 from checker.errors import ExplorationIncomplete, InputError
 from checker.mc.explore import LimitReached, Limits, Watchdog
@@ -39,11 +42,20 @@ if TYPE_CHECKING:  # the privacy pipeline is imported by run(): most of a second
     from checker.app.privacy_results import PrivacyReport
     from checker.privacy.ni_fl_dp import Eps
 
-#: --reading: which generated neighbours to check (a scenario's declared neighbours are always checked;
-#: ``declared`` checks only those).
-READINGS: dict[str, tuple[NeighbourReading, ...]] = {"both": ("replace_one", "add_remove_one"),
+#: --reading: which generated neighbours to check besides the declared ones (``declared``: only those;
+#: ``both`` is the older name of ``all``).
+READINGS: dict[str, tuple[NeighbourReading, ...]] = {"all": ("replace_one", "add_remove_one"),
+                                        "both": ("replace_one", "add_remove_one"),
                                         "replace_one": ("replace_one",),
                                         "add_remove_one": ("add_remove_one",), "declared": ()}
+
+
+def readings_of(choice: str | None, declared: Sequence[object]) -> tuple[NeighbourReading, ...]:
+    """The generated readings judged for ``--reading choice``: the declared pairs alone by default,
+    every reading when the model declares no pair."""
+    if choice is None:
+        return () if declared else READINGS["all"]
+    return READINGS[choice]
 
 
 #: Why NI-FL-DP holds vacuously on a model without neighbouring datasets.
@@ -62,14 +74,18 @@ def register(sub: argparse._SubParsersAction) -> None:
                    help="scenario file (.fl), bundled scenario (flcheck list) or "
                         "example:NAME[:key=value,...]")
     p.add_argument("--json", action="store_true", help="print the result as JSON")
-    p.add_argument("--observe", default="curmodpar", metavar="WHAT",
-                   help="what the attacker observes: curmodpar (released models, default), trace, "
-                        "client:NAME")
+    p.add_argument("--observe", default="sequence", metavar="WHAT",
+                   help=f"{OBSERVE_HELP}; also curmodpar (the released models), trace (every event), "
+                        "client:NAME (a client's updates)")
+    p.add_argument("--observing", metavar="NAMES", default=None,
+                   help="comma-separated observables the attacker observes instead of the scenario's "
+                        "attacker declaration (as a property's 'observing NAMES')")
     p.add_argument("--eps", type=epsilon, default=None, metavar="E",
                    help="ε to decide: a number (read exactly, e.g. 0.5 or 1/3), ln(RATIO), or inf")
-    p.add_argument("--reading", choices=sorted(READINGS), default="both",
-                   help="neighbour reading(s) of ◇1 used to generate neighbours (default both; "
-                        "'declared': only the scenario's neighbour declarations)")
+    p.add_argument("--reading", choices=[*READING_CHOICES, "both"], default=None,
+                   help="neighbouring pairs judged: declared (default: the scenario's neighbour "
+                        "declarations), or these widened by the generated neighbours of a reading of ◇1 "
+                        "(replace_one, add_remove_one, all; a model without declarations: all)")
     p.add_argument("--no-literal", action="store_true",
                    help="skip the literal single-Kripke check of the seed's definitions")
     p.add_argument("--max-states", type=positive_int, default=2_000_000,
@@ -106,7 +122,7 @@ def epsilon(text: str) -> Eps:
 
 def run(args: argparse.Namespace) -> int:
     # lazy: the privacy pipeline and sympy take seconds to import, and only this command needs them
-    from checker.app.privacy_fl import privacy_report
+    from checker.app.privacy_fl import privacy_model, privacy_report
     from checker.app.theory_check import check_all  # lazy: sympy, for --theory and this command only
 
     eps = args.eps
@@ -119,12 +135,21 @@ def run(args: argparse.Namespace) -> int:
         else:
             _print_theory(theory)
         return EXIT_HOLDS
-    system, universe, declared = load_fl_model(args.model, defines_of(args))
+    model = privacy_model(args.model, defines_of(args))
+    observing = model.observing
+    if args.observing is not None:
+        observing = tuple(n.strip() for n in args.observing.split(",") if n.strip())
+        known = set(model.system.observable_names())
+        unknown = [n for n in observing if n not in known]
+        if unknown or not observing:
+            raise InputError(f"unknown observable {unknown[0] if unknown else '(none)'!r} in --observing",
+                             None, "one of " + ", ".join(sorted(known)))
     limits = Limits(max_states=args.max_states, max_seconds=args.max_seconds,
                     max_memory_mb=args.max_memory_mb).sharing()
     report = _within(limits, lambda: privacy_report(
-                            system, universe, observe=args.observe, eps=eps, declared=declared,
-                            readings=READINGS[args.reading],
+                            model.system, model.universe, observe=args.observe, eps=eps,
+                            declared=model.declared, observing=observing,
+                            readings=readings_of(args.reading, model.declared),
                             limits=limits,
                             literal=not args.no_literal, decomposition=not args.no_decomposition,
                             exact=False if args.use_float else None))
@@ -164,7 +189,8 @@ def _figure(x: Any, digits: int = 6) -> str:
 
 
 def _print_report(rep: PrivacyReport, args: argparse.Namespace) -> None:
-    from checker.app.privacy_results import outcome_text  # lazy: loaded by run() already
+    from checker.app.privacy_fl import judged_text  # lazy: loaded by run() already
+    from checker.app.privacy_results import outcome_text
 
     out = sys.stdout
     base = rep.base
@@ -175,6 +201,7 @@ def _print_report(rep: PrivacyReport, args: argparse.Namespace) -> None:
     print(f"model {args.model}: observe {rep.observe}; dataset of {len(base.dataset)} points; "
           f"{base.states} states explored for it; scheduler {rep.scheduler}{sched}; "
           f"{'exact' if base.exact else 'floating point'}", file=out)
+    print(f"pairs judged: {judged_text(rep)}", file=out)
     eps_text = "the model's ε*" if rep.eps is None else f"ε = {rep.eps.text()}"
     rows = [["reading", "neighbour pair", "ε*", "δ(ε)", "best Adv", "NI-FL-DP"]]
     for p in rep.pairs:
@@ -188,7 +215,7 @@ def _print_report(rep: PrivacyReport, args: argparse.Namespace) -> None:
     w = rep.worst
     if w is not None:
         print(f"\nworst pair: {w.reading} {w.label}: ε* = {w.epsilon.text()}, "
-              f"outcome {outcome_text(w.epsilon.outcome)} with P0 = {_figure(w.epsilon.p0)}, "
+              f"outcome {outcome_text(w.epsilon.outcome, rep.observe)} with P0 = {_figure(w.epsilon.p0)}, "
               f"P1 = {_figure(w.epsilon.p1)}", file=out)
         print("attackers: " + "; ".join(f"{a.name} {_figure(a.advantage)}" for a in w.attackers),
               file=out)

@@ -237,6 +237,17 @@ def _other_property(body: TheoryLines, pname: str, prop: PropertySpec, voc: Scen
                  "  by (rule NI_FL_DP_vacuous) (simp add: neighbour_replace_one_def)", "")
 
 
+def _attack_tree_verdict(ef_goal: Verdict, expect: str) -> str:
+    """The verdict ``flcheck check`` gives an attack-tree property whose goal's ``EF goal`` has the
+    verdict ``ef_goal`` (``exists`` holds iff a tree is found, ``absent`` iff none exists), with the
+    ``EF goal`` verdict it comes from."""
+    if ef_goal is Verdict.UNKNOWN:
+        return "unknown (EF goal unknown)"
+    found = ef_goal in (Verdict.HOLDS, Verdict.HOLDS_VACUOUSLY)
+    met = found == (expect == "exists")
+    return f"{'holds' if met else 'violated'} (EF goal {ef_goal})"
+
+
 def _ctl_property(
     body: TheoryLines,
     pname: str,
@@ -259,8 +270,9 @@ def _ctl_property(
         met = "meets" if found == prop.expect else ("may not meet" if found == "unknown" else "does NOT meet")
         body.text(f"Attack-tree property: found {found} (EF goal {verdict}), expected {prop.expect}: the "
                   f"scenario {met} its expectation.")
+    shown = str(verdict) if prop.expect is None else _attack_tree_verdict(verdict, prop.expect)
     body.text(comment_safe(
-        f"flcheck's verdict: {verdict} on {kripke.num_states} states"
+        f"flcheck's verdict: {shown} on {kripke.num_states} states"
         + ("" if kripke.complete else f" (exploration INCOMPLETE: {kripke.limit_reason})")
         + " under IIIf's deadlock semantics."
     ))
