@@ -21,18 +21,61 @@ from typing import Any
 
 from checker.attack_trees.export import display_children, node_label
 from checker.io.files import write_atomic
+from checker.io.render import value_text
 
 __all__ = ["figure_png", "render_table", "write_report"]
 
 
-def _cell(text: str, width: int) -> str:
+def _cell(text: str, width: int | None) -> str:
     text = text.replace("\n", " ")
-    return text if len(text) <= width else text[: width - 1] + "…"
+    return text if width is None or len(text) <= width else text[: width - 1] + "…"
 
 
-def render_table(report: Any, *, evidence_width: int = 90) -> str:
+def trace_lines(trace: dict[str, Any] | None) -> list[str]:
+    """A witness or counterexample (the JSON of :meth:`checker.mc.evidence.Trace.to_json`) as lines:
+    the first state with its values, then each step ``--action--> state: changed values``, the nested
+    parts (``then``) and the loop back of a lasso."""
+    if not trace:
+        return []
+    nested = {t["step"]: t["shows"] for t in trace.get("then", [])}
+    lines = [f"{trace['kind']} of {trace['shows']}:"]
+    for i, step in enumerate(trace["steps"]):
+        vals = ", ".join(f"{k}={_json_text(v)}" for k, v in step["changed"].items())
+        head = step["name"] if i == 0 else f"--{step['action']}--> {step['name']}"
+        lines.append(f"{head}: {vals}" if vals else head)
+        if i in nested:
+            lines.append(f"  ({step['name']} satisfies {nested[i]}; the next steps show it)")
+    if trace.get("loop_start") is not None:
+        lines.append(f"--{trace['loop_action']}--> back to {trace['steps'][trace['loop_start']]['name']} "
+                     "(the cycle repeats forever)")
+    return lines
+
+
+def _json_text(value: Any) -> str:
+    """A JSON value of a trace as the terminal prints model values: lists in braces without quotes,
+    ``true``/``false``."""
+    if isinstance(value, bool):
+        return "true" if value else "false"
+    if isinstance(value, list):
+        return "{" + ", ".join(_json_text(v) for v in value) + "}"
+    return str(value)
+
+
+def _violations(report: Any) -> list[tuple[str, str, list[str]]]:
+    """(property, formula, counterexample lines) of every violated property that has a path."""
+    out = []
+    for r in report.results:
+        trace = r.details.get("trace")
+        if str(r.verdict) == "violated" and trace and trace.get("kind") == "counterexample":
+            out.append((r.name, r.formula, trace_lines(trace)))
+    return out
+
+
+def render_table(report: Any, *, evidence_width: int | None = 90, colour: bool = False) -> str:
     """The terminal table: property, kind, verdict, figure, evidence; with a header line (scenario,
-    structure size, time) and a summary line."""
+    structure size, time) and a summary line. ``evidence_width``: where the evidence is cut (``None``:
+    never, ``--wide``); ``colour``: ANSI colours for a terminal (:func:`checker.cli.tables.table_text`'s
+    ``colour``, verdicts green/red/yellow)."""
     k = report.kripke
     head = (f"{report.scenario.name}\n{report.scenario_path}: {k.num_states} states, {k.num_transitions} "
             f"transitions" + ("" if k.complete else f" (INCOMPLETE: {k.limit_reason})")
@@ -41,12 +84,9 @@ def render_table(report: Any, *, evidence_width: int = 90) -> str:
     for r in report.results:
         rows.append((r.name, r.kind, str(r.verdict), _cell(r.value_text, 28),
                      _cell(r.evidence, evidence_width)))
-    widths = [max(len(row[i]) for row in rows) for i in range(5)]
-    lines = [head, ""]
-    for i, row in enumerate(rows):
-        lines.append("  ".join(c.ljust(widths[j]) for j, c in enumerate(row)).rstrip())
-        if i == 0:
-            lines.append("  ".join("-" * w for w in widths))
+    from checker.cli.tables import table_text  # lazy: the one table renderer (rich only on a terminal)
+
+    lines = [head, "", table_text(rows, rule=True, colour=colour)]
     counts: dict[str, int] = {}
     for r in report.results:
         counts[str(r.verdict)] = counts.get(str(r.verdict), 0) + 1
@@ -168,6 +208,12 @@ def _wrap(text: str, width: int) -> list[str]:
     return lines or [""]
 
 
+def outcome_text_short(outcome: Any, limit: int = 18) -> str:
+    """An outcome as a tick label: its text (:func:`checker.io.render.value_text`), cut at ``limit``."""
+    text = value_text(outcome)
+    return text if len(text) <= limit else text[: limit - 1] + "…"
+
+
 def privacy_png(d0: dict[Any, Any], d1: dict[Any, Any], eps: Any, title: str) -> bytes:
     """The two output distributions (D0, D1) and the log-ratio ``ln P0(o)/P1(o)`` per outcome against
     the stated ``±ε``."""
@@ -183,6 +229,7 @@ def privacy_png(d0: dict[Any, Any], d1: dict[Any, Any], eps: Any, title: str) ->
     lr = [math.log(a / b) if a > 0 and b > 0 else (math.inf if a > 0 else -math.inf)
           for a, b in zip(p0, p1, strict=True)]
     e = float(eps)
+    labels = [_wrap(outcome_text_short(o), 18)[0] for o in outcomes]
 
     def draw(fig: Any) -> None:
         ax1 = fig.add_subplot(211)
@@ -192,17 +239,26 @@ def privacy_png(d0: dict[Any, Any], d1: dict[Any, Any], eps: Any, title: str) ->
         ax1.set_ylabel("probability")
         ax1.set_title(title, fontsize=9)
         ax1.legend(fontsize=7)
-        ax1.set_xticks([])
+        ax1.set_xticks(list(xs))
+        ax1.set_xticklabels(labels, rotation=90, fontsize=6)
+        ax1.set_xlabel("outcome (what the attacker observes)", fontsize=8)
         ax2 = fig.add_subplot(212)
         finite = [v if math.isfinite(v) else (e * 1.5 if v > 0 else -e * 1.5) for v in lr]
         ax2.bar(list(xs), finite, color=["#d62828" if abs(v) > e + 1e-12 else "#457b9d" for v in lr])
         ax2.axhline(e, color="k", ls="--", lw=0.8)
         ax2.axhline(-e, color="k", ls="--", lw=0.8)
+        for x, v, shown in zip(xs, lr, finite, strict=True):
+            if not math.isfinite(v):  # an outcome only one dataset produces: the ratio is infinite
+                ax2.annotate("+∞" if v > 0 else "−∞", (x, shown), ha="center", fontsize=7,
+                             va="bottom" if v > 0 else "top")
         ax2.set_ylabel("ln P0/P1")
-        ax2.set_xlabel(f"outcomes ({len(outcomes)} shown), sorted by ln P0/P1; dashed: ±ε = ±{e:.4g}")
-        ax2.set_xticks([])
+        ax2.set_xlabel(f"outcomes ({len(outcomes)} shown), sorted by ln P0/P1; dashed: ±ε = ±{e:.4g}; "
+                       "bars marked ±∞: outcomes of one dataset only (drawn at ±1.5 ε)", fontsize=8)
+        ax2.set_xticks(list(xs))
+        ax2.set_xticklabels(labels, rotation=90, fontsize=6)
+        fig.tight_layout()
 
-    return figure_png(draw, (7.5, 5.0))
+    return figure_png(draw, (7.5, 6.5))
 
 
 def _pictures(report: Any) -> list[tuple[str, str, bytes]]:
@@ -243,11 +299,17 @@ def write_report(report: Any, path: str | Path, *, inputs: Iterable[str | Path] 
                  f"Scenario file: `{report.scenario_path}`",
                  "", summary, "", "## System", ""]
         lines += [f"- {k_}: {v}" for k_, v in sysdesc.items()]
-        lines += ["", "## Properties", "", "| property | kind | verdict | figure | evidence |",
-                  "|---|---|---|---|---|"]
+        lines += ["", "## Properties", "", "| property | kind | formula | verdict | figure | evidence |",
+                  "|---|---|---|---|---|---|"]
         for r in report.results:
             ev = r.evidence.replace("|", "\\|")
-            lines.append(f"| {r.name} | {r.kind} | **{r.verdict}** | {r.value_text} | {ev} |")
+            formula = f"`{r.formula}`".replace("|", "\\|") if r.formula else ""
+            lines.append(f"| {r.name} | {r.kind} | {formula} | **{r.verdict}** | {r.value_text} | {ev} |")
+        violations = _violations(report)
+        if violations:
+            lines += ["", "## Counterexamples", ""]
+            for name, formula, steps in violations:
+                lines += [f"### {name}: `{formula}`", "", "```", *steps, "```", ""]
         lines += ["", "## Pictures", ""]
         for stem, caption, png in pics:
             fname = f"{p.stem}_{stem}.png"
@@ -260,9 +322,14 @@ def write_report(report: Any, path: str | Path, *, inputs: Iterable[str | Path] 
         esc = html.escape
         rows = "".join(
             f"<tr class='{esc(str(r.verdict)).replace(' ', '-')}'><td>{esc(r.name)}</td>"
-            f"<td>{esc(r.kind)}</td>"
+            f"<td>{esc(r.kind)}</td><td><code>{esc(r.formula)}</code></td>"
             f"<td><b>{esc(str(r.verdict))}</b></td><td>{esc(r.value_text)}</td><td>{esc(r.evidence)}</td></tr>"
             for r in report.results)
+        cex = "".join(f"<h3>{esc(name)}: <code>{esc(formula)}</code></h3>"
+                      f"<pre>{esc(chr(10).join(lines))}</pre>"
+                      for name, formula, lines in _violations(report))
+        if cex:
+            cex = "<h2>Counterexamples</h2>" + cex
         imgs = "".join(
             f"<h3>{esc(c)}</h3><img alt='{esc(c)}' src='data:image/png;base64,"
             f"{base64.b64encode(png).decode('ascii')}'/>" for _, c, png in pics)
@@ -272,12 +339,12 @@ def write_report(report: Any, path: str | Path, *, inputs: Iterable[str | Path] 
             f"<title>flcheck report: {esc(report.scenario.name)}</title><style>"
             "body{font-family:sans-serif;max-width:1100px;margin:auto}table{border-collapse:collapse}"
             "td,th{border:1px solid #ccc;padding:4px;vertical-align:top;font-size:13px}"
-            ".holds td:nth-child(3){color:#2a7}.violated td:nth-child(3){color:#c22}"
-            ".unknown td:nth-child(3){color:#b80}img{max-width:100%}</style></head><body>"
+            ".holds td:nth-child(4){color:#2a7}.violated td:nth-child(4){color:#c22}"
+            ".unknown td:nth-child(4){color:#b80}img{max-width:100%}</style></head><body>"
             f"<h1>flcheck report: {esc(report.scenario.name)}</h1><p>Scenario file: <code>"
             f"{esc(report.scenario_path)}</code></p><p>{esc(summary)}</p><h2>System</h2><ul>{sysrows}</ul>"
-            "<h2>Properties</h2><table><tr><th>property</th><th>kind</th><th>verdict</th><th>figure</th>"
-            f"<th>evidence</th></tr>{rows}</table><h2>Pictures</h2>{imgs}"
+            "<h2>Properties</h2><table><tr><th>property</th><th>kind</th><th>formula</th><th>verdict</th>"
+            f"<th>figure</th><th>evidence</th></tr>{rows}</table>{cex}<h2>Pictures</h2>{imgs}"
             f"<h2>Scenario</h2><pre>{esc(report.scenario.to_text())}</pre></body></html>")
         write_atomic(p, doc.encode("utf-8"), inputs=inputs)
     written.insert(0, p)

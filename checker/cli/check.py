@@ -12,6 +12,7 @@ import sys
 from checker.cli.defines import add_define_option, defines_of
 from checker.cli.json_output import emit_json
 from checker.cli.options import OBSERVE_HELP, memory_mb, output_file, positive_int, seconds
+from checker.cli.tables import use_colour
 from checker.errors import InputError
 from checker.io.files import check_output_path
 from checker.mc.explore import Limits, stderr_progress
@@ -29,8 +30,11 @@ def register(sub: argparse._SubParsersAction) -> None:
     p.add_argument("scenario", nargs="?",
                    help="scenario file (.fl) or bundled scenario name (flcheck list); default: moniteo")
     p.add_argument("--json", action="store_true", help="print JSON instead of the table")
-    p.add_argument("--report", metavar="FILE", type=output_file,
-                   help="also write a Markdown (.md) or HTML (.html) report")
+    p.add_argument("--report", metavar="FILE", type=output_file, action="append",
+                   help="also write a Markdown (.md) or HTML (.html) report (repeatable: every file is "
+                        "written)")
+    p.add_argument("--wide", action="store_true",
+                   help="never cut the evidence column (by default it is cut at 90 characters)")
     p.add_argument("--property", action="append", metavar="NAME",
                    help="check only this property (repeatable)")
     p.add_argument("--max-states", type=positive_int, default=2_000_000,
@@ -61,11 +65,12 @@ def run(args: argparse.Namespace) -> int:
     from checker.app.check import check_file, scenario_path
     from checker.app.report import render_table, write_report  # lazy: with the pipeline
 
-    if args.report and not args.report.lower().endswith((".md", ".html", ".htm")):
-        raise InputError(f"--report {args.report}: expected a file name ending in .md or .html")
+    for path in args.report or ():
+        if not path.lower().endswith((".md", ".html", ".htm")):
+            raise InputError(f"--report {path}: expected a file name ending in .md or .html")
     scenario = scenario_path(args.scenario)
-    if args.report:  # refused before exploring: the report must never replace the scenario
-        check_output_path(args.report, [scenario])
+    for path in args.report or ():  # refused before exploring: a report must never replace the scenario
+        check_output_path(path, [scenario])
     from checker.app.reductions import Reductions  # lazy: with the pipeline
 
     if args.engine == "storm":
@@ -108,14 +113,14 @@ def run(args: argparse.Namespace) -> int:
     if args.json:
         emit_json(args.flcheck_command, report.to_json())
     else:
-        print(render_table(report))
+        print(render_table(report, evidence_width=None if args.wide else 90, colour=use_colour(sys.stdout)))
     if args.json:  # the table shows why a property holds vacuously; under JSON, stderr does
         for result in report.results:
             vacuity = result.details.get("vacuity")
             if vacuity is not None:
                 print(f"flcheck: note: {result.name} holds vacuously: {vacuity['reason']}", file=sys.stderr)
-    if args.report:
-        files = write_report(report, args.report, inputs=[report.scenario_path])
+    for path in args.report or ():
+        files = write_report(report, path, inputs=[report.scenario_path])
         if not args.json:
             print("report written: " + ", ".join(str(f) for f in files))
     return report.exit_code

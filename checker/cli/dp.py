@@ -111,7 +111,8 @@ def _cmd_gaussian(args: argparse.Namespace) -> int:
         grid = np.linspace(0, max(float(eps.max()) if len(eps) else 1.0, 1.0) * 1.5, 301)
         save_figure(
             plot_curves(
-                grid, {f"Gaussian μ={args.mu:g}": gaussian_delta(args.mu, grid)}, "Gaussian mechanism"
+                grid, {f"Gaussian μ={args.mu:g}": gaussian_delta(args.mu, grid)}, "Gaussian mechanism",
+                marks=list(zip(eps.tolist(), delta.tolist(), strict=True)),
             ),
             args.plot,
         )
@@ -160,6 +161,7 @@ def _cmd_secagg(args: argparse.Namespace) -> int:
             {"SecAgg (upper)": cg.delta, f"Gaussian μ={cg.gaussian_mu:.3g}": cg.gaussian},
             f"SecAgg, {args.entries} entries, n={args.n}, d={args.d}",
             bands={"bracket": (cg.bracket.lower, cg.bracket.upper)},
+            marks=list(zip(eps.tolist(), c.bracket.upper.tolist(), strict=True)),
         )
         save_figure(fig, args.plot)
     emit(args, payload, table)

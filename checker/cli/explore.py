@@ -20,6 +20,7 @@ from checker.app.load import EXPLICIT_SUFFIXES, load_model, resolve_model_files
 from checker.cli.defines import add_define_option, defines_of
 from checker.cli.json_output import emit_json
 from checker.cli.options import memory_mb, output_file, positive_int, seconds
+from checker.errors import InputError
 from checker.io.dot import write_dot
 from checker.io.files import check_output_path
 from checker.io.kripke_json import write_json
@@ -113,6 +114,10 @@ def run(args: argparse.Namespace) -> int:
         "complete": kripke.complete,
         "limit_reason": kripke.limit_reason,
     }
+    if args.write_dot and kripke.num_states > args.dot_max_states:  # before writing anything
+        raise InputError(f"{kripke.num_states} states is too many for DOT output", None,
+                         f"at most --dot-max-states {args.dot_max_states} states (raise it, or use "
+                         "--write-json / --write-explicit)")
     written = []
     if args.write_explicit:
         written += [str(p) for p in write_explicit(kripke, args.write_explicit, flavor=args.flavor)]
@@ -127,8 +132,8 @@ def run(args: argparse.Namespace) -> int:
     else:
         for path in written:
             print(f"wrote {path}")
-        print(f"{kripke.source}: {info['states']:,} states, {info['transitions']:,} transitions, "
-              f"{info['deadlocks']:,} deadlocks, depth {info['depth']}, {info['initial']} initial, "
+        print(f"{kripke.source}: {info['states']} states, {info['transitions']} transitions, "
+              f"{info['deadlocks']} deadlocks, depth {info['depth']}, {info['initial']} initial, "
               f"{elapsed:.3f} s" + ("" if kripke.complete else f" — INCOMPLETE: {kripke.limit_reason}"))
     return EXIT_HOLDS if kripke.complete else EXIT_VIOLATED
 

@@ -22,6 +22,7 @@ from __future__ import annotations
 
 import argparse
 import math
+import re
 import stat
 from collections.abc import Callable
 from fractions import Fraction
@@ -80,6 +81,30 @@ class Parser(argparse.ArgumentParser):
 
     def error(self, message: str) -> NoReturn:
         raise UsageError(message, self.prog)
+
+    def format_help(self) -> str:
+        """The help text without the docstrings' reST markup (:func:`plain_help`)."""
+        return plain_help(super().format_help())
+
+
+_ROLE_ALONE = re.compile(r"\s*\((?::\w+:`[^`]+`[,;\s]*)+\)")
+_ROLE = re.compile(r":\w+:`~?([^`]+)`")
+_LITERAL = re.compile(r"``([^`]+)``|`([^`]+)`")
+
+
+def plain_help(text: str) -> str:
+    """``text`` (help built from docstrings) as plain text: a parenthesis holding only cross-references
+    to internal names (``(:func:`checker.app.x.f`)``) is dropped, another cross-reference becomes its
+    last name, and reST literals (````x````, ```x```) lose their backticks.
+
+    >>> plain_help("the pipeline of ``check`` (:func:`checker.app.privacy_fl.privacy_report`): same")
+    'the pipeline of check: same'
+    >>> plain_help("see :class:`~checker.errors.InputError` and `x`")
+    'see InputError and x'
+    """
+    text = _ROLE_ALONE.sub("", text)
+    text = _ROLE.sub(lambda m: m.group(1).rsplit(".", 1)[-1], text)
+    return _LITERAL.sub(lambda m: m.group(1) or m.group(2), text)
 
 
 def _number(text: str) -> float:

@@ -21,7 +21,7 @@ from checker.crossval.secagg import SecAggCurve, secagg_curve
 from checker.errors import InputError
 from checker.io.files import write_atomic_with
 
-__all__ = ["fig1", "plot_audit", "plot_curves", "save_figure"]
+__all__ = ["delta_axis", "fig1", "plot_audit", "plot_curves", "save_figure"]
 
 
 def _format(path: str | os.PathLike[str]) -> str:
@@ -44,25 +44,63 @@ def save_figure(fig: Figure, path: str | os.PathLike[str]) -> Path:
         plt.close(fig)
 
 
+def delta_axis(values: Sequence[np.ndarray]) -> tuple[str, tuple[float, float]]:
+    """The δ axis that shows ``values`` (arrays of δ in [0, 1]): ``("linear", (lo, hi))`` when every
+    positive δ lies within two decades (e.g. δ ≈ 0.9 everywhere, which a fixed 1e-12…1 log axis would
+    flatten against its top edge), else ``("log", (lo, hi))`` from a third of the smallest positive δ
+    (at least 1e-300) to twice the largest (at most 1.5).
+
+    >>> delta_axis([np.array([0.85, 0.9, 0.95])])[0]
+    'linear'
+    >>> scale, (lo, hi) = delta_axis([np.array([1e-9, 1e-3, 0.5])])
+    >>> scale, lo < 1e-9, hi
+    ('log', True, 1.0)
+    """
+    flat = np.concatenate([np.asarray(v, dtype=float).ravel() for v in values]) if values else np.zeros(0)
+    flat = flat[np.isfinite(flat)]
+    positive = flat[flat > 0]
+    if not len(positive):
+        return "linear", (0.0, 1.0)
+    lo, hi = float(positive.min()), float(positive.max())
+    if hi <= 100 * lo:
+        pad = max((hi - lo) * 0.1, hi * 0.02)
+        return "linear", (max(0.0, lo - pad), min(1.05, hi + pad))
+    return "log", (max(lo / 3, 1e-300), min(hi * 2, 1.5))
+
+
 def plot_curves(
     eps: Sequence[float] | np.ndarray,
     curves: dict[str, np.ndarray],
     title: str = "",
     bands: dict[str, tuple[np.ndarray, np.ndarray]] | None = None,
+    marks: Sequence[tuple[float, float]] = (),
 ) -> Figure:
-    """δ(ε) curves on a log scale; ``bands`` are (lower, upper) brackets drawn shaded."""
+    """δ(ε) curves, the δ axis scaled to the values (:func:`delta_axis`); ``bands`` are (lower, upper)
+    brackets drawn shaded; ``marks`` are the requested (ε, δ) points, drawn as dots with their values
+    (an infinite ε at the right edge, labelled ∞)."""
     fig, ax = plt.subplots(figsize=(6, 4))
     e = np.asarray(eps, dtype=float)
+    scale, (ylo, yhi) = delta_axis([*curves.values(), *(b for pair in (bands or {}).values() for b in pair),
+                                    np.array([d for _, d in marks], dtype=float)])
+    floor = ylo if scale == "log" else 0.0
     for label, (lo, hi) in (bands or {}).items():
-        ax.fill_between(e, np.maximum(lo, 1e-300), np.maximum(hi, 1e-300), alpha=0.25, label=label)
+        ax.fill_between(e, np.maximum(lo, floor), np.maximum(hi, floor), alpha=0.25, label=label)
     for label, vals in curves.items():
         style = "--" if "Gauss" in label else "-"
-        ax.plot(e, np.maximum(vals, 1e-300), style, label=label)
-    ax.set_yscale("log")
-    ax.set_ylim(1e-12, 1.5)
+        ax.plot(e, np.maximum(vals, floor), style, label=label)
+    right = float(e.max()) if len(e) else 1.0
+    for x, d in marks:
+        shown_x = right if not np.isfinite(x) else x
+        ax.plot([shown_x], [max(d, floor)], "o", color="k", ms=4, zorder=3)
+        text = f"ε={'∞' if not np.isfinite(x) else f'{x:g}'}, δ={d:.3g}"
+        ax.annotate(text, (shown_x, max(d, floor)), textcoords="offset points", xytext=(4, 4), fontsize=7)
+    if marks:
+        ax.plot([], [], "o", color="k", ms=4, label="requested points")
+    ax.set_yscale(scale)
+    ax.set_ylim(ylo, yhi)
     ax.set_xlabel("ε")
     ax.set_ylabel("δ(ε)")
-    ax.set_title(title)
+    ax.set_title(title or "δ(ε)")
     ax.grid(True, which="both", alpha=0.3)
     ax.legend(fontsize=8)
     return fig
