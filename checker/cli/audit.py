@@ -39,6 +39,7 @@ from checker.cli.options import (
     positive_int,
     probability_below_one,
 )
+from checker.cli.privacy import readings_of
 from checker.errors import InputError, Position
 from checker.io.files import check_output_path
 
@@ -147,7 +148,6 @@ def _scenario_distributions(
     ``example:NAME`` (:func:`checker.app.privacy_fl.privacy_model`)."""
     # lazy: the FL privacy pipeline takes most of a second to import and serves model targets only
     from checker.app.privacy_fl import privacy_model, privacy_report
-    from checker.cli.privacy import readings_of
 
     model = privacy_model(target)
     report = privacy_report(model.system, model.universe, observe=observe, literal=False,
