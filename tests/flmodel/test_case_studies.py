@@ -12,6 +12,7 @@ import flcheck_spec
 import pytest
 
 from checker.app.check import check_file
+from checker.app.load import load_model
 from checker.cli.main import main
 from flmodel.errors import ModelError
 from flmodel.orbits import Sampling, contact_plan, contact_text
@@ -113,3 +114,19 @@ def test_walker_case_study_verdicts() -> None:
     assert res["relay_view"].details["ratio"] == "2"   # sat8's randomized response, r = 1/2
     assert res["clean_link"].value == 0                # sat0's own report carries no secret
     assert rep.kripke.num_states == 14336
+
+
+@pytest.mark.parametrize("n", [2, 3, 4, 5])
+def test_family_swarm_state_count_is_the_closed_form(n: int) -> None:
+    """V = 3 report values, the last satellite's report may be lost: (V+1)^(N-1)·(V+2) + V^N."""
+    kripke = load_model(BUNDLED["walker_family"], defines={"N": n})
+    assert kripke.num_states == 4 ** (n - 1) * 5 + 3 ** n
+
+
+def test_family_swarm_verdicts() -> None:
+    rep = check_file(BUNDLED["walker_family"])
+    res = {r.name: r for r in rep.results}
+    assert {n: r.verdict.value for n, r in res.items()} == {
+        "round_can_complete_unless_lost": "holds", "completes": "holds", "ni_fl_dp": "holds"}
+    assert res["completes"].details["probability"] == "99/100"
+    assert rep.kripke.num_states == 401
