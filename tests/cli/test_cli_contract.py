@@ -100,7 +100,8 @@ def test_written_files_have_the_umask_mode(tmp_path: Path, umask_022: None,
                                           capsys: pytest.CaptureFixture[str]) -> None:
     out = tmp_path / "out"
     runs = [
-        ["explore", str(LINK_LOSS), "--write-json", str(out / "k.json"), "--write-dot", str(out / "k.dot")],
+        ["explore", str(LINK_LOSS), "--write-json", str(out / "k.json"), "--write-dot", str(out / "k.dot"),
+         "--dot-max-states", "100000"],
         ["check", str(LINK_LOSS), "--report", str(out / "r.md")],
         ["check", str(LINK_LOSS), "--report", str(out / "r.html")],
         ["attack-tree", str(LINK_LOSS), "--goal", "\"sat1\" in ready", "-o", str(out / "tree.dot"),

@@ -21,7 +21,7 @@ from tests.fuzz.known_open import KNOWN_OPEN
 
 OPEN = frozenset(KNOWN_OPEN)
 #: Examples per test: the quick suite, and the slow variants (2,100 generated inputs in all).
-QUICK, LARGE = 30, 600
+QUICK, LARGE = 30, 700
 #: Classes a run may end in, and what they are called in the summary.
 AGREES = "accepted, agrees with the reference"
 
