@@ -211,6 +211,7 @@ def _plot_mia(res: dict[str, Any], path: str) -> None:
     ax.set_xticks(xs + 0.4 - width / 2, [_figure(r["epsilon_target"]) for r in res["rows"]])
     ax.set_xlabel("target epsilon")
     ax.set_ylabel("AUC")
+    ax.set_title("Membership inference: AUC of each attack by target ε (0.5 = guessing)", fontsize=9)
     ax.legend(fontsize=7)
     save_figure(fig, path)
 
@@ -258,6 +259,7 @@ def _plot_leakage(res: dict[str, Any], path: str) -> None:
             ax.plot(res["values"], res["mi"][name], marker="o", label=name)
     ax.set_xlabel(res["trend"])
     ax.set_ylabel("I(X_B; G) estimate [nats]")
+    ax.set_title(f"Leakage of a FedSGD client: I(X_B; G) against {res['trend']}", fontsize=9)
     ax.legend()
     save_figure(fig, path)
 
