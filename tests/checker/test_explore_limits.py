@@ -12,7 +12,7 @@ import pytest
 
 from checker.app.check import check_scenario
 from checker.app.load import resolve_scenario_path
-from checker.mc.explore import LimitReached, Limits, Watchdog, explore
+from checker.mc.explore import LimitReached, Limits, Progress, Watchdog, explore
 from checker.mc.ts import Action, Step
 from checker.verdict import Verdict
 from flmodel.scenario import load_scenario
@@ -90,7 +90,17 @@ def test_cli_time_limit_and_progress_lines() -> None:
     assert proc.returncode == 1, proc.stderr
     assert "unknown" in proc.stdout
     progress = [line for line in proc.stderr.splitlines() if line.startswith("flcheck: exploring;")]
-    assert any("states/s" in line and "time limit in" in line for line in progress), proc.stderr
+    assert all("time limit in" in line for line in progress), proc.stderr
+
+
+def test_progress_line_names_phase_states_rate_and_time_left() -> None:
+    watch = Watchdog(Limits(max_seconds=60).sharing(), interval=1.0)
+    watch.phase("exploring")
+    watch.explored(Progress(states=1200, expanded=1000, frontier=200, transitions=5000, seconds=2.0,
+                            rate=600.0, depth=3))
+    line = watch.line()
+    assert line.startswith("exploring; explored 1,200 states (200 in frontier), 5,000 transitions")
+    assert "600 states/s" in line and "time limit in" in line and "s elapsed" in line
 
 
 def test_privacy_uses_the_same_limits() -> None:
