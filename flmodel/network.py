@@ -360,9 +360,7 @@ def _eavesdrop(net: Network) -> Fire:
     def fire(ctx: RuleContext, infra: Infrastructure, partitioned: bool) -> Iterator[Transition]:
         gra = infra.igra.gra
         status = gra_status(gra)
-        if net.aggregate == "deadline" and _past_deadline(net, infra):
-            return
-        for c in sorted(status.crossed - status.seen):
+        for c in sorted(status.crossed - status.seen):  # also past a deadline: a copy is no report
             copied = status._replace(seen=status.seen | {c})
             yield Transition("eavesdrop", who, where, f"report of {c}", with_status(infra, gra.edges, copied),
                              ONE)

@@ -246,7 +246,8 @@ def test_link_loss_deadline_variant_epsilon() -> None:
     text = BUNDLED["moniteo_link_loss"].read_text(encoding="utf-8")
     base = check_scenario(parse_scenario(text, "ll.fl"), only=["ni_fl_dp"]).results[0]
     variant_text = text.replace("protocol fedavg_rounds traces drop",
-                                "protocol fedavg_rounds aggregate deadline 2 traces drop")
+                                "protocol fedavg_rounds aggregate deadline 2 traces drop").replace(
+        "enabled(eval_round)", "enabled(eval_deadline)")
     variant = check_scenario(parse_scenario(variant_text, "ll.fl"), only=["ni_fl_dp"]).results[0]
     assert base.details["ratio"] == "6"
     assert variant.details["ratio"] == "3095/917"
