@@ -417,6 +417,15 @@ class _Build(Transformer[Any, Any]):
         return {"kind": "probability", "scheduler": sched, "compare": str(cmp_tok), "bound": bound,
                 "formula": self._formula(formula), "_boundpos": self._p(cmp_tok)}
 
+    def prop_dp(self, items: list[Any]) -> dict[str, Any]:
+        formula, nb, *rest = items
+        sched = next((r[1] for r in rest if isinstance(r, tuple) and r and r[0] == "scheduler"), "worst")
+        return {"kind": "dp", "formula": self._formula(formula), "neighbour": str(nb), "scheduler": sched,
+                "observing": self._obs(rest), "_nbpos": self._p(nb)}
+
+    def dp_scheduler(self, items: list[Token]) -> tuple[str, str]:
+        return ("scheduler", str(items[0]))
+
     def prop_crossval(self, items: list[Any]) -> dict[str, Any]:
         nb, *opts = items
         return {"kind": "crossval", "neighbour": str(nb), "options": tuple(opts), "_nbpos": self._p(nb)}

@@ -322,7 +322,7 @@ class Option:
 @dataclass(frozen=True)
 class PropertyDecl:
     """A named property. ``kind`` is one of ``ctl``, ``attack_tree``, ``privacy``, ``advantage``,
-    ``probability``, ``crossval``, ``attack``; the other fields are used by the kinds that need them:
+    ``probability``, ``dp``, ``crossval``, ``attack``; the other fields are used by the kinds that need them:
 
     * ``ctl``: ``formula``;
     * ``attack_tree``: ``expect`` (``exists``/``absent``) and ``formula`` (the goal, a state formula);
@@ -331,6 +331,8 @@ class PropertyDecl:
       ``tanh(ε/2)``), ``bound`` or ``eps``, ``neighbour``, ``observing``;
     * ``probability``: ``scheduler`` (``min``/``max``/``uniform``), ``compare``, ``bound``,
       ``formula`` (the target set, reached eventually: first-passage probability);
+    * ``dp``: ``formula`` (a ``D{ε,δ}[ψ]`` query of [dpCTL]), ``neighbour``, ``scheduler``
+      (``uniform``/``memoryless``/``worst``), ``observing`` (what the scheduler sees besides actions);
     * ``crossval``: ``neighbour`` and ``options``; ``attack``: ``attack`` (its name) and ``options``.
     """
 
@@ -370,6 +372,9 @@ class PropertyDecl:
             sch = f"{self.scheduler} " if self.scheduler else ""
             return head + (f"probability {sch}{self.compare} {num_text(self.bound)} "  # type: ignore[arg-type]
                            f"reach {self.formula.text};")  # type: ignore[union-attr]
+        if k == "dp":
+            return head + (f"dp {self.formula.text} between {self.neighbour} "  # type: ignore[union-attr]
+                           f"scheduler {self.scheduler}{obs};")
         if k == "crossval":
             return head + f"crossval between {self.neighbour}{opts}"
         if k == "attack":

@@ -44,6 +44,7 @@ import flcheck_spec
 import numpy as np
 
 from checker.app.load import resolve_scenario_path
+from checker.app.privacy_dp import dp_check, history_text
 from checker.app.privacy_fl import assess_pair, privacy_report
 from checker.app.privacy_results import PairResult, outcome_text
 from checker.app.reductions import Applied, Reductions, reduce_system
@@ -61,6 +62,7 @@ from checker.mc.ctl_parse import parse_formula
 from checker.mc.explore import LimitReached, Limits, Progress, ProgressCallback, Watchdog, explore
 from checker.mc.kripke import Kripke
 from checker.mc.vocabulary import Vocabulary, check_formula
+from checker.privacy.dp_query import SchedulerClass
 from checker.privacy.ni_fl_dp import Eps
 from checker.verdict import Verdict
 from flmodel.errors import Diagnostic, ModelError
@@ -411,6 +413,37 @@ def _probability(ctx: _Context, p: PropertyDecl) -> PropertyResult:
                           formula=str(f))
 
 
+def _dp(ctx: _Context, p: PropertyDecl) -> PropertyResult:
+    """``D{ε,δ}[ψ]`` ([dpCTL]) between ``D0`` and the declared neighbour, over the property's scheduler
+    class (:func:`checker.app.privacy_dp.dp_check`); the figure is the larger of the two directions'
+    ``Pr_first(ψ) − e^ε Pr_second(ψ)`` under the worst scheduler found, to be compared with ``δ``."""
+    f = _parse(p)
+    assert isinstance(f, ctl_ast.DPQuery) and p.neighbour is not None  # _validate_formulas
+    sched: SchedulerClass = "worst" if p.scheduler is None else p.scheduler  # type: ignore[assignment]
+    neighbour = ctx.system.with_dataset(neighbour_dataset(ctx.scenario, p.neighbour))
+    try:
+        res = dp_check(ctx.system, neighbour, f, p.neighbour, observing=ctx.observing(p), schedulers=sched,
+                       limits=ctx.limits)
+    except ValueError as exc:
+        return PropertyResult(p.name, p.kind, Verdict.UNKNOWN, None, "", f"not decided: {exc}",
+                              {"scheduler": sched}, formula=str(f))
+    decisive = max(res.directions, key=lambda r: float(r.value))
+    worst = decisive.value
+    first, second = decisive.direction
+    evidence = (f"Pr_{first}(ψ) = {_number_text(decisive.probabilities[0])}, Pr_{second}(ψ) = "
+                f"{_number_text(decisive.probabilities[1])}: Pr_{first} − e^ε Pr_{second} = "
+                f"{_number_text(worst)} vs δ = {_number_text(f.delta)} ({sched} scheduler, "
+                f"{decisive.note})")
+    if decisive.holds is False and decisive.witness is not None:
+        evidence += f"; witness run: {history_text(decisive.witness)}"
+    directions = [{"direction": list(r.direction), "probabilities": [str(x) for x in r.probabilities],
+                   "value": str(r.value), "upper": str(r.upper), "exact": r.exact, "holds": r.holds,
+                   "note": r.note} for r in res.directions]
+    details = {"scheduler": sched, "histories": res.histories, "text": res.text(), "directions": directions}
+    return PropertyResult(p.name, p.kind, res.verdict, float(worst), _number_text(worst), evidence,
+                          details, formula=str(f))
+
+
 def _storm_reach(ctx: _Context, target: np.ndarray, sched: str) -> Fraction:
     """The first-passage probability of ``target`` computed by Storm (``--engine storm``,
     :mod:`checker.markov.storm`) on the same explored (reduced) structure, exactly (Storm's
@@ -497,7 +530,7 @@ def _find_metrics(obj: Any, prefix: str = "") -> dict[str, float]:
 
 
 KINDS = {"ctl": _ctl, "attack_tree": _attack_tree, "privacy": _privacy, "advantage": _advantage,
-         "probability": _probability, "crossval": _crossval, "attack": _attack}
+         "probability": _probability, "dp": _dp, "crossval": _crossval, "attack": _attack}
 
 
 # ------------------------------------------------------------------------------------------ entry points
@@ -512,6 +545,10 @@ def _validate_formulas(scenario: Scenario, kripke: Kripke | None, vocabulary: Vo
             continue
         try:
             formula = _parse(p)
+            if (p.kind == "dp") != isinstance(formula, ctl_ast.DPQuery):
+                what = ("a D{ε,δ}[ψ] query" if p.kind == "dp"
+                        else "a state formula (D{ε,δ} needs a dp property)")
+                raise InputError(f"a {p.kind} property needs {what}, got {formula}", position=p.formula.pos)
             check_formula(formula, vocabulary)
             if evaluator is not None:
                 for atom in ctl_ast.atoms_of(formula):
