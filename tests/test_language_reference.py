@@ -39,7 +39,8 @@ def test_the_reference_covers_every_statement_and_property_kind() -> None:
     assert names <= cases | {"property"}, names - cases
     body = grammar.split("?prop_body:", 1)[1].split("\nEXPECT:", 1)[0]
     kinds = set(re.findall(r'^\s+[|:]? ?"(\w+)"', body, re.M))
-    assert kinds == {"ctl", "attack_tree", "privacy", "advantage", "probability", "crossval", "attack"}
+    assert kinds == {"ctl", "attack_tree", "privacy", "advantage", "probability", "dp", "crossval",
+                     "attack"}
     assert kinds <= cases
     for name in names - {"property"}:
         assert f"### {name}" in TEXT, name

@@ -165,9 +165,20 @@ def test_syntax_error_names_position_and_expectation() -> None:
     errs = _errors(GOOD.replace("server s at g", "server s g"))
     ((line, msg),) = errs
     assert line == 4 and "unexpected 'g'" in msg and "'at'" in msg
-    ((line, msg),) = _errors(GOOD.replace("property a: ctl AG (round < 1 -> EF round = 1);",
-                                          "property a: ctl AG (round < 1 -> EF round = 1)"))
-    assert "expected" in msg
+
+
+
+def test_every_property_kind_ends_with_or_without_a_semicolon() -> None:
+    """One rule for ``;`` ([spec/LANGUAGE.md]): optional after every property kind, the same property
+    either way."""
+    lines = GOOD.splitlines(keepends=True)
+    props = [i for i, line in enumerate(lines) if line.startswith("property ")]
+    assert len(props) >= 5 and any(lines[i].rstrip().endswith(";") for i in props)
+    added = [line.rstrip("\n").rstrip(";") + ";\n" if i in props else line for i, line in enumerate(lines)]
+    removed = [line.rstrip("\n").rstrip(";") + "\n" if i in props else line for i, line in enumerate(lines)]
+    plain = parse_scenario(GOOD, "g.fl").properties
+    assert parse_scenario("".join(added), "g.fl").properties == plain
+    assert parse_scenario("".join(removed), "g.fl").properties == plain
 
 
 def test_unknown_observable_in_attacker() -> None:
