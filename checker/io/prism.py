@@ -55,11 +55,11 @@ def read_explicit(path_or_prefix: str | Path | Sequence[str | Path], *, probabil
     ``step``; MDP choice ``c`` of a state becomes action ``choice [c]``, or ``NAME [c]`` when Storm's
     fifth field names it. Transitions of probability 0 are dropped, as Storm and PRISM do (a state
     whose lines all have probability 0 is a deadlock; ``stats["zero_probability_transitions"]``
-    counts them). A CTMC's rates become its embedded DTMC ``P(s, t) = R(s, t) / E(s)`` (untimed
-    properties agree; ``stats["ctmc"] = 1``). The probabilities are always checked (finite,
-    non-negative, a distribution per state or MDP choice; an error names the file and line);
-    ``probabilities=False`` leaves them out of the structure (CTL needs only the graph).
-    ``sta=False`` skips the valuations."""
+    counts them, except the zero self-loops naming a deadlock state, ``stats["deadlock_lines"]``).
+    A CTMC's rates become its embedded DTMC ``P(s, t) = R(s, t) / E(s)`` (untimed properties agree;
+    ``stats["ctmc"] = 1``). The probabilities are always checked (finite, non-negative, a distribution
+    per state or MDP choice; an error names the file and line); ``probabilities=False`` leaves them
+    out of the structure (CTL needs only the graph). ``sta=False`` skips the valuations."""
     tra, lab, sta_path = explicit_paths(path_or_prefix)
     t = read_tra(tra)
     labels_ids: dict[str, np.ndarray] = {}
@@ -94,7 +94,10 @@ def read_explicit(path_or_prefix: str | Path | Sequence[str | Path], *, probabil
         labels[name] = arr
     initial = np.flatnonzero(labels["init"]) if "init" in labels and labels["init"].any() else np.array([0])
     src, dst, prob, exact, choice, names, dropped = _positive_transitions(t)
-    stats: dict[str, float] = {"zero_probability_transitions": float(dropped)}
+    # a zero self-loop on a state without another line is how Storm files name a deadlock state
+    markers = len(np.setdiff1d(t["src"][(t["src"] == t["dst"])], src)) if dropped else 0
+    stats: dict[str, float] = {"zero_probability_transitions": float(dropped - markers),
+                               "deadlock_lines": float(markers)}
     if t["kind"] == "ctmc":
         if len(prob) and prob.min() < 0:
             row = int(t["kept"][int(np.flatnonzero(prob < 0)[0])])

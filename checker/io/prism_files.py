@@ -212,20 +212,24 @@ def _bulk_tra(path: Path, header_line: int, ncols: int,
     if probabilities and len(ints):
         prob = np.loadtxt(path, skiprows=header_line, usecols=(ncols - 1,), dtype=np.float64, ndmin=1,
                           comments=None, encoding="utf-8-sig")
-        if (prob == 0).any() and _has_exponent(path, header_line):
-            raise ValueError  # a 0.0 may be a positive value below the float range (1e-400): exactly
+        zeros = np.flatnonzero(prob == 0)
+        if len(zeros) and any(Fraction(t) != 0 for t in _last_fields(path, header_line, zeros)):
+            raise ValueError  # a positive value below the float range (1e-400): read exactly
     return ints, prob
 
 
-def _has_exponent(path: Path, header_line: int) -> bool:
-    """Whether the body of a numeric ``.tra`` file writes a number with an exponent (``e``/``E``)."""
-    with open(path, "rb") as fh:
-        for _ in range(header_line):
-            fh.readline()
-        while chunk := fh.read(1 << 24):
-            if b"e" in chunk or b"E" in chunk:
-                return True
-    return False
+def _last_fields(path: Path, header_line: int, rows: np.ndarray) -> list[str]:
+    """The last field of the given transition rows (0-based, blank lines skipped) of a plain ``.tra``."""
+    wanted = set(rows.tolist())
+    out = []
+    with open(path, encoding="utf-8-sig") as fh:
+        seen = -1
+        for no, line in enumerate(fh, 1):
+            if no > header_line and line.strip():
+                seen += 1
+                if seen in wanted:
+                    out.append(line.split()[-1])
+    return out
 
 
 def _count_fields(path: Path, header_line: int, chunk: int = 1 << 26) -> int:

@@ -182,6 +182,12 @@ def path_values(mdp: Mdp, path: ctl_ast.PathFormula, sat: Callable[[ctl_ast.Form
     """The optimal (``objective``) probability of ``path`` from every state of ``mdp`` (a chain: one
     choice per state, where min and max agree); ``sat`` decides the state formulas inside."""
     use_exact = use_exact_solve(exact, mdp.edge_prob_exact is not None, mdp.num_states)
+    values = _path_values(mdp, path, sat, objective, use_exact)
+    return values if use_exact else np.clip(values, 0.0, 1.0)  # float sums may pass 1 by an ulp
+
+
+def _path_values(mdp: Mdp, path: ctl_ast.PathFormula, sat: Callable[[ctl_ast.Formula], np.ndarray],
+                 objective: Objective, use_exact: bool) -> Values:
     n = mdp.num_states
     true = np.ones(n, dtype=bool)
     if isinstance(path, ctl_ast.Next):

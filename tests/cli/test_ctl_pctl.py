@@ -305,3 +305,18 @@ def test_storm_file_list() -> None:
         pytest.skip("stormpy not installed")
     assert all(os.path.exists(os.path.join(root, "tra", f"{m}.tra")) for m in STORM_MODELS)
     assert glob.glob(os.path.join(root, "lab", "*.lab"))
+
+
+def test_probability_json_matches_the_ctl_schema(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
+    jsonschema = pytest.importorskip("jsonschema")
+    import flcheck_spec
+
+    schema = json.loads((Path(flcheck_spec.__file__).parent / "schema" / "ctl.schema.json").read_text())
+    files = _files(tmp_path, "mdp\n0 0 1 1/2 a\n0 0 2 1/2 a\n0 1 2 1 b\n1 0 1 1\n2 0 2 1\n")
+    for argv in (["ctl", *files, "Pmin=? [F goal]", "--json", "--all-states", str(tmp_path / "v.json")],
+                 ["ctl", *files, "Pmax>=1 [F goal]", "--json"],
+                 ["ctl", "moniteo", "P=? [F round = 1]", "--json"]):
+        assert main(argv) in (0, 1)
+        doc = json.loads(capsys.readouterr().out)
+        jsonschema.Draft202012Validator(schema).validate(doc)
+    assert json.loads((tmp_path / "v.json").read_text())["states"][0]["exact"] == "1/2"
