@@ -436,10 +436,7 @@ def _dp(ctx: _Context, p: PropertyDecl) -> PropertyResult:
                 f"{decisive.note})")
     if decisive.holds is False and decisive.witness is not None:
         evidence += f"; witness run: {history_text(decisive.witness)}"
-    directions = [{"direction": list(r.direction), "probabilities": [str(x) for x in r.probabilities],
-                   "value": str(r.value), "upper": str(r.upper), "exact": r.exact, "holds": r.holds,
-                   "note": r.note} for r in res.directions]
-    details = {"scheduler": sched, "histories": res.histories, "text": res.text(), "directions": directions}
+    details = {"scheduler": sched, "text": res.text(), **res.to_json()}
     return PropertyResult(p.name, p.kind, res.verdict, float(worst), _number_text(worst), evidence,
                           details, formula=str(f))
 

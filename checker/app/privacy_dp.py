@@ -49,6 +49,23 @@ class DPCheck:
     directions: tuple[DPQueryResult, DPQueryResult]
     histories: int
 
+    def to_json(self) -> dict[str, Any]:
+        """``formula``, ``neighbour``, ``verdict``, ``histories`` and per direction its
+        ``probabilities``, ``value`` (``Pr_first − e^ε Pr_second``), ``upper``, ``exact``, ``holds``,
+        ``note``, the worst scheduler's ``choices`` and the ``witness`` run (exact numbers as text)."""
+        directions = []
+        for r in self.directions:
+            choices = [] if r.scheduler is None else [
+                {"history": history_text(k) if isinstance(k, tuple) else value_text(k), "action": str(a)}
+                for k, a in r.scheduler.choices]
+            directions.append({
+                "direction": list(r.direction), "probabilities": [str(x) for x in r.probabilities],
+                "value": str(r.value), "upper": str(r.upper), "exact": r.exact, "holds": r.holds,
+                "note": r.note, "choices": choices,
+                "witness": None if r.witness is None else history_text(r.witness)})
+        return {"formula": self.formula, "neighbour": self.neighbour, "verdict": str(self.verdict),
+                "histories": self.histories, "directions": directions}
+
     def text(self) -> str:
         """One line per direction: the probabilities, the gap against δ and, when violated, the
         scheduler's choices and a witness run."""

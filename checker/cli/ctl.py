@@ -17,6 +17,7 @@ from pathlib import Path
 from typing import Any
 
 from checker.app.load import load_model, model_kind, resolve_model_files
+from checker.app.privacy_dp import dp_check
 from checker.app.scenario_vocabulary import scenario_vocabulary
 from checker.cli.defines import add_define_option, defines_of
 from checker.cli.explore import (
@@ -33,7 +34,7 @@ from checker.errors import InputError
 from checker.io.files import check_output_path, write_atomic
 from checker.markov.pctl import PctlEvaluator
 from checker.mc.ctl import ModelChecker
-from checker.mc.ctl_ast import Formula, ProbQuery, has_probabilistic
+from checker.mc.ctl_ast import DPQuery, Formula, ProbQuery, has_probabilistic
 from checker.mc.ctl_parse import parse_formula
 from checker.mc.explore import stderr_progress
 from checker.mc.fixpoints import Semantics
@@ -41,16 +42,29 @@ from checker.mc.kripke import Kripke
 from checker.mc.vocabulary import check_formula
 from checker.verdict import EXIT_HOLDS
 from flmodel.scenario import load_scenario
-from flmodel.scenario_build import build_system
+from flmodel.scenario_build import build_system, neighbour_system
+
+
+def _scenario_path(args: argparse.Namespace) -> Path | None:
+    """The scenario file the model arguments name (a path or a bundled name), or ``None`` for an
+    explicit or JSON model."""
+    resolved = resolve_model_files(list(args.model))
+    if not isinstance(resolved, str | Path):
+        if len(resolved) != 1:
+            return None
+        (resolved,) = resolved
+    if model_kind(resolved) == "scenario" and Path(resolved).exists():
+        return Path(resolved)
+    return None
 
 
 def _check_vocabulary_first(args: argparse.Namespace, formula: Formula) -> bool:
     """On a scenario, check the formula's atoms against the scenario's vocabulary before exploring
     (an unknown name or ill-typed comparison is exit 2 at once, not after the exploration). Returns
     whether the model is a scenario."""
-    resolved = resolve_model_files(list(args.model))
-    if isinstance(resolved, str | Path) and model_kind(resolved) == "scenario" and Path(resolved).exists():
-        system = build_system(load_scenario(Path(resolved), defines=defines_of(args)))
+    path = _scenario_path(args)
+    if path is not None:
+        system = build_system(load_scenario(path, defines=defines_of(args)))
         check_formula(formula, scenario_vocabulary(system))
         return True
     return False
@@ -149,8 +163,52 @@ def _run_probabilistic(args: argparse.Namespace, kripke: Kripke, formula: Formul
     return result.verdict.exit_code()
 
 
+def _run_dp(args: argparse.Namespace, formula: DPQuery) -> int:
+    """``D{ε,δ}[ψ]`` ([dpCTL]) between the scenario's dataset and ``--between NAME``, over the
+    ``--scheduler`` class (:func:`checker.app.privacy_dp.dp_check`, the engine of ``check``'s ``dp``
+    properties)."""
+    resolved = _scenario_path(args)
+    if resolved is None:
+        raise InputError("D{ε,δ} needs a scenario with neighbour pairs; an explicit model has none", None,
+                         "a scenario file or bundled scenario name with --between NAME")
+    if args.between is None:
+        raise InputError("D{ε,δ} compares the scenario's dataset with a neighbour", None, "--between NAME")
+    scenario = load_scenario(resolved, defines=defines_of(args))
+    names = [n.name for n in scenario.neighbours]
+    if args.between not in names:
+        raise InputError(f"--between {args.between}: no such neighbour in {resolved}", None,
+                         ", ".join(names) if names else "a scenario that declares a neighbour")
+    observing = tuple(n.name for n in scenario.attacker.observes) if scenario.attacker else ("curmodpar",)
+    t0 = time.perf_counter()
+    check_formula(formula, scenario_vocabulary(build_system(scenario)))
+    try:
+        res = dp_check(build_system(scenario), neighbour_system(scenario, args.between), formula,
+                       args.between, observing=observing or ("curmodpar",), schedulers=args.scheduler,
+                       limits=limits_of(args))
+    except InputError:
+        raise
+    except ValueError as exc:  # the scheduler class does not exist on this model, or a limit
+        print(f"{formula} between {args.between}: unknown ({exc})")
+        return 1
+    seconds = time.perf_counter() - t0
+    if args.json:
+        payload = {"kind": "dp", "scheduler": args.scheduler, "observing": list(observing), **res.to_json(),
+                   "seconds": round(seconds, 6)}
+        emit_json(args.flcheck_command, payload, indent=1)
+    else:
+        print(res.text())
+        print(f"  scheduler class: {args.scheduler}; observing {', '.join(observing)}; "
+              f"{res.histories} histories; time {seconds:.3f} s")
+    return res.verdict.exit_code()
+
+
 def run_ctl(args: argparse.Namespace) -> int:
     formula = parse_formula(args.formula, source="<formula>")
+    if isinstance(formula, DPQuery):
+        return _run_dp(args, formula)
+    if args.between is not None:
+        raise InputError("--between names the neighbour of a D{ε,δ}[ψ] query", None,
+                         "a formula D{ε,δ}[path formula]")
     scenario = _check_vocabulary_first(args, formula)
     probabilistic = has_probabilistic(formula)
     if args.all_states and not probabilistic:
@@ -197,5 +255,10 @@ def register(sub: argparse._SubParsersAction) -> None:
     p.add_argument("--all-states", metavar="FILE", type=output_file,
                    help="write every state's probability (P=? queries) or verdict (other probabilistic "
                    "properties) to FILE: JSON for .json, else CSV")
+    p.add_argument("--between", metavar="NAME", help="the declared neighbour of a D{ε,δ}[ψ] query "
+                   "(dpCTL: Pr_D(ψ) <= e^ε Pr_D'(ψ) + δ both ways)")
+    p.add_argument("--scheduler", choices=["uniform", "memoryless", "worst"], default="worst",
+                   help="the schedulers a D{ε,δ} query quantifies over (default worst: an adversary "
+                   "choosing from the history of actions and observations)")
     add_define_option(p)
     p.set_defaults(func=run_ctl)

@@ -136,15 +136,15 @@ def main(argv: Sequence[str] | None = None) -> int:
                                                    "reason": exc.message}))
         return EXIT_VIOLATED
     except (InputError, ModelError, FileNotFoundError) as exc:
-        return _report_bad_input(exc, args.flcheck_command, json_output)
+        try:
+            return _report_bad_input(exc, args.flcheck_command, json_output)
+        except BrokenPipeError:
+            return _quiet_stdout(EXIT_BAD_INPUT)
     except KeyboardInterrupt:
         print("flcheck: interrupted", file=sys.stderr)
         return 130
-    except BrokenPipeError:
-        # the reader (e.g. `| head`) went away: stop quietly, as Unix tools do
-        devnull = os.open(os.devnull, os.O_WRONLY)
-        os.dup2(devnull, sys.stdout.fileno())
-        return 141
+    except BrokenPipeError:  # the reader (e.g. `| head`) went away: stop quietly, as Unix tools do
+        return _quiet_stdout(141)
     except Exception as exc:  # an engine failure is a bug in flcheck: surface it, never a verdict
         if args.debug:
             traceback.print_exc()
@@ -152,6 +152,14 @@ def main(argv: Sequence[str] | None = None) -> int:
         print(f"flcheck: internal error: {type(exc).__name__}{': ' + message if message else ''} "
               "(run with --debug for the traceback)", file=sys.stderr)
         return EXIT_INTERNAL
+
+
+def _quiet_stdout(code: int) -> int:
+    """Point stdout at ``/dev/null`` (its reader has gone) so that the interpreter's final flush
+    cannot fail, and return ``code``."""
+    devnull = os.open(os.devnull, os.O_WRONLY)
+    os.dup2(devnull, sys.stdout.fileno())
+    return code
 
 
 if __name__ == "__main__":

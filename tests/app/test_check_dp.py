@@ -84,3 +84,30 @@ def test_misuse_is_a_positioned_error(tmp_path: object, body: str, message: str,
     assert main(["check", str(path)]) == 2
     err = capsys.readouterr().err
     assert message in err and f"{path}:" in err and "Traceback" not in err
+
+
+def test_ctl_between_decides_the_query_as_check_does(tmp_path: object,
+                                                    capsys: pytest.CaptureFixture[str]) -> None:
+    """``flcheck ctl SCENARIO 'D{..}[..]' --between NAME --json``: the same directions as the ``dp``
+    property of ``check``, in a document the ctl schema accepts; misuse is exit 2."""
+    import json
+    from pathlib import Path
+
+    jsonschema = pytest.importorskip("jsonschema")
+    import flcheck_spec
+
+    path = Path(str(tmp_path)) / "dp.fl"
+    path.write_text(_scenario_text())
+    query, sched = QUERIES["tight"]
+    code = main(["ctl", str(path), query, "--between", "n", "--scheduler", sched, "--json"])
+    doc = json.loads(capsys.readouterr().out)
+    schema = json.loads((Path(flcheck_spec.__file__).parent / "schema" / "ctl.schema.json").read_text())
+    jsonschema.Draft202012Validator(schema).validate(doc)
+    by_name = {r.name: r for r in check_scenario(parse_scenario(_scenario_text(), "dp.fl")).results}
+    assert doc["verdict"] == str(by_name["tight"].verdict) and code == by_name["tight"].verdict.exit_code()
+    assert doc["directions"] == by_name["tight"].details["directions"]
+    for argv in (["ctl", str(path), query], ["ctl", str(path), query, "--between", "m"],
+                 ["ctl", str(path), "EF round = 1", "--between", "n"]):
+        assert main(argv) == 2
+        err = capsys.readouterr().err
+        assert err.startswith("flcheck: error:") and "Traceback" not in err
