@@ -209,8 +209,15 @@ def _extended(mc: SatisfactionSets, f: ctl_ast.Formula, found: tuple[list[int], 
     path's last state, when the target is temporal."""
     path, loop = found
     target = path_target(f)
-    if loop is not None or target is None:
+    if target is None:
         return Evidence(str(f), path, loop)
+    if loop is not None:
+        # a deadlock's stutter step (total semantics): the target holds at the same state, whose
+        # every path is that stutter, so its evidence begins at step 0 and adds no state
+        more = explain(mc, target, path[-1], True) if len(path) == 1 else None
+        if more is None:
+            return Evidence(str(f), path, loop)
+        return Evidence(str(f), path, loop, ((0, more.shown), *more.then))
     more = explain(mc, target, path[-1], True)
     if more is None:
         return Evidence(str(f), path, loop)
