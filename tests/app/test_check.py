@@ -122,6 +122,7 @@ def test_seed_model_expected_verdicts() -> None:
     assert rep.exit_code == 1
 
 
+@pytest.mark.slow
 def test_link_loss_expected_verdicts() -> None:
     rep = check_file(BUNDLED["moniteo_link_loss"])
     assert _verdicts(rep) == {
@@ -160,6 +161,7 @@ def test_cli_default_is_moniteo_table(capsys: pytest.CaptureFixture[str]) -> Non
     assert "ni_fl_dp" in out and "ln(6)" in out and "11 holds" in out
 
 
+@pytest.mark.slow
 def test_cli_json_keys(capsys: pytest.CaptureFixture[str]) -> None:
     assert main(["check", str(BUNDLED["moniteo_link_loss"]), "--json"]) == 1
     data = json.loads(capsys.readouterr().out)
@@ -171,11 +173,12 @@ def test_cli_json_keys(capsys: pytest.CaptureFixture[str]) -> None:
     assert {p["name"]: p["verdict"] for p in data["properties"]}["round_can_complete"] == "violated"
 
 
+@pytest.mark.slow
 def test_cli_reports(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
     md = tmp_path / "out" / "r.md"
     assert main(["check", str(BUNDLED["moniteo_link_loss"]), "--report", str(md)]) == 1
     text = md.read_text()
-    assert "| round_can_complete | ctl | **violated** |" in text
+    assert "| round_can_complete | ctl | `AG (round < 1 -> EF (round == 1))` | **violated** |" in text
     assert (tmp_path / "out" / "r_locations.png").read_bytes()[:4] == b"\x89PNG"
     assert "![Location graph and actors](r_locations.png)" in text
     html = tmp_path / "r.html"

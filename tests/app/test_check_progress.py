@@ -3,11 +3,13 @@
 from __future__ import annotations
 
 import flcheck_spec
+import pytest
 
 from checker.app.check import check_file
 from checker.mc.explore import Progress
 
 
+@pytest.mark.slow
 def test_status_and_progress_callbacks_cover_every_property() -> None:
     path = flcheck_spec.bundled_scenarios()["moniteo_link_loss"]
     messages: list[str] = []

@@ -44,7 +44,7 @@ def _files(tmp_path: Path, name: str, tra: bytes, lab: bytes | None = None) -> s
     (b"dtmc\n0 100000000000 1\n", None, "m.tra:2: state id 100000000000 out of range"),
     (b"dtmc\n0 300000000 1\n", None, "m.tra:2: state id 300000000 out of range"),
     (b"dtmc\n0 123456789012345678901234 1\n", None, "m.tra:2:"),
-    (b"dtmc\n0 0 1\n", b"#DECLARATION\ninit\n#END\n100000000000 init\n", "m.lab: state id 100000000000"),
+    (b"dtmc\n0 0 1\n", b"#DECLARATION\ninit\n#END\n100000000000 init\n", "m.lab:4: state id 100000000000"),
     (b"dtmc\n0 1 1\xff\n1 1 1\n", None, "m.tra:2: byte 0xff is not UTF-8"),
     (b"dtmc\n0 1 1e400\n0 0 1/2\n1 1 1\n", None, "m.tra:2: probability 1e400"),
     (b"4 1\n0 3000000000 1\n", None, "m.tra:2: state id 3000000000"),

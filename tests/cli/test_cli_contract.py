@@ -96,6 +96,7 @@ def test_audit_plot_never_writes_over_its_input(tmp_path: Path, capsys: pytest.C
     assert dists.read_bytes() == before
 
 
+@pytest.mark.slow
 def test_written_files_have_the_umask_mode(tmp_path: Path, umask_022: None,
                                           capsys: pytest.CaptureFixture[str]) -> None:
     out = tmp_path / "out"

@@ -182,6 +182,7 @@ def test_holding_vacuously_names_the_subformula_on_stderr_under_json(
     ["ctl", "{name}", "EF true", "--json"],
     ["attack-tree", "{name}", "--goal", "true", "--json"],
 ])
+@pytest.mark.slow
 def test_model_commands_read_bundled_names(capsys: pytest.CaptureFixture[str], argv: list[str]) -> None:
     outputs = []
     for model in ("moniteo_link_loss", LINK_LOSS):
@@ -202,6 +203,7 @@ def test_every_command_names_the_bundled_scenarios_for_an_unknown_name(
         assert all(name in line for name in BUNDLED), argv
 
 
+@pytest.mark.slow
 def test_check_privacy_and_export_read_bundled_names(tmp_path: Path,
                                                            capsys: pytest.CaptureFixture[str]) -> None:
     assert main(["check", "moniteo_link_loss", "--json"]) in (EXIT_HOLDS, EXIT_VIOLATED)

@@ -261,6 +261,7 @@ def test_cli_zero_probability_note_and_refusals(tmp_path: Path, capsys: pytest.C
     assert "is a query" in capsys.readouterr().err
 
 
+@pytest.mark.slow
 def test_cli_on_a_scenario_uses_its_markov_model(capsys: pytest.CaptureFixture[str]) -> None:
     import flcheck_spec
 

@@ -95,6 +95,7 @@ def test_static_scenarios_bind_observations_too() -> None:
                                     "attacker eve at orbit1 observes gradient_sat2"), "m.fl")
 
 
+@pytest.mark.slow
 def test_link_loss_attack_tree_contains_the_attackers_step(capsys: pytest.CaptureFixture[str]) -> None:
     assert main(["attack-tree", "moniteo_link_loss", "--goal", "seen_sat3"]) == 0
     out = capsys.readouterr().out
