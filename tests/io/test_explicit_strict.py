@@ -185,8 +185,11 @@ def test_storm_example_files_load_as_storm_loads_them(tra: str, lab: str) -> Non
         model = stormpy.build_model_from_explicit(tra, lab)
     except RuntimeError:
         model = None
-    if Path(tra).read_text().split()[0].lower() == "ma":
-        pytest.skip("Markov automata are refused (by design)")
+    if Path(tra).read_text().split()[0].lower() == "ma":  # refused by design, with the file's position
+        with pytest.raises(InputError, match="Markov automat") as refused:
+            read_explicit([tra, lab])
+        assert refused.value.position is not None and refused.value.position.line is not None
+        return
     try:
         k = read_explicit([tra, lab])
     except InputError as exc:  # flcheck rejects only what Storm rejects or non-distributions
