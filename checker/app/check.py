@@ -48,7 +48,7 @@ from checker.app.privacy_dp import dp_check, history_text
 from checker.app.privacy_fl import assess_pair, privacy_report
 from checker.app.privacy_results import PairResult, outcome_text
 from checker.app.reductions import Applied, Reductions, reduce_system
-from checker.app.scenario_vocabulary import scenario_vocabulary
+from checker.app.scenario_formulas import formula_diagnostics, parse_property, validate_scenario
 from checker.attack_trees.generation import AttackFound, generate_attack_tree
 from checker.errors import ExplorationIncomplete, InputError, Position
 from checker.io.render import json_value
@@ -56,20 +56,16 @@ from checker.markov.first_passage import reach_probability
 from checker.markov.mdp import mdp_reach
 from checker.markov.models import dtmc_from_kripke, mdp_from_kripke
 from checker.mc import ctl_ast
-from checker.mc.atoms import AtomEvaluator
 from checker.mc.ctl import ModelChecker
-from checker.mc.ctl_parse import parse_formula
 from checker.mc.explore import LimitReached, Limits, Progress, ProgressCallback, Watchdog, explore
 from checker.mc.kripke import Kripke
-from checker.mc.vocabulary import Vocabulary, check_formula
 from checker.privacy.dp_query import SchedulerClass
 from checker.privacy.ni_fl_dp import Eps
 from checker.verdict import Verdict
-from flmodel.errors import Diagnostic, ModelError
+from flmodel.errors import ModelError
 from flmodel.scenario import load_scenario
 from flmodel.scenario_ast import PropertyDecl, Scenario
 from flmodel.scenario_build import ScenarioSystem, build_system, neighbour_dataset
-from flmodel.scenario_check import check_observables
 
 __all__ = ["CheckReport", "PropertyResult", "check_file", "check_scenario", "default_scenario"]
 
@@ -156,13 +152,6 @@ def default_scenario() -> Path:
 
 
 # ------------------------------------------------------------------------------------------ helpers
-def _parse(p: PropertyDecl) -> ctl_ast.Formula:
-    """The property's formula, parsed with its position in the scenario file."""
-    f = p.formula
-    assert f is not None
-    return parse_formula(f.text, source=f.pos.source, line=f.pos.line or 1, column=f.pos.column or 1)
-
-
 def _compare(a: Fraction | float, op: str, b: Fraction | float) -> bool:
     if isinstance(a, float) or isinstance(b, float):
         a, b = float(a), float(b)
@@ -261,7 +250,7 @@ class _Context:
 
 # ------------------------------------------------------------------------------------------ kinds
 def _ctl(ctx: _Context, p: PropertyDecl) -> PropertyResult:
-    f = _parse(p)
+    f = parse_property(p)
     res = ctx.mc.check(f)
     ev = res.evidence
     details: dict[str, Any] = {"semantics": str(res.semantics)}
@@ -280,7 +269,7 @@ def _ctl(ctx: _Context, p: PropertyDecl) -> PropertyResult:
 
 
 def _attack_tree(ctx: _Context, p: PropertyDecl) -> PropertyResult:
-    f = _parse(p)
+    f = parse_property(p)
     goal = ctx.mc.sat(f)
     result = generate_attack_tree(ctx.kripke, goal, minimal_only=True)  # the defaults of flcheck attack-tree
     details: dict[str, Any] = {"expect": p.expect, "goal_states": int(np.count_nonzero(goal))}
@@ -386,7 +375,7 @@ def _advantage(ctx: _Context, p: PropertyDecl) -> PropertyResult:
 
 
 def _probability(ctx: _Context, p: PropertyDecl) -> PropertyResult:
-    f = _parse(p)
+    f = parse_property(p)
     target = ctx.mc.sat(f)
     k = ctx.kripke
     if not k.complete:
@@ -417,8 +406,8 @@ def _dp(ctx: _Context, p: PropertyDecl) -> PropertyResult:
     """``D{ε,δ}[ψ]`` ([dpCTL]) between ``D0`` and the declared neighbour, over the property's scheduler
     class (:func:`checker.app.privacy_dp.dp_check`); the figure is the larger of the two directions'
     ``Pr_first(ψ) − e^ε Pr_second(ψ)`` under the worst scheduler found, to be compared with ``δ``."""
-    f = _parse(p)
-    assert isinstance(f, ctl_ast.DPQuery) and p.neighbour is not None  # _validate_formulas
+    f = parse_property(p)
+    assert isinstance(f, ctl_ast.DPQuery) and p.neighbour is not None  # formula_diagnostics
     sched: SchedulerClass = "worst" if p.scheduler is None else p.scheduler  # type: ignore[assignment]
     neighbour = ctx.system.with_dataset(neighbour_dataset(ctx.scenario, p.neighbour))
     try:
@@ -531,32 +520,6 @@ KINDS = {"ctl": _ctl, "attack_tree": _attack_tree, "privacy": _privacy, "advanta
 
 
 # ------------------------------------------------------------------------------------------ entry points
-def _validate_formulas(scenario: Scenario, kripke: Kripke | None, vocabulary: Vocabulary) -> list[Diagnostic]:
-    """Parse every formula and check its atoms against the vocabulary (before exploring: ``kripke``
-    ``None``) or evaluate them on the explored structure, so that all formula errors are reported at
-    once (with their positions in the scenario file) before any property is decided."""
-    diags: list[Diagnostic] = []
-    evaluator = None if kripke is None else AtomEvaluator(kripke)
-    for p in scenario.properties:
-        if p.formula is None:
-            continue
-        try:
-            formula = _parse(p)
-            if (p.kind == "dp") != isinstance(formula, ctl_ast.DPQuery):
-                what = ("a D{ε,δ}[ψ] query" if p.kind == "dp"
-                        else "a state formula (D{ε,δ} needs a dp property)")
-                raise InputError(f"a {p.kind} property needs {what}, got {formula}", position=p.formula.pos)
-            check_formula(formula, vocabulary)
-            if evaluator is not None:
-                for atom in ctl_ast.atoms_of(formula):
-                    evaluator.evaluate(atom)
-        except InputError as exc:
-            pos = exc.position or Position(scenario.source)
-            exp = f"; expected {exc.expected}" if exc.expected else ""
-            diags.append(Diagnostic(pos, f"property {p.name!r}: {exc.message}{exp}"))
-    return diags
-
-
 def check_scenario(scenario: Scenario, *, limits: Limits | None = None, path: str | None = None,
                    only: Sequence[str] | None = None, progress: ProgressCallback | None = None,
                    status: Callable[[str], None] | None = None, observe: str = "sequence",
@@ -598,13 +561,7 @@ def _check(scenario: Scenario, lim: Limits, watch: Watchdog, t0: float, *, path:
             progress(p)
 
     system, applied = reduce_system(build_system(scenario), scenario, reductions)
-    problems = check_observables(scenario, set(system.observable_names()))
-    if problems:
-        raise ModelError(problems)
-    vocabulary = scenario_vocabulary(system)
-    diags = _validate_formulas(scenario, None, vocabulary)
-    if diags:
-        raise ModelError(diags)
+    vocabulary = validate_scenario(scenario, system)
     watch.phase("exploring")
     with watch.exploring():  # the exploration stops itself at the limits, with a partial structure
         kripke = explore(system, limits=lim, source=scenario.source, progress=explored)
@@ -612,7 +569,7 @@ def _check(scenario: Scenario, lim: Limits, watch: Watchdog, t0: float, *, path:
     t1 = time.perf_counter()
     watch.phase(f"evaluating atoms on {kripke.num_states:,} states")
     with watch.exploring():  # the atoms on the structure (reported together): the properties need them
-        diags = _validate_formulas(scenario, kripke, vocabulary)
+        diags = formula_diagnostics(scenario, kripke, vocabulary)
     if diags:
         raise ModelError(diags)
     ctx = _Context(scenario, system, kripke, lim, observe)

@@ -27,7 +27,7 @@ from pathlib import Path
 
 import flcheck_spec
 
-from checker.app.scenario_vocabulary import scenario_vocabulary
+from checker.app.scenario_formulas import validate_scenario
 from checker.errors import InputError, Position
 from checker.io.kripke_json import read_json
 from checker.io.prism import read_explicit
@@ -93,9 +93,11 @@ def load_model(
         path = Path(path_or_paths if isinstance(path_or_paths, str | Path) else path_or_paths[0])
         if not path.exists():
             raise unknown_model(str(path))
-        system = build_system(load_scenario(path, defines=defines))
+        scenario = load_scenario(path, defines=defines)
+        system = build_system(scenario)
+        vocabulary = validate_scenario(scenario, system)  # a typo in a property is refused here too
         kripke = explore(system, limits=limits, progress=progress, observables=observables, source=str(path))
-        kripke.vocabulary = scenario_vocabulary(system)
+        kripke.vocabulary = vocabulary
         return kripke
     if kind == "json":
         path = Path(path_or_paths if isinstance(path_or_paths, str | Path) else path_or_paths[0])
