@@ -37,6 +37,7 @@ from flmodel.scenario_ast import (
     Change,
     ContactDecl,
     DataDecl,
+    DefenceDecl,
     EpsSpec,
     FormulaText,
     Link,
@@ -53,6 +54,7 @@ from flmodel.scenario_ast import (
     PropertyDecl,
     ProtocolDecl,
     Scenario,
+    StepDecl,
 )
 from flmodel.scenario_build import build_system
 from flmodel.scenario_check import (
@@ -62,6 +64,7 @@ from flmodel.scenario_check import (
     check_attacker_routes,
     check_observables,
     check_scenario,
+    check_step_rules,
 )
 from flmodel.scenario_family import FamilyPosition, FamilyToken, diagnostic, expand
 
@@ -72,6 +75,7 @@ _TERMINAL_TEXT = {
     "NAME": "a name",
     "STRING": 'a quoted string ("...")',
     "SIGNED_NUMBER": "a number",
+    "SCI_NUMBER": "a number such as 1e-6",
     "INT": "an integer",
     "FORMULA": "a formula (ending with ';' or the line)",
     "DPFORMULA": "a query D{ε, δ}[path formula]",
@@ -88,6 +92,7 @@ _TERMINAL_TEXT = {
     "COMPARE": "a comparison (<= >= < > ==)",
     "WINDOW_UNIT": "rounds or steps",
     "AGGREGATE": "all, quorum or deadline",
+    "STEP_ATTR": "cost, probability or time",
     "$END": "end of file",
 }
 
@@ -352,6 +357,51 @@ class _Build(Transformer[Any, Any]):
             rest = rest[1:]
         return ("attacker", AttackerDecl(str(name), loc, tuple(self._named(t) for t in rest), self._p(name)))
 
+    # attributes of attack steps, defences
+    def step_by(self, items: list[Token]) -> tuple[str, Token]:
+        return ("by", items[0])
+
+    def removal_at(self, items: list[Token]) -> tuple[str, Token]:
+        return ("at", items[0])
+
+    def step_attr(self, items: list[Token]) -> tuple[Token, Fraction, Position]:
+        name, *value = items
+        return (name, self.number(value), self._p(value[0]))
+
+    def attack_step(self, items: list[Any]) -> tuple[str, Any]:
+        rule, *rest = items
+        actor: Token | None = None
+        values: dict[str, Fraction] = {}
+        value_pos: dict[str, Position] = {}
+        for item in rest:
+            if isinstance(item, tuple) and item[0] == "by":
+                actor = item[1]
+                continue
+            name, value, where = item
+            key = str(name)
+            if key in values:
+                self.diags.append(diagnostic(self._p(name), f"{key} given twice in one attack_step "
+                                             f"statement; the first is at {value_pos[key]}"))
+                continue
+            values[key], value_pos[key] = value, where
+        decl = StepDecl(str(rule), None if actor is None else str(actor), values.get("cost"),
+                        values.get("probability"), values.get("time"), self._p(rule),
+                        self._p(actor) if actor is not None else self._p(rule), tuple(value_pos.items()))
+        return ("steps", (decl,))
+
+    def defence(self, items: list[Any]) -> tuple[str, Any]:
+        name, *rest = items
+        parts: dict[str, Token] = {}
+        for item in rest:
+            if isinstance(item, tuple):
+                parts["actor" if item[0] == "by" else "location"] = item[1]
+            else:
+                parts["rule"] = item
+        rule, actor, location = (str(parts[k]) if k in parts else None for k in ("rule", "actor", "location"))
+        decl = DefenceDecl(str(name), rule, actor, location, self._p(name),
+                           tuple((k, self._p(v)) for k, v in parts.items()))
+        return ("defences", (decl,))
+
     # properties
     def observing(self, items: list[Token]) -> tuple[str, Any]:
         return ("observing", tuple(self._named(t) for t in items))
@@ -436,6 +486,32 @@ class _Build(Transformer[Any, Any]):
         name, *opts = items
         return {"kind": "attack", "attack": str(name), "options": tuple(opts)}
 
+    def prop_budget(self, items: list[Any]) -> dict[str, Any]:
+        eps, *rest = items
+        nb = rest[-1]
+        out: dict[str, Any] = {"kind": "budget", "eps": eps, "neighbour": str(nb), "delta": Fraction(0),
+                               "budget_scope": "sequence", "_nbpos": self._p(nb)}
+        for r in rest[:-1]:
+            out[r[0]] = r[1]
+            if r[0] == "delta" and r[2] is not None:
+                out["_deltapos"] = r[2]
+        return out
+
+    def budget_delta(self, items: list[Any]) -> tuple[str, Fraction, Position | None]:
+        (value,) = items
+        if isinstance(value, Token):
+            return ("delta", _fraction(value), self._p(value))
+        return ("delta", value, None)
+
+    def scope_round(self, items: list[Any]) -> tuple[str, str]:
+        return ("budget_scope", "round")
+
+    def scope_sequence(self, items: list[Any]) -> tuple[str, str]:
+        return ("budget_scope", "sequence")
+
+    def scope_client(self, items: list[Any]) -> tuple[str, str]:
+        return ("budget_scope", "client")
+
     def property(self, items: list[Any]) -> tuple[str, Any]:
         name, body = items
         extra = {k: v for k, v in body.items() if k.startswith("_")}
@@ -477,7 +553,7 @@ def _assemble(parts: list[Any], source: str, diags: list[Diagnostic],
     position of the first)."""
     fields: dict[str, Any] = {"locations": [], "links": [], "clients": [], "actors": [], "policies": [],
                               "data": [], "noise": [], "bounds": [], "neighbours": [], "properties": [],
-                              "contacts": [], "losses": [], "failures": []}
+                              "contacts": [], "losses": [], "failures": [], "steps": [], "defences": []}
     extras: dict[str, Any] = {"policy_names": [], "noise_names": [], "prop_extra": {}, "positions": {}}
     name = "<unnamed>"
     singles = {"server", "policies_mode", "dataset", "partition", "model", "protocol", "attacker"}
@@ -557,6 +633,8 @@ def _assemble(parts: list[Any], source: str, diags: list[Diagnostic],
         contacts=tuple(fields["contacts"]),
         losses=tuple(fields["losses"]),
         failures=tuple(fields["failures"]),
+        steps=tuple(fields["steps"]),
+        defences=tuple(fields["defences"]),
         source=source,
         constants=tuple(constants.items()),
     )
@@ -594,12 +672,13 @@ def parse_scenario(text: str, source: str = "<scenario>", *, check: bool = True,
 
 def _check_built(scenario: Scenario) -> list[Diagnostic]:
     """Problems only the built system reveals: observed names (attacker, ``observing``) that are not
-    observables of the system."""
+    observables of the system, rules of ``attack_step`` and ``defence`` statements it does not have."""
     try:
         system = build_system(scenario)
     except ModelError as exc:
         return list(exc.diagnostics)
-    return check_observables(scenario, set(system.observable_names())) or check_attacker_routes(scenario)
+    return (check_observables(scenario, set(system.observable_names())) or check_attacker_routes(scenario)
+            or check_step_rules(scenario, system.fl.rule_names))
 
 
 def load_scenario(path: str | Path, defines: Mapping[str, int] | None = None) -> Scenario:

@@ -278,6 +278,60 @@ class AttackerDecl:
         return f"attacker {self.name}{at} observes {', '.join(o.name for o in self.observes)}"
 
 
+#: The attributes an ``attack_step`` statement may declare, in their printed order.
+STEP_ATTRIBUTES = ("cost", "probability", "time")
+
+
+@dataclass(frozen=True)
+class StepDecl:
+    """``attack_step RULE [by ACTOR] [cost C] [probability P] [time T]``: the attributes of the steps of
+    ``RULE`` by ``ACTOR`` in attack trees (``actor=None``: the rule's default for every actor); an
+    attribute left ``None`` is not declared. ``actor_pos`` and ``value_pos`` (attribute -> position of
+    its value) locate the parts for messages."""
+
+    rule: str
+    actor: str | None
+    cost: Fraction | None = None
+    probability: Fraction | None = None
+    time: Fraction | None = None
+    pos: Position = field(default=NOPOS, compare=False, repr=False)
+    actor_pos: Position = field(default=NOPOS, compare=False, repr=False)
+    value_pos: tuple[tuple[str, Position], ...] = field(default=(), compare=False, repr=False)
+
+    def values(self) -> dict[str, Fraction]:
+        """The declared attributes, by name."""
+        return {name: v for name in STEP_ATTRIBUTES if (v := getattr(self, name)) is not None}
+
+    def text(self) -> str:
+        by = f" by {self.actor}" if self.actor is not None else ""
+        values = "".join(f" {k} {num_text(v)}" for k, v in self.values().items())
+        return f"attack_step {self.rule}{by}{values}"
+
+
+@dataclass(frozen=True)
+class DefenceDecl:
+    """``defence NAME: remove [RULE] [by ACTOR] [at LOCATION]``: the steps a defence removes (each part
+    ``None`` when not given: any). ``parts_pos`` (``rule``/``actor``/``location`` -> position) locates
+    the parts for messages."""
+
+    name: str
+    rule: str | None = None
+    actor: str | None = None
+    location: str | None = None
+    pos: Position = field(default=NOPOS, compare=False, repr=False)
+    parts_pos: tuple[tuple[str, Position], ...] = field(default=(), compare=False, repr=False)
+
+    def text(self) -> str:
+        out = f"defence {self.name}: remove"
+        if self.rule is not None:
+            out += f" {self.rule}"
+        if self.actor is not None:
+            out += f" by {self.actor}"
+        if self.location is not None:
+            out += f" at {self.location}"
+        return out
+
+
 @dataclass(frozen=True)
 class FormulaText:
     """A formula of the property language as written, with the position of its first character."""
@@ -322,7 +376,7 @@ class Option:
 @dataclass(frozen=True)
 class PropertyDecl:
     """A named property. ``kind`` is one of ``ctl``, ``attack_tree``, ``privacy``, ``advantage``,
-    ``probability``, ``dp``, ``crossval``, ``attack``; the other fields are used by the kinds that need them:
+    ``probability``, ``dp``, ``crossval``, ``attack``, ``budget``; the other fields are used by the kinds that need them:
 
     * ``ctl``: ``formula``;
     * ``attack_tree``: ``expect`` (``exists``/``absent``) and ``formula`` (the goal, a state formula);
@@ -333,7 +387,10 @@ class PropertyDecl:
       ``formula`` (the target set, reached eventually: first-passage probability);
     * ``dp``: ``formula`` (a ``D{ε,δ}[ψ]`` query of [dpCTL]), ``neighbour``, ``scheduler``
       (``uniform``/``memoryless``/``worst``), ``observing`` (what the scheduler sees besides actions);
-    * ``crossval``: ``neighbour`` and ``options``; ``attack``: ``attack`` (its name) and ``options``.
+    * ``crossval``: ``neighbour`` and ``options``; ``attack``: ``attack`` (its name) and ``options``;
+    * ``budget``: ``eps`` (ε_B), ``delta`` (δ_B, default 0), ``budget_scope`` (``round``: each round's
+      release alone; ``sequence``: the releases through each round; ``client``: each client's reports
+      through each round), ``neighbour``.
     """
 
     name: str
@@ -349,6 +406,8 @@ class PropertyDecl:
     compare: str | None = None
     attack: str | None = None
     options: tuple[Option, ...] = ()
+    delta: Fraction | None = None
+    budget_scope: str | None = None
     pos: Position = field(default=NOPOS, compare=False, repr=False)
 
     def text(self) -> str:
@@ -379,6 +438,11 @@ class PropertyDecl:
             return head + f"crossval between {self.neighbour}{opts}"
         if k == "attack":
             return head + f"attack {self.attack}{opts}"
+        if k == "budget":
+            scope = {"round": "per round", "sequence": "over rounds",
+                     "client": "per client over rounds"}[self.budget_scope or "sequence"]
+            return head + (f"budget epsilon <= {self.eps.text()} delta {num_text(self.delta or Fraction(0))} "  # type: ignore[union-attr]
+                           f"{scope} between {self.neighbour};")
         raise ValueError(f"unknown property kind {k!r}")
 
 
@@ -390,7 +454,8 @@ class Scenario:
     ``clients``, ``actors``), ``poli`` (``policies``, ``policies_mode``), ``dataset``/``partition``
     (``data``, ``dataset``, ``partition``), the learning task (``model``), the noise mechanism
     (``noise``), the protocol variant and bounds, the neighbouring datasets of III-C, the attacker and
-    the named properties.
+    the named properties; ``steps`` and ``defences`` annotate its attack trees (attributes of steps,
+    removals that cut attacks) and change nothing of its semantics.
 
     The scenario is always the expanded one: constants, indexed names and families
     (:mod:`flmodel.scenario_family`) are resolved when it is read, ``sat[3]`` is the name ``sat3``.
@@ -419,6 +484,8 @@ class Scenario:
     contacts: tuple[ContactDecl, ...] = ()
     losses: tuple[LossDecl, ...] = ()
     failures: tuple[Link, ...] = ()
+    steps: tuple[StepDecl, ...] = ()
+    defences: tuple[DefenceDecl, ...] = ()
     source: str = field(default="<scenario>", compare=False)
     constants: tuple[tuple[str, int], ...] = field(default=(), compare=False)
 
@@ -460,6 +527,8 @@ class Scenario:
         lines.extend(n.text() for n in self.neighbours)
         if self.attacker is not None:
             lines.append(self.attacker.text())
+        lines.extend(d.text() for d in self.steps)
+        lines.extend(d.text() for d in self.defences)
         lines.extend(p.text() for p in self.properties)
         return "\n".join(lines) + "\n"
 
@@ -475,6 +544,19 @@ class Scenario:
     @property
     def client_names(self) -> tuple[str, ...]:
         return tuple(c.actor for c in self.clients)
+
+    def step_attributes(self) -> dict[tuple[str, str | None], dict[str, Fraction]]:
+        """The ``attack_step`` declarations as plain data: ``(rule, actor)`` (``actor`` ``None`` for a
+        rule's default) -> the declared attributes by name (the table of
+        ``checker.attack_trees.attributes``)."""
+        return {(d.rule, d.actor): d.values() for d in self.steps}
+
+    def defence(self, name: str) -> DefenceDecl:
+        """The defence called ``name`` (``KeyError`` if none)."""
+        for d in self.defences:
+            if d.name == name:
+                return d
+        raise KeyError(name)
 
     def property(self, name: str) -> PropertyDecl:
         """The property called ``name`` (``KeyError`` if none)."""

@@ -17,7 +17,11 @@ whose new points have an owner when the data are partitioned; properties have un
 declared neighbours, observe known observables and state sensible bounds (ε ≥ 0, probabilities in
 [0, 1]); property options are given once each, and a ``crossval`` property's options are its own
 (:data:`CROSSVAL_OPTIONS`, ``trials`` a positive integer, ``seed`` a non-negative integer). The
-options of an ``attack`` are its experiment's parameters, checked by the experiment.
+options of an ``attack`` are its experiment's parameters, checked by the experiment. ``attack_step``
+statements name a rule of the built system (:func:`check_step_rules`) and a known actor (the
+environment's ``cut_link`` steps are by ``environment``), once per rule and actor, with values >= 0
+and probabilities <= 1; ``defence`` statements have unique names and remove by a rule, a known actor
+or a known location.
 
 A problem found in a family member says which (``in family i = 5: …``,
 :func:`flmodel.scenario_family.diagnostic`); a repeated statement names the first one's position.
@@ -34,8 +38,16 @@ from flcheck_spec.vocab import Position
 
 from flmodel.errors import Diagnostic
 from flmodel.infrastructure import Gra
-from flmodel.network import Network
-from flmodel.scenario_ast import DataDecl, MechanismDecl, Named, NeighbourDecl, PropertyDecl, Scenario
+from flmodel.network import ENVIRONMENT, Network
+from flmodel.scenario_ast import (
+    DataDecl,
+    MechanismDecl,
+    Named,
+    NeighbourDecl,
+    PropertyDecl,
+    Scenario,
+    StepDecl,
+)
 from flmodel.scenario_build import attacker_location, link_edges
 from flmodel.scenario_family import diagnostic
 
@@ -90,6 +102,8 @@ def check_scenario(s: Scenario, extras: dict[str, Any] | None = None) -> list[Di
     checks.check_bounds()
     checks.check_neighbours()
     checks.check_attacker()
+    checks.check_steps()
+    checks.check_defences()
     checks.missing_locations()
     checks.check_properties()
     return checks.report.items
@@ -442,6 +456,55 @@ class _ScenarioChecks:
             self.report.add(a.pos, f"attacker {a.name!r} is not an actor; declare it or write 'attacker "
                             f"{a.name} at LOCATION observes …'")
 
+    # --- attributes of attack steps, defences -----------------------------------------------------
+    def _step_actors(self) -> set[str]:
+        """The actors whose steps can be annotated: the placed actors, an eavesdropping attacker and,
+        when links may fail, the environment."""
+        known = set(self.actor_locs)
+        if self.s.attacker is not None:
+            known.add(self.s.attacker.name)
+        if self.s.failures:
+            known.add(ENVIRONMENT)
+        return known
+
+    def check_steps(self) -> None:
+        known = self._step_actors()
+        first: dict[tuple[str, str | None], Position] = {}
+        for d in self.s.steps:
+            who = _step_text(d)
+            key = (d.rule, d.actor)
+            if key in first:
+                self.report.add(d.pos, f"second attack_step for {who}; the first is at {first[key]} "
+                                "(declare every attribute in one statement)")
+            first.setdefault(key, d.pos)
+            if d.actor is not None and d.actor not in known:
+                self.report.add(d.actor_pos, f"attack_step names unknown actor {d.actor!r}; expected an "
+                                f"actor, {_known_text(known)}")
+            where = dict(d.value_pos)
+            for name, value in d.values().items():
+                if value < 0:
+                    self.report.add(where.get(name, d.pos), f"{name} {value} of attack_step {who} is "
+                                    "negative; expected a number >= 0")
+                elif name == "probability" and value > 1:
+                    self.report.add(where.get(name, d.pos), f"probability {value} of attack_step {who} is "
+                                    "more than 1; expected a probability in [0, 1]")
+
+    def check_defences(self) -> None:
+        known = self._step_actors()
+        first: dict[str, Position] = {}
+        for d in self.s.defences:
+            if d.name in first:
+                self.report.add(d.pos, f"defence {d.name!r} declared twice; the first is at {first[d.name]}")
+            first.setdefault(d.name, d.pos)
+            where = dict(d.parts_pos)
+            if d.rule is None and d.actor is None and d.location is None:
+                self.report.add(d.pos, f"defence {d.name!r} removes nothing; expected 'remove RULE', "
+                                "'remove by ACTOR' or 'remove at LOCATION'")
+            if d.actor is not None and d.actor not in known:
+                self.report.add(where.get("actor", d.pos), f"defence {d.name!r} names unknown actor "
+                                f"{d.actor!r}; expected an actor, {_known_text(known)}")
+            self._need_location(d.location, where.get("location", d.pos), f"defence {d.name!r}")
+
     # --- properties -------------------------------------------------------------------------------
     def check_properties(self) -> None:
         names: set[str] = set()
@@ -464,6 +527,10 @@ class _ScenarioChecks:
                                     "expected ln(r) with r >= 1")
                 if not p.eps.log and p.eps.value < 0:
                     self.report.add(p.pos, f"property {p.name!r}: ε must be >= 0, got {p.eps.value}")
+            if p.delta is not None and not 0 <= p.delta <= 1:
+                self.report.add(where.get("_deltapos", p.pos),
+                                f"property {p.name!r}: δ = {p.delta} is not in [0, 1]; expected a "
+                                "probability such as 1e-6")
             self._check_options(p)
 
     def _check_options(self, p: PropertyDecl) -> None:
@@ -530,6 +597,27 @@ def check_attacker_routes(s: Scenario) -> list[Diagnostic]:
             if not any(path is not None and where in path for path in paths):
                 report.add(n.pos, f"attacker {a.name!r} at {where!r} observes curmodpar, but no route of the "
                            f"model from the server at {server_loc!r} to a client crosses {where!r}")
+    return report.items
+
+
+def _step_text(d: StepDecl) -> str:
+    return f"{d.rule} by {d.actor}" if d.actor is not None else f"{d.rule} (every actor)"
+
+
+def check_step_rules(s: Scenario, rules: tuple[str, ...] | list[str]) -> list[Diagnostic]:
+    """``attack_step`` and ``defence`` statements name rules the built system has (``rules``: the rule
+    names its steps carry, e.g. ``get_grad_round_noisy`` under fedavg_rounds with noise)."""
+    report = _Report(Position(s.source, 1, 1))
+    expected = "expected a rule of this system: " + ", ".join(rules)
+    for d in s.steps:
+        if d.rule not in rules:
+            close = difflib.get_close_matches(d.rule, rules, n=1)
+            hint = f" (did you mean {close[0]!r}?)" if close else ""
+            report.add(d.pos, f"unknown rule {d.rule!r} in attack_step{hint}; {expected}")
+    for f in s.defences:
+        if f.rule is not None and f.rule not in rules:
+            report.add(dict(f.parts_pos).get("rule", f.pos), f"defence {f.name!r} removes unknown rule "
+                       f"{f.rule!r}; {expected}")
     return report.items
 
 

@@ -49,6 +49,7 @@ from checker.app.privacy_fl import assess_pair, privacy_report
 from checker.app.privacy_results import PairResult, outcome_text
 from checker.app.reductions import Applied, Reductions, reduce_system
 from checker.app.scenario_formulas import formula_diagnostics, parse_property, validate_scenario
+from checker.app.step_attributes import step_table, summarise
 from checker.attack_trees.generation import AttackFound, generate_attack_tree
 from checker.errors import ExplorationIncomplete, InputError, Position
 from checker.io.render import json_value
@@ -60,7 +61,7 @@ from checker.mc.ctl import ModelChecker
 from checker.mc.explore import LimitReached, Limits, Progress, ProgressCallback, Watchdog, explore
 from checker.mc.kripke import Kripke
 from checker.privacy.dp_query import SchedulerClass
-from checker.privacy.ni_fl_dp import Eps
+from checker.privacy.ni_fl_dp import Eps, ratio_within
 from checker.verdict import Verdict
 from flmodel.errors import ModelError
 from flmodel.scenario import load_scenario
@@ -282,11 +283,17 @@ def _attack_tree(ctx: _Context, p: PropertyDecl) -> PropertyResult:
         if result.truncated:
             evidence += " (search of alternatives truncated)"
         details.update({"tree_size": size, "ways": ways, "shortest": shortest})
+        table = step_table(ctx.scenario)
+        if table is not None:
+            summary = summarise(tree, table, ctx.kripke, goal)
+            evidence += f"; {summary.optimum_text()}"
+            details["attributes"] = summary.to_json()
         ctx.artefacts["attack_trees"][p.name] = (tree, str(f))
         verdict = Verdict.HOLDS if p.expect == "exists" else Verdict.VIOLATED
         if not ctx.kripke.complete and p.expect == "absent":
             verdict = Verdict.VIOLATED  # a found attack is an attack even in a partial structure
-        return PropertyResult(p.name, p.kind, verdict, float(size), f"{size} nodes", evidence, details,
+        value = f"{size} nodes" + (f", min cost {summary.cost_text()}" if table is not None else "")
+        return PropertyResult(p.name, p.kind, verdict, float(size), value, evidence, details,
                               formula=str(f))
     conclusive = result.conclusive
     inv = result.invariant_size
@@ -430,6 +437,77 @@ def _dp(ctx: _Context, p: PropertyDecl) -> PropertyResult:
                           details, formula=str(f))
 
 
+def _budget(ctx: _Context, p: PropertyDecl) -> PropertyResult:
+    """A privacy budget ``(ε_B, δ_B)`` between ``D0`` and the declared neighbour, decided on the exact
+    figures of :mod:`checker.app.privacy_budget` (the observations of the one privacy pipeline): it
+    holds when ``δ(ε_B) ≤ δ_B`` (``δ_B = 0``: ``ε* ≤ ε_B``) in every round of the scope — each round's
+    release alone (``per round``), the releases through each round (``over rounds``), each client's
+    reports through each round (``per client over rounds``); a violation names the first round (and
+    client).  The details add the per-round table and the rounds at which a DP accountant's basic,
+    advanced and PLD composition bounds first exceed ``ε_B``."""
+    from checker.app.privacy_budget import DEFAULT_DELTA_PRIME, budget_of_pair, first_exceeded
+
+    assert p.neighbour is not None and p.eps is not None  # the grammar
+    eps = _eps_of(p)
+    delta = p.delta or Fraction(0)
+    scope = p.budget_scope or "sequence"
+    try:
+        rep = privacy_report(ctx.system, observe="sequence", observing=ctx.observing(p), readings=(),
+                             declared=[(p.neighbour, neighbour_dataset(ctx.scenario, p.neighbour))],
+                             limits=ctx.limits, literal=False, decomposition=True, exact=True)
+    except ExplorationIncomplete as exc:
+        return PropertyResult(p.name, p.kind, Verdict.UNKNOWN, None, "", f"exploration incomplete ({exc})")
+    (pair,) = rep.pairs
+    dprime = float(delta) if 0 < delta < 1 else DEFAULT_DELTA_PRIME
+    table = budget_of_pair(rep, pair, delta_prime=dprime, eps_ref=eps)
+    found, rows = first_exceeded(table, eps, delta, scope)  # type: ignore[arg-type]  # the grammar's scopes
+    seqs = list(table.clients.values()) if scope == "client" else [table.releases]
+    accountant: dict[str, Any] = {}
+    for name, over in (("basic", lambda r: not _le_eps(r.basic, eps)),
+                       ("advanced", lambda r: r.advanced is None or r.advanced > float(eps)),
+                       ("pld", lambda r: r.pld_delta is None or r.pld_delta[1] > float(delta))):
+        first = [(r.round, s.what) for s in seqs for r in s.rows if over(r)]
+        accountant[name] = None if not first else {"round": min(first)[0], "what": min(first)[1]}
+    scope_text = {"round": "per round", "sequence": "over rounds", "client": "per client over rounds"}[scope]
+    budget_text = f"(ε, δ) = ({eps.text()}, {_number_text(delta)}) {scope_text}"
+    if found is None:
+        verdict = Verdict.HOLDS
+        worst = max((r for r in rows), key=lambda r: math.inf if r["epsilon"] == "inf" else r["epsilon"],
+                    default=None)
+        head = f"budget {budget_text} never exceeded in {table.rounds} rounds"
+        value = None if worst is None else (math.inf if worst["epsilon"] == "inf" else worst["epsilon"])
+        value_text = "" if worst is None else worst["epsilon_exact"]
+    else:
+        verdict = Verdict.VIOLATED
+        head = f"budget {budget_text} first exceeded at {found.text()}"
+        value = math.inf if found.epsilon.infinite else found.epsilon.epsilon
+        value_text = found.epsilon.text()
+    acc = "; ".join(f"{n} composition exceeds it from round {v['round']}" if v else f"{n} composition never"
+                    for n, v in accountant.items())
+    evidence = f"{head}; a DP accountant's bounds: {acc} (δ' = {dprime:g})"
+    details: dict[str, Any] = {
+        "scope": scope, "epsilon_bound": eps.text(), "delta_bound": float(delta), "neighbour": p.neighbour,
+        "exceeded": None if found is None else {
+            "round": found.round, "client": found.client, "epsilon": found.epsilon.json(),
+            "epsilon_exact": found.epsilon.text(), "delta": float(found.delta)},
+        "rounds": rows, "accountant_first_exceeded": accountant, "budget": table.json()}
+    return PropertyResult(p.name, p.kind, verdict, value, value_text, evidence, details)
+
+
+def _le_eps(a: Eps, b: Eps) -> bool:
+    """``a ≤ b`` for two privacy parameters, exactly when both ``e^ε`` are rational."""
+    if b.infinite:
+        return True
+    if a.infinite:
+        return False
+    ea, eb = a.exp_exact(), b.exp_exact()
+    if ea is not None:
+        return ratio_within(ea, b)
+    if a.value is not None and b.value is not None:
+        return a.value <= b.value
+    return float(a) <= float(b)
+
+
 def _storm_reach(ctx: _Context, target: np.ndarray, sched: str) -> Fraction:
     """The first-passage probability of ``target`` computed by Storm (``--engine storm``,
     :mod:`checker.markov.storm`) on the same explored (reduced) structure, exactly (Storm's
@@ -516,7 +594,8 @@ def _find_metrics(obj: Any, prefix: str = "") -> dict[str, float]:
 
 
 KINDS = {"ctl": _ctl, "attack_tree": _attack_tree, "privacy": _privacy, "advantage": _advantage,
-         "probability": _probability, "dp": _dp, "crossval": _crossval, "attack": _attack}
+         "probability": _probability, "dp": _dp, "crossval": _crossval, "attack": _attack,
+         "budget": _budget}
 
 
 # ------------------------------------------------------------------------------------------ entry points

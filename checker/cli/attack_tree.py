@@ -1,6 +1,14 @@
 """``flcheck attack-tree MODEL --goal PREDICATE``: generate a valid IIIf attack tree for ``EF goal`` from the
 initial states, or print the invariant ``AG ¬goal`` that proves none exists.
 
+When the scenario declares ``attack_step`` attributes, the tree is evaluated under them
+(:mod:`checker.app.step_attributes`: min cost, max probability of success, min time, the Pareto front
+over the tree's alternatives, the cheapest attack over every path, the undeclared steps); ``--json``
+adds them under ``attributes`` and ``--format adtool``/``adtool-sand`` writes ADTool's domains with
+every node's values. ``--defence NAME [--budget C]`` says whether removing the steps of the scenario's
+``defence NAME`` blocks every attack (of cost ``<= C``) on the structure
+(:func:`checker.attack_trees.defences.cuts`).
+
 Exit codes: 0 an attack exists (a valid tree was generated and re-checked), 1 none exists (or unknown on an
 incomplete exploration), 2 bad input (model, predicate or option).
 """
@@ -10,11 +18,22 @@ from __future__ import annotations
 import argparse
 import json
 import sys
+from fractions import Fraction
 from pathlib import Path
 from typing import Any
 
 from checker.app.load import load_model
-from checker.attack_trees.export import FORMATS, render, result_to_json, tree_from_json, tree_to_text
+from checker.app.step_attributes import AttributeSummary, defence_of, scenario_of, step_table, summarise
+from checker.attack_trees.attributes import Number, StepTable
+from checker.attack_trees.defences import Cut, cheapest_attack, cuts
+from checker.attack_trees.export import (
+    FORMATS,
+    render,
+    result_to_json,
+    tree_from_json,
+    tree_to_adtool,
+    tree_to_text,
+)
 from checker.attack_trees.generation import AttackFound, NoAttack, generate_attack_tree
 from checker.attack_trees.validity import check_validity
 from checker.cli.defines import add_define_option, defines_of
@@ -70,8 +89,24 @@ def register(sub: argparse._SubParsersAction) -> None:
     p.add_argument("--observables", metavar="NAMES", default=None,
                    help="comma-separated observables shown in step labels (default: all but step "
                         "counters)")
+    p.add_argument("--defence", metavar="NAME",
+                   help="a defence declared in the scenario ('defence NAME: remove RULE by ACTOR at "
+                        "LOCATION'): say whether removing its steps blocks every attack on the model")
+    p.add_argument("--budget", type=_budget, metavar="C",
+                   help="with --defence: only attacks of cost <= C (the attack_step costs) count")
     add_define_option(p)
     p.set_defaults(func=run)
+
+
+def _budget(text: str) -> Fraction:
+    """An exact cost bound >= 0 (``5``, ``5/2``, ``2.5``)."""
+    try:
+        value = Fraction(text.strip())
+    except (ValueError, ZeroDivisionError):
+        raise argparse.ArgumentTypeError(f"{text!r} is not a number >= 0") from None
+    if value < 0:
+        raise argparse.ArgumentTypeError(f"{text!r} is not a number >= 0")
+    return value
 
 
 def _load(paths: list[str], args: argparse.Namespace) -> Kripke:
@@ -109,7 +144,12 @@ def run(args: argparse.Namespace) -> int:
     if args.goal is None:
         raise InputError("--goal is required (unless --check is given)", Position("attack-tree"),
                          "--goal PREDICATE")
+    if args.budget is not None and args.defence is None:
+        raise InputError("--budget needs --defence", Position("--budget"), "--defence NAME --budget C")
     kripke = _load(args.model, args)
+    scenario = scenario_of(args.model, defines_of(args))
+    table = step_table(scenario)
+    defence = defence_of(scenario, args.defence) if args.defence is not None else None
     goal, mentioned = _goal_mask(kripke, args.goal)
     shown = None
     if args.observables is not None:
@@ -122,17 +162,35 @@ def run(args: argparse.Namespace) -> int:
     result = generate_attack_tree(kripke, goal, max_depth=args.max_depth, max_attacks=args.max_attacks,
                                   minimal_only=not args.all_attacks, distinguish=args.distinguish,
                                   label_observables=shown, goal_observables=mentioned)
+    summary = (summarise(result.tree, table, kripke, goal)
+               if table is not None and isinstance(result, AttackFound) else None)
+    cut = None
+    if defence is not None:
+        costs = table if table is not None else StepTable({})
+        if args.budget is not None:
+            cut = cuts(kripke, defence, args.budget, costs, goal=goal)
+        else:
+            remaining, conclusive = cheapest_attack(kripke, goal, costs, removed=defence.removes)
+            cut = Cut(defence, float("inf"), remaining is None and conclusive, remaining, conclusive)
     if fmt == "json":
-        text = json_text(args.flcheck_command, result_to_json(result, kripke, goal_text=args.goal,
-                                                              model=" ".join(args.model))) + "\n"
-        _emit(text, args)
+        payload = result_to_json(result, kripke, goal_text=args.goal, model=" ".join(args.model))
+        if summary is not None:
+            payload["attributes"] = summary.to_json()
+        if cut is not None:
+            payload["defence"] = _cut_json(args.defence, cut, args.budget)
+        _emit(json_text(args.flcheck_command, payload) + "\n", args)
     elif isinstance(result, AttackFound):
         if fmt == "text":
-            _emit(_text_report(result, kripke, args.goal), args)
+            _emit(_text_report(result, kripke, args.goal, summary, _cut_text(cut, args.budget)), args)
+        elif fmt in ("adtool", "adtool-sand"):
+            _emit(tree_to_adtool(result.tree, kripke, goal_text=args.goal, sequential=fmt == "adtool-sand",
+                                 attributes=table), args)
         else:
             _emit(render(result.tree, kripke, fmt, goal_text=args.goal), args)
     else:
         print(_no_attack_text(result, kripke, args.goal))
+        if cut is not None:
+            print(_cut_text(cut, args.budget))
     if isinstance(result, AttackFound):
         if args.output:
             valid = check_validity(result.tree, kripke).valid
@@ -187,7 +245,27 @@ def _emit(text: str, args: argparse.Namespace) -> None:
         sys.stdout.write(text)
 
 
-def _text_report(result: AttackFound, kripke: Kripke, goal: str) -> str:
+def _cut_text(cut: Cut | None, budget: Number | None) -> str | None:
+    """The defence's verdict in words (:class:`Cut`; without a budget, its budget is ∞: attacks of any
+    cost)."""
+    if cut is None:
+        return None
+    text = str(cut)
+    return "defence: " + (text if budget is not None else text.replace(" of cost <= inf", " of any cost"))
+
+
+def _cut_json(name: str, cut: Cut, budget: Number | None) -> dict[str, Any]:
+    remaining = cut.remaining
+    return {"name": name, "removes": cut.defence.description, "budget": budget, "blocks": cut.blocks,
+            "conclusive": cut.conclusive,
+            "remaining": None if remaining is None else {
+                "cost": remaining.value,
+                "steps": [s.label.action_text() if s.label is not None else "step"
+                          for s in remaining.alternative]}}
+
+
+def _text_report(result: AttackFound, kripke: Kripke, goal: str, summary: AttributeSummary | None = None,
+                 defence: str | None = None) -> str:
     v = check_validity(result.tree, kripke)
     n_init = len(result.initial)
     ways = sum(len(p) for p in result.paths.values())
@@ -201,6 +279,10 @@ def _text_report(result: AttackFound, kripke: Kripke, goal: str) -> str:
     lines += [f"warning: {w}" for w in result.warnings]
     lines.append("")
     lines.append(tree_to_text(result.tree, kripke, goal_text=goal))
+    if summary is not None:
+        lines += ["", *summary.lines()]
+    if defence is not None:
+        lines += ["", defence]
     return "\n".join(lines) + "\n"
 
 
