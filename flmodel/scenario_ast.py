@@ -376,7 +376,8 @@ class Option:
 @dataclass(frozen=True)
 class PropertyDecl:
     """A named property. ``kind`` is one of ``ctl``, ``attack_tree``, ``privacy``, ``advantage``,
-    ``probability``, ``dp``, ``crossval``, ``attack``, ``budget``; the other fields are used by the kinds that need them:
+    ``probability``, ``dp``, ``crossval``, ``attack``, ``budget``; the other fields are used by the
+    kinds that need them:
 
     * ``ctl``: ``formula``;
     * ``attack_tree``: ``expect`` (``exists``/``absent``) and ``formula`` (the goal, a state formula);

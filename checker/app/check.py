@@ -500,7 +500,7 @@ def _le_eps(a: Eps, b: Eps) -> bool:
         return True
     if a.infinite:
         return False
-    ea, eb = a.exp_exact(), b.exp_exact()
+    ea = a.exp_exact()
     if ea is not None:
         return ratio_within(ea, b)
     if a.value is not None and b.value is not None:
