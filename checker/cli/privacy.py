@@ -39,6 +39,7 @@ from checker.verdict import EXIT_HOLDS
 from flmodel.data import NeighbourReading
 
 if TYPE_CHECKING:  # the privacy pipeline is imported by run(): most of a second, for this command only
+    from checker.app.privacy_budget import BudgetReport
     from checker.app.privacy_results import PrivacyReport
     from checker.privacy.ni_fl_dp import Eps
 
@@ -153,15 +154,17 @@ def run(args: argparse.Namespace) -> int:
                             limits=limits,
                             literal=not args.no_literal, decomposition=not args.no_decomposition,
                             exact=False if args.use_float else None))
+    budgets = _budgets(report)
     if args.json:
         out = report.json()
+        out["budget"] = [b.json() for b in budgets]
         if theory is not None:
             out["theory"] = [s.json() for s in theory]
         emit_json(args.flcheck_command, out)
         if report.vacuous:  # the text says so in its table; under JSON, stderr does
             print(f"flcheck: note: NI-FL-DP holds vacuously: {VACUOUS_REASON}", file=sys.stderr)
     else:
-        _print_report(report, args)
+        _print_report(report, args, budgets)
         if theory is not None:
             _print_theory(theory)
     return report.verdict.exit_code()
@@ -188,7 +191,7 @@ def _figure(x: Any, digits: int = 6) -> str:
     return f"{float(x):.{digits}g}"
 
 
-def _print_report(rep: PrivacyReport, args: argparse.Namespace) -> None:
+def _print_report(rep: PrivacyReport, args: argparse.Namespace, budgets: Sequence[BudgetReport] = ()) -> None:
     from checker.app.privacy_fl import judged_text  # lazy: loaded by run() already
     from checker.app.privacy_results import outcome_text
 
@@ -247,9 +250,48 @@ def _print_report(rep: PrivacyReport, args: argparse.Namespace) -> None:
             print(f"  P(M ⊢F {{curmodpar = {ps['curmodpar']}}}): path sum {_figure(ps['path_sum'])} "
                   f"vs first passage {_figure(ps['first_passage'])}{' (differ)' if ps['differs'] else ''}",
                   file=out)
+    _print_budgets(budgets)
     for note in rep.notes:
         print(f"note: {note}", file=out)
     print(f"\nNI-FL-DP: {rep.verdict}", file=out)
+
+
+def _budgets(rep: PrivacyReport) -> list[BudgetReport]:
+    """Per round, per client and composition figures (:mod:`checker.app.privacy_budget`) of each
+    declared pair of a multi-round model (none for one round)."""
+    from checker.app.privacy_budget import budget_of_pair  # lazy, as the pipeline
+
+    out = []
+    for p in rep.pairs:
+        if p.reading != "declared" or p.d1 not in rep.observations:
+            continue
+        b = budget_of_pair(rep, p, eps_ref=rep.eps)
+        if b.rounds >= 2:
+            out.append(b)
+    return out
+
+
+def _print_budgets(budgets: Sequence[BudgetReport]) -> None:
+    for b in budgets:
+        print(f"\nrounds and clients, {b.label} (ε of what is seen; a DP accountant's composition of the "
+              f"per-round mechanisms at δ' = {b.delta_prime:g}):")
+        rows = [["sequence", "round", "ε round alone", "ε round | history", "exact ε rounds 1..r",
+                 "basic Σ", "advanced", "PLD ε(δ')"]]
+        for s in [b.releases, *b.clients.values()]:
+            for r in s.rows:
+                rows.append([s.what, str(r.round), r.marginal.text(), r.conditional.text(), r.exact.text(),
+                             _figure(float(r.basic)), "-" if r.advanced is None else _figure(r.advanced),
+                             _figure(r.pld)])
+        print(table_text(rows, rule=True))
+        if b.eps_ref is not None:
+            print(f"exact δ(ε = {b.eps_ref.text()}) of the releases through each round: "
+                  + ", ".join(f"round {r.round}: {_figure(r.exact_delta)}" for r in b.releases.rows))
+        for d in b.decomposition:
+            premise = "none constrained" if d.premise is None else d.premise.text()
+            print(f"NI_Decomposition {d.reading}: premise ε = {premise}, released sequence ε = "
+                  f"{d.global_eps.text()}: conclusion {_ok(d.holds)}")
+        if b.readings_part:
+            print("(the readings part: each report meets a smaller ε than the rounds compose to)")
 
 
 def _ok(flag: bool) -> str:
