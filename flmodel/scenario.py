@@ -493,15 +493,14 @@ class _Build(Transformer[Any, Any]):
                                "budget_scope": "sequence", "_nbpos": self._p(nb)}
         for r in rest[:-1]:
             out[r[0]] = r[1]
-            if r[0] == "delta" and r[2] is not None:
+            if r[0] == "delta":
                 out["_deltapos"] = r[2]
         return out
 
-    def budget_delta(self, items: list[Any]) -> tuple[str, Fraction, Position | None]:
+    @v_args(meta=True)
+    def budget_delta(self, meta: Any, items: list[Any]) -> tuple[str, Fraction, Position]:
         (value,) = items
-        if isinstance(value, Token):
-            return ("delta", _fraction(value), self._p(value))
-        return ("delta", value, None)
+        return ("delta", _fraction(value) if isinstance(value, Token) else value, self._at(meta))
 
     def scope_round(self, items: list[Any]) -> tuple[str, str]:
         return ("budget_scope", "round")

@@ -40,7 +40,7 @@ def test_the_reference_covers_every_statement_and_property_kind() -> None:
     body = grammar.split("?prop_body:", 1)[1].split("\nEXPECT:", 1)[0]
     kinds = set(re.findall(r'^\s+[|:]? ?"(\w+)"', body, re.M))
     assert kinds == {"ctl", "attack_tree", "privacy", "advantage", "probability", "dp", "crossval",
-                     "attack"}
+                     "attack", "budget"}
     assert kinds <= cases
     for name in names - {"property"}:
         assert f"### {name}" in TEXT, name
