@@ -77,6 +77,7 @@ def test_an_insider_observes_only_what_reaches_it(observed: str, message: str | 
     text = BUNDLED["moniteo_link_loss"].read_text(encoding="utf-8").replace(
         "attacker eve at ground_station observes curmodpar, gradient_sat3",
         f"attacker sat3 observes {observed}")
+    text = "".join(ln for ln in text.splitlines(keepends=True) if "eavesdrop by eve" not in ln)  # eve's steps
     if message is None:
         parse_scenario(text, "m.fl")
         return
