@@ -445,7 +445,11 @@ def _budget(ctx: _Context, p: PropertyDecl) -> PropertyResult:
     reports through each round (``per client over rounds``); a violation names the first round (and
     client).  The details add the per-round table and the rounds at which a DP accountant's basic,
     advanced and PLD composition bounds first exceed ``ε_B``."""
-    from checker.app.privacy_budget import DEFAULT_DELTA_PRIME, budget_of_pair, first_exceeded
+    from checker.app.privacy_budget import (  # lazy: scipy's FFT (PLD composition), for budgets only
+        DEFAULT_DELTA_PRIME,
+        budget_of_pair,
+        first_exceeded,
+    )
 
     assert p.neighbour is not None and p.eps is not None  # the grammar
     eps = _eps_of(p)
