@@ -335,3 +335,29 @@ def test_optimum_agrees_with_brute_force_over_attack_paths(case: tuple[str, str]
     dominated = {v for v in vectors if any(w != v and w[0] <= v[0] and w[1] >= v[1] and w[2] <= v[2]
                                            for w in vectors)}
     assert front == vectors - dominated
+
+
+def test_check_shows_the_optimum_of_an_attack_tree_property(tmp_path: Path) -> None:
+    from checker.app.check import check_scenario
+
+    text = quorum_scenario(extra=STEPS + "property r: attack_tree exists round = 1\n")
+    (result,) = check_scenario(parse_scenario(text, "s.fl")).results
+    assert result.value_text == "5 nodes, min cost 6"
+    assert result.evidence.endswith("; min cost 6, max probability 1/2, min time 2")
+    assert result.details["attributes"]["min_cost"]["value"] == 6
+    plain = check_scenario(parse_scenario(quorum_scenario(extra="property r: attack_tree exists round = 1"),
+                                          "p.fl")).results[0]
+    assert plain.value_text == "5 nodes" and "attributes" not in plain.details
+
+
+@pytest.mark.slow
+def test_the_bundled_link_loss_attack_has_the_documented_figures() -> None:
+    """moniteo_link_loss.fl's comment: cost 3, probability 99/200, time 2; both defences block it."""
+    path = str(SPEC / "moniteo_link_loss.fl")
+    code, out, _ = run(["attack-tree", path, "--goal", "seen_sat3", "--json", "--defence", "no_tap"])
+    doc = json.loads(out)
+    attrs = doc["attributes"]
+    assert code == 0
+    assert (attrs["min_cost"]["value"], attrs["max_probability"]["value"], attrs["min_time"]["value"]) == (
+        3, "99/200", 2)
+    assert doc["defence"]["blocks"] is True
