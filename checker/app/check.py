@@ -467,9 +467,10 @@ def _budget(ctx: _Context, p: PropertyDecl) -> PropertyResult:
     found, rows = first_exceeded(table, eps, delta, scope)  # type: ignore[arg-type]  # the grammar's scopes
     seqs = list(table.clients.values()) if scope == "client" else [table.releases]
     accountant: dict[str, Any] = {}
-    for name, over in (("basic", lambda r: not _le_eps(r.basic, eps)),
-                       ("advanced", lambda r: r.advanced is None or r.advanced > float(eps)),
-                       ("pld", lambda r: r.pld_delta is None or r.pld_delta[1] > float(delta))):
+    composed = (("basic", lambda r: not _le_eps(r.basic, eps)),
+                ("advanced", lambda r: r.advanced is None or r.advanced > float(eps)),
+                ("pld", lambda r: r.pld_delta is None or r.pld_delta[1] > float(delta)))
+    for name, over in composed if scope != "round" else ():  # per round: no composition to bound
         first = [(r.round, s.what) for s in seqs for r in s.rows if over(r)]
         accountant[name] = None if not first else {"round": min(first)[0], "what": min(first)[1]}
     scope_text = {"round": "per round", "sequence": "over rounds", "client": "per client over rounds"}[scope]
@@ -488,7 +489,7 @@ def _budget(ctx: _Context, p: PropertyDecl) -> PropertyResult:
         value_text = found.epsilon.text()
     acc = "; ".join(f"{n} composition exceeds it from round {v['round']}" if v else f"{n} composition never"
                     for n, v in accountant.items())
-    evidence = f"{head}; a DP accountant's bounds: {acc} (δ' = {dprime:g})"
+    evidence = f"{head}; a DP accountant's bounds: {acc} (δ' = {dprime:g})" if accountant else head
     details: dict[str, Any] = {
         "scope": scope, "epsilon_bound": eps.text(), "delta_bound": float(delta), "neighbour": p.neighbour,
         "exceeded": None if found is None else {
