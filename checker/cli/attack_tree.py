@@ -59,7 +59,10 @@ def register(sub: argparse._SubParsersAction) -> None:
             "genuinely different ways to reach the goal (action sequences up to commuting independent "
             "steps), each a sequence of base attacks labelled with the model's actions and the observables "
             "they change. When the goal is unreachable, print the invariant AG ¬goal that proves no tree "
-            "exists."),
+            "exists. When the scenario declares attack_step attributes, also print the tree's min cost, "
+            "max probability of success, min time, the Pareto front over its alternatives and the "
+            "cheapest attack over every path; --defence NAME says whether a declared defence blocks "
+            "every attack."),
         epilog="Exit codes: 0 an attack exists, 1 none exists (or unknown), 2 bad input.",
     )
     p.add_argument("model", nargs="+", metavar="MODEL", help=MODEL_HELP)
@@ -67,7 +70,8 @@ def register(sub: argparse._SubParsersAction) -> None:
                    help="the attack goal: a state formula of the property language, e.g. '\"sat2\" in ready'")
     p.add_argument("--format", choices=FORMATS, default="text",
                    help="output format (adtool = ADTool 2 <adtree>, adtool-sand = <sandtree> with "
-                        "sequential and-nodes)")
+                        "sequential and-nodes; both carry ADTool's domains and every node's values when "
+                        "the scenario declares attack_step attributes)")
     p.add_argument("--json", action="store_true", help="same as --format json")
     p.add_argument("--check", metavar="TREE.json",
                    help="instead of generating, re-check a tree exported with --format json against the "
