@@ -129,13 +129,23 @@ def test_every_command_agrees_on_the_two_round_example(tmp_path: Path,
     _agree(path, tmp_path, capsys)
 
 
+#: Constants set smaller than the bundled defaults where the default instance takes minutes per command
+#: (the agreement is about the commands, not the size): the file is copied with the constant replaced.
+SMALLER = {"moniteo_swarm8": ("const N = 8;", "const N = 4;")}
+
+
 @pytest.mark.slow
-@pytest.mark.xfail(reason="open (#15): not yet run to the end on every bundled scenario (seed_model's "
-                   "failure was audit's JSON 'inf' against a float, now compared as numbers)", strict=False)
 @pytest.mark.parametrize("name", sorted(BUNDLED))
 def test_every_command_agrees_on_every_bundled_scenario(name: str, tmp_path: Path,
                                                         capsys: pytest.CaptureFixture[str]) -> None:
-    _agree(BUNDLED[name], tmp_path, capsys)
+    path = BUNDLED[name]
+    if name in SMALLER:
+        default, smaller = SMALLER[name]
+        text = path.read_text(encoding="utf-8")
+        assert default in text
+        path = tmp_path / path.name
+        path.write_text(text.replace(default, smaller), encoding="utf-8")
+    _agree(path, tmp_path, capsys)
 
 
 def _agree(path: Path, tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
@@ -145,11 +155,20 @@ def _agree(path: Path, tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> No
     results = {r.name: r for r in report.results}
     decls = {p.name: p for p in report.scenario.properties}
     privacy = [r for r in report.results if r.kind in ("privacy", "advantage", "crossval")]
-    # flcheck privacy: the declared pairs by default, the same ε* and verdict per property
+    # flcheck privacy at each property's ε: the declared pairs by default, the same ε* and verdict per
+    # property (one call per distinct observation and ε)
+    calls: dict[tuple[str, ...], dict[str, object]] = {}
     for r in privacy:
         seen = decls[r.name].observing
-        observing = ["--observing", ",".join(n.name for n in seen)] if seen else []
-        out = _privacy_json(capsys, str(path), *observing)
+        argv = ["--observing", ",".join(n.name for n in seen)] if seen else []
+        eps = decls[r.name].eps
+        if r.kind == "privacy":
+            assert eps is not None
+            argv += ["--eps", f"ln({eps.value})" if eps.log else str(eps.value)]
+        key = tuple(argv)
+        if key not in calls:
+            calls[key] = _privacy_json(capsys, str(path), *argv)
+        out = calls[key]
         pairs = {p["pair"].split(":", 1)[0]: p for p in out["pairs"]}  # type: ignore[attr-defined]
         assert set(pairs) == {n.name for n in report.scenario.neighbours}
         assert all(p["reading"] == "declared" for p in pairs.values())
@@ -158,12 +177,7 @@ def _agree(path: Path, tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> No
         pair = pairs[nb]
         if r.kind == "privacy":
             assert r.value_text == pair["epsilon_exact"]
-            eps = decls[r.name].eps
-            assert eps is not None
-            one = _privacy_json(capsys, str(path), *observing,
-                                "--eps", f"ln({eps.value})" if eps.log else str(eps.value))
-            (judged,) = [p for p in one["pairs"] if p["pair"].startswith(f"{nb}:")]  # type: ignore[attr-defined]
-            assert judged["verdict"] == str(r.verdict)
+            assert pair["verdict"] == str(r.verdict)
         if r.kind == "advantage":
             best = pair["advantage"]["best"]
             assert float(Fraction(r.details["advantage"])) == pytest.approx(best, rel=1e-12)
