@@ -8,7 +8,11 @@ MODEL is a scenario file (``.fl``; its ``neighbour`` declarations are the pairs 
 (:data:`checker.app.load.EXAMPLES`). The pipeline is the one of ``flcheck check``
 (:func:`checker.app.privacy_fl.privacy_report`): same pairs, same observation, same figures.
 ``--reading`` widens the pairs judged (default ``declared``; a model that declares none: ``all``);
-the output names the pairs judged.
+the output names the pairs judged. For a model of several rounds each declared pair also gets the
+rounds-and-clients table (:mod:`checker.app.privacy_budget`; JSON key ``budget``): the ε of each round's
+release alone and given the history, of each client's reports, the exact ε of the releases through
+each round (its exact δ at ``--eps``), the basic, advanced and PLD composition bounds at δ' = 1e-6, and
+``NI_Decomposition`` per report and per client sequence.
 
 * ``example:moniteo`` — keys ``k`` (satellites, 2), ``rounds`` (1), ``mechanism`` (``rr``, ``geometric``,
   ``none``; default ``rr``), ``points`` (points per satellite, 1), ``extra`` (extra candidate points in the
