@@ -11,6 +11,18 @@ depends on. The reset is a functional bisimulation (module docstring of :mod:`fl
 verdict, ε, δ(ε), advantage and probability of the check is unchanged; tests compare reduced and
 unreduced checks on the bundled and on generated scenarios.
 
+Symmetry (issue item 2): clients the model finds interchangeable (:func:`flmodel.symmetry.detect_symmetry`:
+same data up to a renaming of points, same noise, same policies, links and location structure up to
+the permutation; no time-varying topology) are permuted onto an orbit representative
+(:class:`flmodel.symmetry.SymmetricSystem`). By the symmetry-reduction theorems (Emerson & Sistla 1996;
+Clarke, Enders, Filkorn & Jha 1996 for CTL; Kwiatkowska, Norman & Parker 2006 for the reachability
+probabilities of an MDP, minimal, maximal and under the uniform scheduler) CTL verdicts and
+probabilities of atoms the group leaves unchanged are exact on the quotient. So it is used only when
+every property is of a kind in :data:`SYMMETRIC_KINDS` (``ctl`` without ``D{ε,δ}`` queries,
+``probability``), and a client that a formula, an ``observing`` list or the attacker's observation
+names (by its name, its location or a point of its part) is fixed: it leaves its class
+(:func:`symmetry_fixed`). Tests compare every verdict and probability with the unreduced check.
+
 Example::
 
     >>> from flmodel.scenario import load_scenario
@@ -31,12 +43,14 @@ from typing import Any
 
 from flmodel.scenario_ast import Scenario
 from flmodel.scenario_build import ScenarioSystem
+from flmodel.symmetry import SymmetricSystem, detect_symmetry
 
-__all__ = ["REDUCTIONS", "Applied", "Reductions", "gradient_readers", "reduce_system"]
+__all__ = ["REDUCTIONS", "SYMMETRIC_KINDS", "Applied", "Reductions", "gradient_readers", "names_in",
+           "reduce_system", "symmetry_fixed"]
 
 #: The reductions ``flcheck check`` knows, in the order they are applied (``--no-<name>`` switches one
 #: off with dashes for underscores; ``--no-reduce`` all).
-REDUCTIONS = ("dead_values",)
+REDUCTIONS = ("dead_values", "symmetry")
 
 
 @dataclass(frozen=True)
@@ -44,11 +58,12 @@ class Reductions:
     """Which reductions to apply (all on by default; :meth:`none` for the plain exploration)."""
 
     dead_values: bool = True
+    symmetry: bool = True
 
     @classmethod
     def none(cls) -> Reductions:
         """Every reduction off (``--no-reduce``)."""
-        return cls(dead_values=False)
+        return cls(dead_values=False, symmetry=False)
 
     def enabled(self) -> list[str]:
         """The names of the reductions switched on."""
@@ -78,11 +93,9 @@ def _words(texts: Iterable[str]) -> set[str]:
     return {w for t in texts for w in _WORD.findall(t)}
 
 
-def gradient_readers(scenario: Scenario, clients: Iterable[str]) -> tuple[set[str], bool]:
-    """The clients whose gradient the check reads (named as ``gradient_c`` or ``gradient:c`` by a
-    property formula, an ``observing`` list or the attacker's observation), and whether some text
-    names ``gradient`` without a client of ``clients`` (then all of them are read)."""
-    names = set(clients)
+def read_texts(scenario: Scenario) -> list[str]:
+    """What the check reads by name: the property formulas, ``observing`` lists and the attacker's
+    observation."""
     texts: list[str] = []
     for p in scenario.properties:
         if p.formula is not None:
@@ -90,6 +103,15 @@ def gradient_readers(scenario: Scenario, clients: Iterable[str]) -> tuple[set[st
         texts.extend(o.name for o in p.observing)
     if scenario.attacker is not None:
         texts.extend(o.name for o in scenario.attacker.observes)
+    return texts
+
+
+def gradient_readers(scenario: Scenario, clients: Iterable[str]) -> tuple[set[str], bool]:
+    """The clients whose gradient the check reads (named as ``gradient_c`` or ``gradient:c`` by a
+    property formula, an ``observing`` list or the attacker's observation), and whether some text
+    names ``gradient`` without a client of ``clients`` (then all of them are read)."""
+    names = set(clients)
+    texts = read_texts(scenario)
     read: set[str] = set()
     unnamed = False
     for w in _words(texts):
@@ -131,4 +153,66 @@ def reduce_system(system: ScenarioSystem, scenario: Scenario,
         applied.details["dead_values"] = info
     else:
         applied.details["dead_values"] = {"applied": False, "reason": "switched off"}
+    if choice.symmetry:
+        system, applied.details["symmetry"] = _symmetry(system, scenario)
+        if applied.details["symmetry"]["applied"]:
+            applied.names.append("symmetry")
+    else:
+        applied.details["symmetry"] = {"applied": False, "reason": "switched off"}
     return system, applied
+
+
+#: The property kinds whose results the symmetry quotient preserves (module docstring).
+SYMMETRIC_KINDS = ("ctl", "probability")
+_DP_QUERY = re.compile(r"\bD\s*\{")
+
+
+def names_in(texts: Iterable[str], names: Iterable[str]) -> set[str]:
+    """The ``names`` that some word of ``texts`` contains as a part delimited by the word's ends,
+    ``_`` or ``:`` (``gradient_sat1``, ``ready:sat1``, ``"sat1"``, ``link_o1_ground``)."""
+    words = _words(texts)
+    out: set[str] = set()
+    for n in names:
+        pat = re.compile(r"(?:^|[_:])" + re.escape(n) + r"(?:$|[_:])")
+        if any(pat.search(w) for w in words):
+            out.add(n)
+    return out
+
+
+def symmetry_fixed(scenario: Scenario, system: ScenarioSystem) -> tuple[set[str], str | None]:
+    """The clients the symmetry must fix, and a reason when no symmetry may be used at all.
+
+    A property of a kind outside :data:`SYMMETRIC_KINDS` (privacy, advantage, dp, budget,
+    attack_tree, crossval, attack: their neighbour systems, observations and attack trees read the
+    structure beyond the orbit quotient) or a ``ctl`` formula with a ``D{ε,δ}`` query stops it. A
+    client is fixed when a property formula, an ``observing`` list or the attacker's observation
+    names it, its location, or a data point of its initial part (``gradient_c``, ``holds_x``,
+    ``enabled(...)`` with an action's full text, a quoted name compared with ``ready``...)."""
+    for p in scenario.properties:
+        if p.kind not in SYMMETRIC_KINDS:
+            return set(), f"not applied: property {p.name} is of kind {p.kind}, whose result the " \
+                          f"symmetry quotient is not proven to preserve (only {', '.join(SYMMETRIC_KINDS)})"
+        if p.formula is not None and _DP_QUERY.search(p.formula.text):
+            return set(), f"not applied: property {p.name} has a D{{ε,δ}} query (neighbouring systems)"
+    texts = read_texts(scenario)
+    g = system.fl.initial.igra
+    clients = set(g.clients)
+    fixed = names_in(texts, clients)
+    locs = names_in(texts, {g.aloc[c] for c in clients})
+    points = names_in(texts, {x.name for c in clients for x in g.part(c)})
+    for c in clients:
+        if g.aloc[c] in locs or any(x.name in points for x in g.part(c)):
+            fixed.add(c)
+    return fixed, None
+
+
+def _symmetry(system: ScenarioSystem, scenario: Scenario) -> tuple[ScenarioSystem, dict[str, Any]]:
+    fixed, refusal = symmetry_fixed(scenario, system)
+    if refusal is not None:
+        return system, {"applied": False, "reason": refusal}
+    sym, reason = detect_symmetry(system, fixed)
+    if sym is None:
+        return system, {"applied": False, "reason": "not applied: " + reason, "fixed": sorted(fixed)}
+    return SymmetricSystem(system, sym), {
+        "applied": True, "classes": [list(c) for c in sym.classes], "fixed": sorted(fixed),
+        "what": "states stored as orbit representatives of the permutations of each class's clients"}

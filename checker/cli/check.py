@@ -54,6 +54,9 @@ def register(sub: argparse._SubParsersAction) -> None:
                    help="explore without any state-space reduction (the reductions never change a result)")
     p.add_argument("--no-dead-values", action="store_true",
                    help="keep dead values (a client's gradient outside ready) instead of resetting them")
+    p.add_argument("--no-symmetry", action="store_true",
+                   help="store every state, not one representative per permutation of interchangeable "
+                        "clients (used only for ctl and probability properties)")
     p.add_argument("--observe", choices=("sequence", "final"), default="sequence",
                    help=f"privacy properties: {OBSERVE_HELP}")
     add_define_option(p)
@@ -80,7 +83,8 @@ def run(args: argparse.Namespace) -> int:
             raise InputError("--engine storm needs stormpy: pip install 'flcheck[storm]'")
 
     limits = Limits(max_states=args.max_states, max_seconds=args.max_seconds, max_memory_mb=args.max_memory)
-    reductions = Reductions.none() if args.no_reduce else Reductions(dead_values=not args.no_dead_values)
+    reductions = Reductions.none() if args.no_reduce else Reductions(
+        dead_values=not args.no_dead_values, symmetry=not args.no_symmetry)
     progress_line = None
     if args.progress:
 

@@ -1,0 +1,283 @@
+"""The symmetry reduction (:mod:`flmodel.symmetry`, :mod:`checker.app.reductions`): every ctl verdict and
+probability of ``check`` on the orbit quotient equals the unreduced check's, exactly, on generated
+scenarios and on the bundled swarm; the rules are equivariant under the detected group, state by
+state; orbit counts match the closed form; a property naming a client fixes it; a wrong group action
+is caught by the same comparison."""
+
+from __future__ import annotations
+
+import dataclasses
+import itertools
+import math
+import random
+from collections import Counter
+from typing import Any
+
+import pytest
+from hypothesis import HealthCheck, given, settings
+from hypothesis import strategies as st
+
+from checker.app.check import check_scenario
+from checker.app.load import resolve_scenario_path
+from checker.app.reductions import Reductions, names_in, reduce_system, symmetry_fixed
+from checker.mc.explore import Limits, explore
+from flmodel.scenario import load_scenario, parse_scenario
+from flmodel.scenario_ast import Scenario
+from flmodel.scenario_build import build_system
+from flmodel.symmetry import ClientSymmetry, SymmetricSystem, detect_symmetry, permute_state
+from flmodel.system import FLState
+
+LIMITS = Limits(max_states=200_000, max_seconds=600)
+ONLY_SYMMETRY = Reductions(dead_values=False, symmetry=True)
+
+
+def _results(report: Any) -> list[tuple[Any, ...]]:
+    """What a check decides per property: verdict, figure and its exact text (not the witness path or
+    the details that describe the explored structure)."""
+    return [(r.name, str(r.verdict), r.value, r.value_text) for r in report.results]
+
+
+def _compare(scenario: Scenario, choice: Reductions) -> tuple[int, int, list[str]]:
+    plain = check_scenario(scenario, limits=LIMITS, reductions=Reductions.none())
+    reduced = check_scenario(scenario, limits=LIMITS, reductions=choice)
+    assert plain.kripke.complete and reduced.kripke.complete
+    assert _results(reduced) == _results(plain)
+    for r in plain.results:  # a test that decides nothing proves nothing
+        assert str(r.verdict) in ("holds", "violated")
+    return int(plain.kripke.num_states), int(reduced.kripke.num_states), reduced.reductions.names
+
+
+def _swarm(n: int, *, kinds: tuple[str, ...] = ("ctl", "probability"), extra: str = "") -> Scenario:
+    path = resolve_scenario_path("moniteo_swarm8")
+    s = load_scenario(path, defines={"N": n})
+    if extra:
+        s = parse_scenario(s.to_text() + extra, source=str(path))
+    return dataclasses.replace(s, properties=tuple(p for p in s.properties if p.kind in kinds))
+
+
+# ------------------------------------------------------------------------------ generated scenarios
+def _scenario_text(values: list[int], noises: list[str], locs: list[int], rounds: int, protocol: str,
+                   partitioned: bool, properties: list[str]) -> str:
+    n = len(values)
+    sats = [f"sat{i}" for i in range(1, n + 1)]
+    nloc = max(locs)
+    lines = [
+        'scenario "generated"',
+        "locations ground, " + ", ".join(f"o{i}" for i in range(1, nloc + 1)),
+        "links " + ", ".join(f"ground -- o{i}" for i in range(1, nloc + 1)),
+        "server srv at ground",
+        "clients " + ", ".join(f"{c} at o{loc}" for c, loc in zip(sats, locs, strict=True)),
+        "policies default",
+    ]
+    lines += [f"data d{i} = (1) -> {v}" for i, v in enumerate(values, 1)]
+    lines += ["dataset " + ", ".join(f"d{i}" for i in range(1, n + 1))]
+    if partitioned:
+        lines.append("partition " + ", ".join(f"sat{i}: {{d{i}}}" for i in range(1, n + 1)))
+    lines += ["model squared_nobias rate 1/2 initial (0)"]
+    lines += [f"noise for sat{i}: {m} on update" for i, m in enumerate(noises, 1)]
+    lines += [f"protocol {protocol} traces " + ("drop" if protocol == "fedavg_rounds" else "full"),
+              f"bounds rounds {rounds}" + (", events 3" if protocol == "published" else "")]
+    lines += [f"property p{i}: {p};" for i, p in enumerate(properties)]
+    return "\n".join(lines) + "\n"
+
+
+NOISES = ["rr grid {0, 1} r 1/2", "rr grid {0, 1} r 2/3", "rr grid {0, 1, 2} r 1/2"]
+
+
+@st.composite
+def scenarios(draw: st.DrawFn) -> tuple[str, int]:
+    protocol = draw(st.sampled_from(["fedavg_rounds", "fedavg_rounds", "published"]))
+    n = draw(st.integers(2, 4 if protocol == "fedavg_rounds" else 2))
+    values = draw(st.lists(st.integers(0, 1), min_size=n, max_size=n))
+    noise = draw(st.sampled_from(NOISES[:2]))
+    noises = [noise if draw(st.booleans()) or i == 0 else draw(st.sampled_from(NOISES[:2])) for i in range(n)]
+    shared = draw(st.booleans())
+    locs = [1] * n if shared else list(range(1, n + 1))
+    rounds = draw(st.integers(1, 2 if protocol == "fedavg_rounds" and n <= 3 else 1))
+    partitioned = protocol == "fedavg_rounds" or draw(st.booleans())
+    props = [f"ctl AG (round < {rounds} -> EF round = {rounds})",
+             f"probability min >= 1 reach round = {rounds}",
+             "probability max <= 1/3 reach curmodpar == 1/2",
+             "probability uniform >= 1/5 reach curmodpar == 1/4",
+             "ctl EF (curmodpar == 1/2 & round = 1)",
+             "ctl AG (enabled({}) -> ready == clients)".format(
+                 "eval_round" if protocol == "fedavg_rounds" else "eval_server")]
+    named = draw(st.sets(st.integers(1, n), max_size=2))
+    for i in sorted(named):
+        props.append(draw(st.sampled_from([
+            f"probability max >= 1/2 reach ready_sat{i} & gradient_sat{i} == 1",
+            f"ctl AG (ready_sat{i} -> gradient_sat{i} != 0)",
+            f"probability min <= 1/4 reach gradient_sat{i} == 0 & round = 0",
+        ])))
+    return _scenario_text(values, noises, locs, rounds, protocol, partitioned, props), len(named)
+
+
+@settings(max_examples=15, deadline=None, suppress_health_check=[HealthCheck.too_slow])
+@given(scenarios())
+def test_generated_scenarios_agree(case: tuple[str, int]) -> None:
+    text, _ = case
+    scenario = parse_scenario(text, source="<generated>")
+    before, after, applied = _compare(scenario, ONLY_SYMMETRY)
+    assert after <= before
+    if "symmetry" in applied:
+        assert after < before
+    both_before, both_after, _ = _compare(scenario, Reductions())
+    assert both_after <= after and both_before == before
+
+
+@pytest.mark.parametrize("n,rounds", [(2, 1), (3, 1), (3, 2), (4, 1)])
+def test_fully_symmetric_orbit_count(n: int, rounds: int) -> None:
+    """``n`` identical clients, binary randomized response, one data class: the quotient has exactly
+    one state per multiset of the clients' local states (closed form: a count of multisets), and the
+    verdicts agree with the unreduced check."""
+    text = _scenario_text([1] * n, [NOISES[0]] * n, list(range(1, n + 1)), rounds, "fedavg_rounds", True,
+                          [f"probability min >= 1 reach round = {rounds}",
+                           "probability max <= 1/3 reach curmodpar == 1/2"])
+    scenario = parse_scenario(text, source="<generated>")
+    before, after, applied = _compare(scenario, ONLY_SYMMETRY)
+    assert applied == ["symmetry"] and after < before
+    if rounds == 1:
+        # per client "unreported, reported 0, reported 1" until the aggregation (3^n states; their
+        # multisets on the quotient), then the aggregated states (2^n; multisets of 2 kinds)
+        assert before == 3 ** n + 2 ** n
+        assert after == math.comb(n + 2, 2) + math.comb(n + 1, 1)
+
+
+def test_swarm_counts_and_verdicts() -> None:
+    """moniteo_swarm8 at N = 4 (sat1, sat3, sat4 hold equal data): ``(V+1)^N + V^N = 337`` states
+    unreduced, ``C(3+V, 3)(V+1) + C(2+V, 3)V = 110`` on the quotient (multisets of the three symmetric
+    clients' local states times sat2's)."""
+    s = _swarm(4)
+    before, after, applied = _compare(s, ONLY_SYMMETRY)
+    assert (before, after, applied) == (337, 110, ["symmetry"])
+    _, both, _ = _compare(s, Reductions())
+    assert both < after
+
+
+def test_naming_a_client_fixes_it() -> None:
+    s = _swarm(4, extra="property sees_sat3: probability max >= 1/4 reach ready_sat3 & gradient_sat3 == 2;\n")
+    fixed, refusal = symmetry_fixed(s, build_system(s))
+    assert refusal is None and fixed == {"sat3"}
+    _, applied = reduce_system(build_system(s), s, ONLY_SYMMETRY)
+    assert applied.details["symmetry"]["classes"] == [["sat1", "sat4"]]
+    before, after, _ = _compare(s, ONLY_SYMMETRY)
+    assert 110 < after < before
+    # the property is not symmetric: with sat3 moved onto sat1 its probability would be sat1's
+    values = {r.name: r.value for r in check_scenario(s, limits=LIMITS, reductions=Reductions.none()).results}
+    assert values["sees_sat3"] is not None
+
+
+def test_names_in_word_boundaries() -> None:
+    texts = ["gradient_sat1 == x", "ready:sat2", '"sat3" in ready']
+    assert names_in(texts, ["sat1", "sat2", "sat3", "sat"]) == {"sat1", "sat2", "sat3"}
+    assert names_in(["gradient_sat10"], ["sat1"]) == set()
+
+
+def test_other_kinds_disable_the_symmetry() -> None:
+    s = load_scenario(resolve_scenario_path("moniteo_swarm8"), defines={"N": 4})
+    _, applied = reduce_system(build_system(s), s)
+    info = applied.details["symmetry"]
+    assert info["applied"] is False and info["reason"].startswith("not applied: property ni_fl_dp")
+    _, off = reduce_system(build_system(s), s, Reductions.none())
+    assert off.details["symmetry"] == {"applied": False, "reason": "switched off"}
+
+
+def test_networked_scenarios_are_refused() -> None:
+    s = load_scenario(resolve_scenario_path("moniteo_link_loss"))
+    sym, reason = detect_symmetry(build_system(s))
+    assert sym is None and "time-varying topology" in reason
+
+
+def test_asymmetric_data_noise_or_policy_split_the_classes() -> None:
+    text = _scenario_text([1, 1, 0, 1], [NOISES[0], NOISES[0], NOISES[0], NOISES[1]], [1, 2, 3, 4], 1,
+                          "fedavg_rounds", True, ["probability min >= 1 reach round = 1"])
+    sym, _ = detect_symmetry(build_system(parse_scenario(text)))
+    assert sym is not None and sym.classes == (("sat1", "sat2"),)
+    own = "".join(f"policy at o{i}: sat{i} may get_grad\n" for i in range(1, 5))
+    explicit = text.replace("policies default\n", own + "policy at ground: srv may put_part, eval_server\n")
+    sym1, _ = detect_symmetry(build_system(parse_scenario(explicit)))
+    assert sym1 is not None and sym1.classes == (("sat1", "sat2"),)
+    lopsided = text.replace("policies default\n", own + "policy at ground: srv may put_part, eval_server\n"
+                            "policy at o2: srv may get_grad\n")
+    sym2, reason = detect_symmetry(build_system(parse_scenario(lopsided)))
+    assert sym2 is None and "interchangeable" in reason
+    linked = text.replace("links ground -- o1,", "links o1 -- o3, ground -- o1,")
+    sym3, _ = detect_symmetry(build_system(parse_scenario(linked)))
+    assert sym3 is None
+
+
+# ------------------------------------------------------------------------------ equivariance
+def _group(sym: ClientSymmetry) -> list[dict[str, str]]:
+    perms: list[dict[str, str]] = [{}]
+    for cls in sym.classes:
+        perms = [{**p, **dict(zip(cls, img, strict=True))}
+                 for p in perms for img in itertools.permutations(cls)]
+    return perms
+
+
+@pytest.mark.parametrize("name,defines", [("moniteo_swarm8", {"N": 4}), ("seed_model", None)])
+def test_rules_are_equivariant(name: str, defines: dict[str, int] | None) -> None:
+    """``succ(π·s) = π·succ(s)`` (actions up to their actor, same probabilities) for every explored
+    state and every permutation of the detected group, and every state's representative is in its
+    orbit."""
+    base = build_system(load_scenario(resolve_scenario_path(name), defines=defines))
+    sym, reason = detect_symmetry(base)
+    if name == "seed_model":
+        if sym is None:
+            pytest.skip(reason)
+    assert sym is not None
+    k = explore(base, limits=Limits(max_states=1500))
+    states: list[FLState] = list(k.states or ())  # type: ignore[arg-type]
+    group = _group(sym)
+    quotient = SymmetricSystem(base, sym)
+    rng = random.Random(7)
+    for s in rng.sample(states, min(len(states), 120)):
+        orbit = {permute_state(s, p, sym) for p in group}
+        assert quotient.canonical(s) in orbit
+        for p in rng.sample(group, min(len(group), 3)):
+            left = Counter((a.rule, permute_state(t, p, sym), q) for a, t, q in base.successors(s))
+            right = Counter((a.rule, t, q) for a, t, q in base.successors(permute_state(s, p, sym)))
+            assert left == right
+
+
+def test_a_wrong_group_action_is_caught(monkeypatch: pytest.MonkeyPatch) -> None:
+    """Renaming only the ``ready`` set (not the gradients) is not a symmetry: the comparison with the
+    unreduced check fails on a property over a fixed client's gradient."""
+    import flmodel.symmetry as symmetry
+
+    def ready_only(state: FLState, perm: dict[str, str], sym: ClientSymmetry) -> FLState:
+        g = state.infra.igra
+        g2 = g._replace(ready=frozenset(perm.get(c, c) for c in g.ready))
+        return state._replace(infra=state.infra._replace(igra=g2))
+
+    s = _swarm(3, extra="property mean_half: probability max >= 1/2 reach curmodpar == 2/3;\n")
+    plain = check_scenario(s, limits=LIMITS, reductions=Reductions.none())
+    good = check_scenario(s, limits=LIMITS, reductions=ONLY_SYMMETRY)
+    assert good.reductions.names == ["symmetry"] and _results(good) == _results(plain)
+    monkeypatch.setattr(symmetry, "permute_state", ready_only)
+    wrong = check_scenario(s, limits=LIMITS, reductions=ONLY_SYMMETRY)
+    assert _results(wrong) != _results(plain)
+
+
+def test_cli_switch_and_json(tmp_path: Any) -> None:
+    """``check --json`` reports the symmetry under ``reductions``; ``--no-symmetry`` switches it off
+    with the same verdicts."""
+    import json
+    import subprocess
+    import sys
+
+    path = tmp_path / "swarm.fl"
+    path.write_text(_swarm(4).to_text())
+    runs = {}
+    for flags in ([], ["--no-symmetry"]):
+        proc = subprocess.run([sys.executable, "-m", "checker", "check", str(path), "--json", *flags],
+                              capture_output=True, text=True, timeout=300)
+        assert proc.returncode == 0, proc.stderr
+        runs[bool(flags)] = json.loads(proc.stdout)
+    on, off = runs[False]["reductions"], runs[True]["reductions"]
+    assert on["applied"] == ["dead_values", "symmetry"]
+    assert on["symmetry"]["classes"] == [["sat1", "sat3", "sat4"]]
+    assert off["applied"] == ["dead_values"] and off["symmetry"]["reason"] == "switched off"
+    assert on["states"] < off["states"]
+    verdicts = [[(p["name"], p["verdict"]) for p in r["properties"]] for r in runs.values()]
+    assert verdicts[0] == verdicts[1]
