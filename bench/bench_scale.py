@@ -13,7 +13,9 @@ The check columns are measured twice: with the reductions ``flcheck check`` appl
 (``states red.``: the reduced structure's states, ``check CPU s``) and with ``--no-reduce``
 (``plain CPU s``); each check runs under ``--max-seconds`` (``--check-seconds``), so an over-budget run
 ends with exit 1 (``unknown``) instead of occupying the machine. ``--bundled`` prints instead the
-reduction factor of every bundled scenario (states with and without the reductions, in process).
+reduction factor of every bundled scenario (states with and without the reductions, in process; and,
+``ctl/P red.``, with the scenario's ctl and probability properties alone, the only kinds the symmetry
+reduction serves).
 
 Usage: python bench/bench_scale.py [--satellites 2-6] [--rounds 1-2] [--values 2-3] [--repeats 3]
                                    [--timeout 900] [--check-seconds 300] [--no-check] [--no-storm]
@@ -23,6 +25,7 @@ Usage: python bench/bench_scale.py [--satellites 2-6] [--rounds 1-2] [--values 2
 from __future__ import annotations
 
 import argparse
+import dataclasses
 import importlib.util
 import json
 import os
@@ -211,13 +214,14 @@ def bundled_factors() -> None:
     reductions ``flcheck check`` derives (:func:`checker.app.reductions.reduce_system`)."""
     import flcheck_spec
 
-    from checker.app.reductions import Reductions, reduce_system
+    from checker.app.reductions import SYMMETRIC_KINDS, Reductions, reduce_system
     from checker.mc.explore import Limits, explore
     from flmodel.scenario import load_scenario
     from flmodel.scenario_build import build_system
 
     print(f"{'scenario':<20} {'states':>9} {'reduced':>9} {'factor':>7} {'expl CPU s':>10} "
-          f"{'red. CPU s':>10} applied", flush=True)
+          f"{'red. CPU s':>10} {'applied':<20} {'ctl/P red.':>10} {'factor':>7} {'CPU s':>7} applied",
+          flush=True)
     for path in sorted(flcheck_spec.resource("scenarios").glob("*.fl")):
         scenario = load_scenario(path)
         system = build_system(scenario)
@@ -229,8 +233,17 @@ def bundled_factors() -> None:
         reduced = explore(reduced_system, limits=limits, keep_states=False)
         t2 = _cpu()
         factor = plain.num_states / reduced.num_states
+        # the symmetry applies only when every property is ctl or probability: the same scenario
+        # with just those properties
+        symmetric = dataclasses.replace(scenario, properties=tuple(
+            p for p in scenario.properties if p.kind in SYMMETRIC_KINDS))
+        sym_system, sym_applied = reduce_system(build_system(symmetric), symmetric, Reductions())
+        sym = explore(sym_system, limits=limits, keep_states=False)
+        t3 = _cpu()
         print(f"{path.stem:<20} {plain.num_states:>9d} {reduced.num_states:>9d} {factor:>7.2f} "
-              f"{t1 - t0:>10.2f} {t2 - t1:>10.2f} {','.join(applied.names) or '-'}", flush=True)
+              f"{t1 - t0:>10.2f} {t2 - t1:>10.2f} {','.join(applied.names) or '-':<20} "
+              f"{sym.num_states:>10d} {plain.num_states / sym.num_states:>7.2f} {t3 - t2:>7.2f} "
+              f"{','.join(sym_applied.names) or '-'}", flush=True)
 
 
 def main(argv: list[str] | None = None) -> None:

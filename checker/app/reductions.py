@@ -165,6 +165,7 @@ def reduce_system(system: ScenarioSystem, scenario: Scenario,
 #: The property kinds whose results the symmetry quotient preserves (module docstring).
 SYMMETRIC_KINDS = ("ctl", "probability")
 _DP_QUERY = re.compile(r"\bD\s*\{")
+_QUOTED = re.compile(r'"([^"]*)"')
 
 
 def names_in(texts: Iterable[str], names: Iterable[str]) -> set[str]:
@@ -187,7 +188,9 @@ def symmetry_fixed(scenario: Scenario, system: ScenarioSystem) -> tuple[set[str]
     structure beyond the orbit quotient) or a ``ctl`` formula with a ``D{ε,δ}`` query stops it. A
     client is fixed when a property formula, an ``observing`` list or the attacker's observation
     names it, its location, or a data point of its initial part (``gradient_c``, ``holds_x``,
-    ``enabled(...)`` with an action's full text, a quoted name compared with ``ready``...)."""
+    ``enabled(...)`` with an action's full text, a quoted name compared with ``ready``...), or when a
+    word or quoted string of those texts is a part of one of these names (the atoms compare strings
+    by substring in places)."""
     for p in scenario.properties:
         if p.kind not in SYMMETRIC_KINDS:
             return set(), f"not applied: property {p.name} is of kind {p.kind}, whose result the " \
@@ -200,8 +203,13 @@ def symmetry_fixed(scenario: Scenario, system: ScenarioSystem) -> tuple[set[str]
     fixed = names_in(texts, clients)
     locs = names_in(texts, {g.aloc[c] for c in clients})
     points = names_in(texts, {x.name for c in clients for x in g.part(c)})
+    # a string constant or symbol compared with a name by text (``matches``, ``in`` on strings:
+    # ``"1" in holds_x``) tells apart the names it is a part of
+    pieces = _words(texts) | {m for t in texts for m in _QUOTED.findall(t)}
     for c in clients:
-        if g.aloc[c] in locs or any(x.name in points for x in g.part(c)):
+        own = (c, g.aloc[c], *(x.name for x in g.part(c)))
+        if g.aloc[c] in locs or any(x.name in points for x in g.part(c)) \
+                or any(w in n for w in pieces for n in own):
             fixed.add(c)
     return fixed, None
 

@@ -281,3 +281,9 @@ def test_cli_switch_and_json(tmp_path: Any) -> None:
     assert on["states"] < off["states"]
     verdicts = [[(p["name"], p["verdict"]) for p in r["properties"]] for r in runs.values()]
     assert verdicts[0] == verdicts[1]
+
+
+def test_a_substring_of_a_name_fixes_the_clients_it_tells_apart() -> None:
+    s = _swarm(4, extra='property part_of_name: ctl EF "3" in last;\n')
+    fixed, _ = symmetry_fixed(s, build_system(s))
+    assert fixed == {"sat3"}
