@@ -287,3 +287,16 @@ def test_a_substring_of_a_name_fixes_the_clients_it_tells_apart() -> None:
     s = _swarm(4, extra='property part_of_name: ctl EF "3" in last;\n')
     fixed, _ = symmetry_fixed(s, build_system(s))
     assert fixed == {"sat3"}
+
+
+def test_ignoring_a_named_client_is_caught(monkeypatch: pytest.MonkeyPatch) -> None:
+    """Moving a client a property names (the fixing switched off) changes that property's
+    probability: the comparison with the unreduced check fails."""
+    import checker.app.reductions as reductions
+
+    s = _swarm(4, extra="property sees_sat3: probability max >= 1/4 reach ready_sat3 & gradient_sat3 == 2;\n")
+    plain = check_scenario(s, limits=LIMITS, only=["sees_sat3"], reductions=Reductions.none())
+    monkeypatch.setattr(reductions, "symmetry_fixed", lambda _s, _sys: (set(), None))
+    wrong = check_scenario(s, limits=LIMITS, only=["sees_sat3"], reductions=ONLY_SYMMETRY)
+    assert wrong.reductions.details["symmetry"]["classes"] == [["sat1", "sat3", "sat4"]]
+    assert _results(wrong) != _results(plain)
