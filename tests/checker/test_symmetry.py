@@ -112,7 +112,7 @@ def scenarios(draw: st.DrawFn) -> tuple[str, int]:
     return _scenario_text(values, noises, locs, rounds, protocol, partitioned, props), len(named)
 
 
-@settings(max_examples=15, deadline=None, suppress_health_check=[HealthCheck.too_slow])
+@settings(max_examples=12, deadline=None, suppress_health_check=[HealthCheck.too_slow])
 @given(scenarios())
 def test_generated_scenarios_agree(case: tuple[str, int]) -> None:
     text, _ = case
