@@ -4,6 +4,7 @@ never a traceback, exit 3, a hang or a changed input. Classes of :data:`KNOWN_OP
 
 from __future__ import annotations
 
+import os
 import sys
 import tempfile
 from collections.abc import Callable
@@ -20,8 +21,9 @@ from tests.fuzz.contract import OPTION, POSITIONED, VERDICT, Outcome, classify, 
 from tests.fuzz.known_open import KNOWN_OPEN
 
 OPEN = frozenset(KNOWN_OPEN)
-#: Examples per test: the quick suite, and the slow variants (2,100 generated inputs in all).
-QUICK, LARGE = 30, 700
+#: Examples per test: the quick suite, and the slow variants (1,300 generated inputs in all by default;
+#: ``FLCHECK_FUZZ_LARGE=700`` gives the 2,200 of a deeper run).
+QUICK, LARGE = 30, int(os.environ.get("FLCHECK_FUZZ_LARGE", "400"))
 #: Classes a run may end in, and what they are called in the summary.
 AGREES = "accepted, agrees with the reference"
 
