@@ -204,8 +204,9 @@ class PrivacyResult:
 
     def to_json(self) -> dict[str, Any]:
         """The keys of ``flcheck privacy --json``."""
-        data: dict[str, Any] = self.raw.json()
-        return data
+        from checker.app.privacy_budget import privacy_json  # lazy: the PLD accountant's scipy
+
+        return privacy_json(self.raw)
 
     def _repr_html_(self) -> str:
         return _html_table("NI-FL-DP", [("verdict", self.verdict), ("ε*", self.epsilon_text),

@@ -31,17 +31,15 @@ soundness. Outgoing steps of a representative are its own steps with targets rep
 representatives, and the probabilities of one action's outcomes that land in the same representative
 summed: the lumped Markov decision process of the orbit partition.
 
-Theorems used (symmetric atoms: atoms whose value is the same on ``s`` and ``π·s`` for every ``π`` of
-the group). Emerson & Sistla (1996, "Symmetry and model checking") and Clarke, Enders, Filkorn & Jha
-(1996, "Exploiting symmetry in temporal logic model checking"): the orbit relation of an automorphism
-group of a Kripke structure is a bisimulation, so a CTL formula over symmetric atoms holds in ``s``
-iff it holds in the representative of ``s`` in the quotient. Kwiatkowska, Norman & Parker (2006,
-"Symmetry reduction for probabilistic model checking"): for an MDP whose transition function is
-invariant under the group, the orbit relation is a probabilistic bisimulation, so minimal and maximal
-(and, for a symmetric scheduler such as the uniform one, the induced) reachability probabilities of
-symmetric targets are the same in the quotient, exactly. Which atoms are symmetric (those that name
-no client, location or data point a permutation of the group moves) is decided by the checker's
-application layer, which shrinks the classes accordingly (``fixed`` of :func:`detect_symmetry`).
+Theorems used (symmetric atoms: atoms whose value is the same on ``s`` and ``π·s`` for every ``π`` of the
+group). [ES96] and [CEFJ96]: the orbit relation of an automorphism group of a Kripke structure is a
+bisimulation, so a CTL formula over symmetric atoms holds in ``s`` iff it holds in the representative of ``s``
+in the quotient. [KNP06]: for an MDP whose transition function is invariant under the group, the orbit
+relation is a probabilistic bisimulation, so minimal and maximal (and, for a symmetric scheduler such as the
+uniform one, the induced) reachability probabilities of symmetric targets are the same in the quotient,
+exactly. Which atoms are symmetric (those that name no client, location or data point a permutation of the
+group moves) is decided by the checker's application layer, which shrinks the classes accordingly (``fixed``
+of :func:`detect_symmetry`).
 
 Example::
 

@@ -23,6 +23,7 @@ DOCTEST_MODULES: tuple[str, ...] = (
     "flmodel.data",
     "flmodel.frozen",
     "flmodel.learning",
+    "flmodel.symmetry",
     "flmodel.system",
     "flmodel.training",
     "flmodel",

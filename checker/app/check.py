@@ -67,6 +67,7 @@ from flmodel.errors import ModelError
 from flmodel.scenario import load_scenario
 from flmodel.scenario_ast import PropertyDecl, Scenario
 from flmodel.scenario_build import ScenarioSystem, build_system, neighbour_dataset
+from flmodel.symmetry import SymmetricSystem
 
 __all__ = ["CheckReport", "PropertyResult", "check_file", "check_scenario", "default_scenario"]
 
@@ -656,7 +657,10 @@ def _check(scenario: Scenario, lim: Limits, watch: Watchdog, t0: float, *, path:
         diags = formula_diagnostics(scenario, kripke, vocabulary)
     if diags:
         raise ModelError(diags)
-    ctx = _Context(scenario, system, kripke, lim, observe)
+    # the kinds that explore on their own (privacy, D{ε,δ}, attacks) use the system without the
+    # symmetry quotient (checker.app.reductions.OWN_EXPLORATION_KINDS)
+    own = system.base if isinstance(system, SymmetricSystem) else system
+    ctx = _Context(scenario, own, kripke, lim, observe)
     ctx.engine = engine
     results: list[PropertyResult] = []
     selected = [p for p in scenario.properties if only is None or p.name in only]

@@ -69,7 +69,8 @@ from checker.privacy.ni_fl_dp import (
 )
 
 __all__ = ["DEFAULT_DELTA_PRIME", "BudgetReport", "DecompositionReading", "Exceedance", "RoundFigures",
-           "SequenceFigures", "budget_of_pair", "compose_plds", "first_exceeded", "prefix", "rr_pair"]
+           "SequenceFigures", "budget_of_pair", "compose_plds", "declared_budgets", "first_exceeded",
+           "prefix", "privacy_json", "rr_pair"]
 
 Number = Fraction | float
 Dist = Mapping[Hashable, Number]
@@ -348,3 +349,24 @@ def first_exceeded(report: BudgetReport, eps: Eps, delta: Number, scope: Scope
             if over and found is None:
                 found = Exceedance(r, client, e, d)
     return found, rows
+
+
+def declared_budgets(rep: PrivacyReport) -> list[BudgetReport]:
+    """The per-round, per-client and composition figures (:func:`budget_of_pair`) of each declared pair
+    of a multi-round model (none for one round), at the report's ε."""
+    out = []
+    for p in rep.pairs:
+        if p.reading != "declared" or p.d1 not in rep.observations:
+            continue
+        b = budget_of_pair(rep, p, eps_ref=rep.eps)
+        if b.rounds >= 2:
+            out.append(b)
+    return out
+
+
+def privacy_json(rep: PrivacyReport, budgets: Sequence[BudgetReport] | None = None) -> dict[str, Any]:
+    """The keys of ``flcheck privacy --json`` (and of the API's privacy result): the report's, and
+    ``budget`` (:func:`declared_budgets`, computed unless given)."""
+    out = rep.json()
+    out["budget"] = [b.json() for b in (declared_budgets(rep) if budgets is None else budgets)]
+    return out

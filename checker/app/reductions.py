@@ -12,15 +12,17 @@ verdict, ε, δ(ε), advantage and probability of the check is unchanged; tests 
 unreduced checks on the bundled and on generated scenarios.
 
 Symmetry (issue item 2): clients the model finds interchangeable (:func:`flmodel.symmetry.detect_symmetry`:
-same data up to a renaming of points, same noise, same policies, links and location structure up to
-the permutation; no time-varying topology) are permuted onto an orbit representative
-(:class:`flmodel.symmetry.SymmetricSystem`). By the symmetry-reduction theorems (Emerson & Sistla 1996;
-Clarke, Enders, Filkorn & Jha 1996 for CTL; Kwiatkowska, Norman & Parker 2006 for the reachability
-probabilities of an MDP, minimal, maximal and under the uniform scheduler) CTL verdicts and
-probabilities of atoms the group leaves unchanged are exact on the quotient. So it is used only when
-every property is of a kind in :data:`SYMMETRIC_KINDS` (``ctl`` without ``D{ε,δ}`` queries,
-``probability``), and a client that a formula, an ``observing`` list or the attacker's observation
-names (by its name, its location or a point of its part) is fixed: it leaves its class
+same data up to a renaming of points, same noise, same policies, links and location structure up to the
+permutation; no time-varying topology) are permuted onto an orbit representative
+(:class:`flmodel.symmetry.SymmetricSystem`). By the symmetry-reduction theorems ([ES96], [CEFJ96] for CTL;
+[KNP06] for the reachability probabilities of an MDP, minimal, maximal and under the uniform scheduler) CTL
+verdicts and probabilities of atoms the group leaves unchanged are exact on the quotient. So the quotient is
+the explored structure only when every property that reads that structure is of a kind in
+:data:`SYMMETRIC_KINDS` (``ctl`` without ``D{ε,δ}`` queries, ``probability``); the kinds of
+:data:`OWN_EXPLORATION_KINDS` (privacy, advantage, ``D{ε,δ}``, budgets, cross-validation, attacks) never read
+it: ``check`` decides them on their own explorations of the system without the symmetry
+(:attr:`flmodel.symmetry.SymmetricSystem.base`). A client that a formula, an ``observing`` list or the
+attacker's observation names (by its name, its location or a point of its part) is fixed: it leaves its class
 (:func:`symmetry_fixed`). Tests compare every verdict and probability with the unreduced check.
 
 Example::
@@ -45,8 +47,8 @@ from flmodel.scenario_ast import Scenario
 from flmodel.scenario_build import ScenarioSystem
 from flmodel.symmetry import SymmetricSystem, detect_symmetry
 
-__all__ = ["REDUCTIONS", "SYMMETRIC_KINDS", "Applied", "Reductions", "gradient_readers", "names_in",
-           "reduce_system", "symmetry_fixed"]
+__all__ = ["OWN_EXPLORATION_KINDS", "REDUCTIONS", "SYMMETRIC_KINDS", "Applied", "Reductions",
+           "gradient_readers", "names_in", "reduce_system", "symmetry_fixed"]
 
 #: The reductions ``flcheck check`` knows, in the order they are applied (``--no-<name>`` switches one
 #: off with dashes for underscores; ``--no-reduce`` all).
@@ -164,6 +166,9 @@ def reduce_system(system: ScenarioSystem, scenario: Scenario,
 
 #: The property kinds whose results the symmetry quotient preserves (module docstring).
 SYMMETRIC_KINDS = ("ctl", "probability")
+#: The property kinds decided on explorations of their own (the privacy pipeline, ``D{ε,δ}``, the
+#: attacks) of the system without the symmetry: they never read the quotient.
+OWN_EXPLORATION_KINDS = ("privacy", "advantage", "dp", "budget", "crossval", "attack")
 _DP_QUERY = re.compile(r"\bD\s*\{")
 _QUOTED = re.compile(r'"([^"]*)"')
 
@@ -183,15 +188,16 @@ def names_in(texts: Iterable[str], names: Iterable[str]) -> set[str]:
 def symmetry_fixed(scenario: Scenario, system: ScenarioSystem) -> tuple[set[str], str | None]:
     """The clients the symmetry must fix, and a reason when no symmetry may be used at all.
 
-    A property of a kind outside :data:`SYMMETRIC_KINDS` (privacy, advantage, dp, budget,
-    attack_tree, crossval, attack: their neighbour systems, observations and attack trees read the
-    structure beyond the orbit quotient) or a ``ctl`` formula with a ``D{ε,δ}`` query stops it. A
-    client is fixed when a property formula, an ``observing`` list or the attacker's observation
-    names it, its location, or a data point of its initial part (``gradient_c``, ``holds_x``,
-    ``enabled(...)`` with an action's full text, a quoted name compared with ``ready``...), or when a
-    word or quoted string of those texts is a part of one of these names (the atoms compare strings
-    by substring in places)."""
+    A property that reads the explored structure with a kind outside :data:`SYMMETRIC_KINDS` (``attack_tree``:
+    its alternatives are paths of the structure, not of the quotient) or a ``ctl`` formula with a ``D{ε,δ}``
+    query stops it. A client is fixed when a property formula, an ``observing`` list or the attacker's
+    observation names it, its location, or a data point of its initial part (``gradient_c``, ``holds_x``,
+    ``enabled(...)`` with an action's full text, a quoted name compared with ``ready``...), or when a word or
+    quoted string of those texts is a part of one of these names (the atoms compare strings by substring in
+    places)."""
     for p in scenario.properties:
+        if p.kind in OWN_EXPLORATION_KINDS:
+            continue
         if p.kind not in SYMMETRIC_KINDS:
             return set(), f"not applied: property {p.name} is of kind {p.kind}, whose result the " \
                           f"symmetry quotient is not proven to preserve (only {', '.join(SYMMETRIC_KINDS)})"

@@ -127,6 +127,7 @@ def epsilon(text: str) -> Eps:
 
 def run(args: argparse.Namespace) -> int:
     # lazy: the privacy pipeline and sympy take seconds to import, and only this command needs them
+    from checker.app.privacy_budget import declared_budgets, privacy_json
     from checker.app.privacy_fl import privacy_model, privacy_report
     from checker.app.theory_check import check_all  # lazy: sympy, for --theory and this command only
 
@@ -158,10 +159,9 @@ def run(args: argparse.Namespace) -> int:
                             limits=limits,
                             literal=not args.no_literal, decomposition=not args.no_decomposition,
                             exact=False if args.use_float else None))
-    budgets = _budgets(report)
+    budgets = declared_budgets(report)
     if args.json:
-        out = report.json()
-        out["budget"] = [b.json() for b in budgets]
+        out = privacy_json(report, budgets)
         if theory is not None:
             out["theory"] = [s.json() for s in theory]
         emit_json(args.flcheck_command, out)
@@ -258,21 +258,6 @@ def _print_report(rep: PrivacyReport, args: argparse.Namespace, budgets: Sequenc
     for note in rep.notes:
         print(f"note: {note}", file=out)
     print(f"\nNI-FL-DP: {rep.verdict}", file=out)
-
-
-def _budgets(rep: PrivacyReport) -> list[BudgetReport]:
-    """Per round, per client and composition figures (:mod:`checker.app.privacy_budget`) of each
-    declared pair of a multi-round model (none for one round)."""
-    from checker.app.privacy_budget import budget_of_pair  # lazy, as the pipeline
-
-    out = []
-    for p in rep.pairs:
-        if p.reading != "declared" or p.d1 not in rep.observations:
-            continue
-        b = budget_of_pair(rep, p, eps_ref=rep.eps)
-        if b.rounds >= 2:
-            out.append(b)
-    return out
 
 
 def _print_budgets(budgets: Sequence[BudgetReport]) -> None:

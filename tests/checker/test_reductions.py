@@ -60,7 +60,13 @@ def test_bundled_scenarios_agree(name: str, defines: dict[str, int] | None) -> N
     before, after, applied = _compare(scenario, Reductions())
     assert after <= before
     if name in ("moniteo", "moniteo_swarm8"):  # fedavg rounds, every gradient dead after the round
-        assert applied == ["dead_values"] and after < before
+        assert applied[0] == "dead_values" and after < before
+    # the swarm's properties name no satellite: the quotient is explored, and its privacy properties
+    # are decided on the system without it (OWN_EXPLORATION_KINDS); moniteo's name every client
+    assert ("symmetry" in applied) == (name == "moniteo_swarm8")
+    if name == "moniteo_swarm8":
+        _, alone, names = _compare(scenario, Reductions(dead_values=False))
+        assert names == ["symmetry"] and alone < before
 
 
 @pytest.mark.slow

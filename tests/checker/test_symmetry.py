@@ -173,11 +173,18 @@ def test_names_in_word_boundaries() -> None:
     assert names_in(["gradient_sat10"], ["sat1"]) == set()
 
 
-def test_other_kinds_disable_the_symmetry() -> None:
-    s = load_scenario(resolve_scenario_path("moniteo_swarm8"), defines={"N": 4})
+def test_kinds_that_read_the_structure_decide_the_symmetry() -> None:
+    """The swarm's privacy properties explore on their own (without the quotient): the symmetry
+    applies; an attack-tree property reads the explored structure's paths: it does not."""
+    path = resolve_scenario_path("moniteo_swarm8")
+    s = load_scenario(path, defines={"N": 4})
     _, applied = reduce_system(build_system(s), s)
+    assert applied.details["symmetry"]["applied"] is True
+    text = path.read_text(encoding="utf-8") + "property tree: attack_tree exists round = 1;\n"
+    tree = parse_scenario(text, str(path), defines={"N": 4})
+    _, applied = reduce_system(build_system(tree), tree)
     info = applied.details["symmetry"]
-    assert info["applied"] is False and info["reason"].startswith("not applied: property ni_fl_dp")
+    assert info["applied"] is False and info["reason"].startswith("not applied: property tree")
     _, off = reduce_system(build_system(s), s, Reductions.none())
     assert off.details["symmetry"] == {"applied": False, "reason": "switched off"}
 
