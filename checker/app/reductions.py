@@ -33,7 +33,7 @@ Example::
     >>> from flmodel.scenario_build import build_system
     >>> reduced, applied = reduce_system(build_system(s), s)
     >>> applied.names, applied.details["dead_values"]["clients"]
-    (['dead_values'], ['sat1', 'sat2', 'sat3'])
+    (['dead_values', 'symmetry'], ['sat1', 'sat2', 'sat3'])
 """
 
 from __future__ import annotations

@@ -20,7 +20,7 @@ import json
 import sys
 from fractions import Fraction
 from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from checker.app.load import load_model
 from checker.app.step_attributes import AttributeSummary, defence_of, scenario_of, step_table, summarise
@@ -48,6 +48,9 @@ from checker.mc.ctl_parse import parse_formula
 from checker.mc.explore import stderr_progress
 from checker.mc.kripke import Kripke
 from checker.verdict import EXIT_HOLDS, EXIT_VIOLATED
+
+if TYPE_CHECKING:
+    from flmodel.scenario_ast import Scenario
 
 
 def register(sub: argparse._SubParsersAction) -> None:
@@ -113,15 +116,16 @@ def _budget(text: str) -> Fraction:
     return value
 
 
-def _load(paths: list[str], args: argparse.Namespace) -> Kripke:
+def _load(paths: list[str], args: argparse.Namespace) -> tuple[Kripke, Scenario | None]:
     """The model through the application layer's loader (scenario files and explicit formats), explored
-    under the exploration limits; progress on stderr when it is a terminal."""
+    under the exploration limits (progress on stderr when it is a terminal), and the scenario it was
+    built from (``None`` for explicit and JSON models: they declare no attributes or defences)."""
     progress = stderr_progress()
     kripke = load_model(paths[0] if len(paths) == 1 else paths, limits=limits_of(args), progress=progress,
                         probabilities=False, defines=defines_of(args))
     if progress:
         clear_progress()
-    return kripke
+    return kripke, scenario_of(paths, defines_of(args))
 
 
 def _goal_mask(kripke: Kripke, text: str) -> tuple[Any, list[str]]:
@@ -150,8 +154,7 @@ def run(args: argparse.Namespace) -> int:
                          "--goal PREDICATE")
     if args.budget is not None and args.defence is None:
         raise InputError("--budget needs --defence", Position("--budget"), "--defence NAME --budget C")
-    kripke = _load(args.model, args)
-    scenario = scenario_of(args.model, defines_of(args))
+    kripke, scenario = _load(args.model, args)
     table = step_table(scenario)
     defence = defence_of(scenario, args.defence) if args.defence is not None else None
     goal, mentioned = _goal_mask(kripke, args.goal)
@@ -223,7 +226,7 @@ def _check_file(args: argparse.Namespace) -> int:
     except (ValueError, KeyError, TypeError) as exc:
         raise InputError(f"malformed attack tree: {exc}", Position(str(path)),
                          "an attack tree written by flcheck attack-tree --json") from None
-    kripke = _load(args.model, args)
+    kripke, _ = _load(args.model, args)
     bad = [s for s in tree.pre | tree.post if not 0 <= s < kripke.num_states]
     v = check_validity(tree, kripke)
     ok = v.valid and not bad

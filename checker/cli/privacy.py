@@ -127,8 +127,8 @@ def epsilon(text: str) -> Eps:
 
 def run(args: argparse.Namespace) -> int:
     # lazy: the privacy pipeline and sympy take seconds to import, and only this command needs them
-    from checker.app.privacy_budget import declared_budgets, privacy_json
-    from checker.app.privacy_fl import privacy_model, privacy_report
+    from checker.app.privacy_budget import declared_budgets, privacy_json  # lazy: the PLD accountant's scipy
+    from checker.app.privacy_fl import privacy_model, privacy_report  # lazy: the privacy pipeline
     from checker.app.theory_check import check_all  # lazy: sympy, for --theory and this command only
 
     eps = args.eps

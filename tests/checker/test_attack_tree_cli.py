@@ -18,7 +18,7 @@ from tests.checker.test_attack_trees_fl import MiniFL
 @pytest.fixture()
 def mini(monkeypatch: pytest.MonkeyPatch) -> None:
     kripke = explore(MiniFL())
-    monkeypatch.setattr(cmd, "_load", lambda path, args: kripke)
+    monkeypatch.setattr(cmd, "_load", lambda path, args: (kripke, None))
 
 
 def test_text_answer_exit_0(mini: None, capsys: pytest.CaptureFixture[str]) -> None:
