@@ -1,4 +1,4 @@
-"""Symmetry among interchangeable clients: detection and the quotient system (issue 14, item 2).
+"""Symmetry among interchangeable clients: detection and the quotient system.
 
 The group. A permutation ``π`` of the clients acts on a state of the bounded FL system together with
 an induced permutation ``λ`` of the locations and ``δ`` of the data points: ``(π·s)`` has

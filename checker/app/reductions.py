@@ -1,7 +1,7 @@
 """The state-space reductions of ``flcheck check``, derived from the scenario and the properties it
 checks (the one place that joins the model's reduction hooks and the choice of reductions).
 
-Dead values (issue item 1): a client's gradient is *dead* outside ``ready`` when the rules state the
+Dead values: a client's gradient is *dead* outside ``ready`` when the rules state the
 footprint ``gradients="ready"`` (:attr:`flmodel.rules.Rule.gradients`; the model derives the clients,
 :meth:`flmodel.system.FLSystem.dead_gradient_clients`); it may be reset to its initial value unless
 something the check reads names it: a property formula, a property's ``observing`` list or the
@@ -11,7 +11,7 @@ depends on. The reset is a functional bisimulation (module docstring of :mod:`fl
 verdict, ε, δ(ε), advantage and probability of the check is unchanged; tests compare reduced and
 unreduced checks on the bundled and on generated scenarios.
 
-Symmetry (issue item 2): clients the model finds interchangeable (:func:`flmodel.symmetry.detect_symmetry`:
+Symmetry: clients the model finds interchangeable (:func:`flmodel.symmetry.detect_symmetry`:
 same data up to a renaming of points, same noise, same policies, links and location structure up to the
 permutation; no time-varying topology) are permuted onto an orbit representative
 (:class:`flmodel.symmetry.SymmetricSystem`). By the symmetry-reduction theorems ([ES96], [CEFJ96] for CTL;
