@@ -1,7 +1,9 @@
-"""Shared hypothesis strategies (random Kripke structures, random distributions, ...)."""
+"""Shared hypothesis strategies (random Kripke structures, random distributions, ...) and the text of
+the small star-shaped FL scenarios the generated-scenario tests build."""
 
 from __future__ import annotations
 
+from collections.abc import Sequence
 from fractions import Fraction
 
 import numpy as np
@@ -100,3 +102,86 @@ def ctl_formulas(draw: st.DrawFn, atoms: tuple[str, ...] = ATOMS, max_leaves: in
         )
 
     return draw(st.recursive(leaves, extend, max_leaves=max_leaves))
+
+
+# ------------------------------------------------------------------------------ star-shaped scenarios
+#: The property kinds whose statement ends with ``;`` in a generated scenario (their formula runs to it);
+#: the other kinds (privacy, advantage) end with the line.
+FORMULA_KINDS = ("ctl", "probability", "attack_tree")
+
+
+def star_scenario_text(
+    values: Sequence[int],
+    *,
+    name: str = "generated",
+    hub: str = "ground",
+    site: str = "o",
+    server: str = "srv",
+    client: str = "sat",
+    datum: str = "d",
+    sites: Sequence[int] | None = None,
+    partitioned: bool = True,
+    noise: str | Sequence[str] | None = None,
+    protocol: str = "fedavg_rounds",
+    quorum: int | None = None,
+    traces: str = "drop",
+    rounds: int = 1,
+    events: int | None = None,
+    hot: bool = False,
+    attacker: str | None = None,
+    properties: Sequence[str] = (),
+) -> str:
+    """The scenario-language text of a star-shaped FL system ([IIIf-FL] III-B, the seed's shape): the
+    server ``server`` at the hub location ``hub``, linked to the sites ``{site}1 .. {site}m``; client
+    ``{client}i`` (i = 1 .. n = ``len(values)``) sits at site ``sites[i-1]`` (default: its own site i,
+    m = max ``sites``) and holds datum ``{datum}i = (1) -> values[i-1]`` (feature 1, target
+    ``values[i-1]``); the dataset is every datum, and with ``partitioned`` client i's part is ``{datum}i``.
+    The learner is the biasless squared loss (prediction w·x) at rate 1/2 from w = 0.
+
+    ``noise`` is one mechanism on every update, or one per client (``noise for {client}i: ...``);
+    ``protocol`` (with ``aggregate quorum`` when ``quorum`` is given) and ``traces`` choose the rules,
+    ``rounds`` and ``events`` the bounds. With ``hot``, the last datum is secret and the neighbour
+    ``hot`` replaces it by ``{datum}_hot = (1) -> values[n-1] + 2``, secret and observed by its owner;
+    ``attacker`` is the declaration after ``attacker``. Property i is ``property p{i}: ...``, ending with
+    ``;`` for the kinds in :data:`FORMULA_KINDS`."""
+    n = len(values)
+    if n == 0:
+        raise ValueError("a star scenario needs at least one client")
+    clients = [f"{client}{i}" for i in range(1, n + 1)]
+    where = list(range(1, n + 1)) if sites is None else list(sites)
+    if len(where) != n:
+        raise ValueError(f"{len(where)} sites for {n} clients")
+    m = max(where)
+    lines = [
+        f'scenario "{name}"',
+        f"locations {hub}, " + ", ".join(f"{site}{i}" for i in range(1, m + 1)),
+        "links " + ", ".join(f"{hub} -- {site}{i}" for i in range(1, m + 1)),
+        f"server {server} at {hub}",
+        "clients " + ", ".join(f"{c} at {site}{loc}" for c, loc in zip(clients, where, strict=True)),
+        "policies default",
+    ]
+    lines += [f"data {datum}{i} = (1) -> {v}" + (" secret" if hot and i == n else "")
+              for i, v in enumerate(values, 1)]
+    if hot:
+        lines.append(f"data {datum}_hot = (1) -> {values[-1] + 2} secret observed by {clients[-1]}")
+    lines.append("dataset " + ", ".join(f"{datum}{i}" for i in range(1, n + 1)))
+    if partitioned:
+        lines.append("partition " + ", ".join(f"{c}: {{{datum}{i}}}" for i, c in enumerate(clients, 1)))
+    lines.append("model squared_nobias rate 1/2 initial (0)")
+    if isinstance(noise, str):
+        lines.append(f"noise {noise} on update")
+    elif noise is not None:
+        if len(noise) != n:
+            raise ValueError(f"{len(noise)} noise mechanisms for {n} clients")
+        lines += [f"noise for {c}: {mech} on update" for c, mech in zip(clients, noise, strict=True)]
+    aggregate = f"aggregate quorum {quorum} " if quorum is not None else ""
+    lines.append(f"protocol {protocol} {aggregate}traces {traces}")
+    lines.append(f"bounds rounds {rounds}" + (f", events {events}" if events is not None else ""))
+    if hot:
+        lines.append(f"neighbour hot: replace {datum}{n} with {datum}_hot")
+    if attacker is not None:
+        lines.append(f"attacker {attacker}")
+    lines += [f"property p{i}: {p}" + (";" if p.startswith(FORMULA_KINDS) else "")
+              for i, p in enumerate(properties)]
+    return "\n".join(lines) + "\n"
+

@@ -32,6 +32,7 @@ from checker.mc.kripke import Kripke
 from flmodel.errors import ModelError
 from flmodel.scenario import load_scenario, parse_scenario
 from flmodel.scenario_build import build_system
+from tests.strategies import star_scenario_text
 
 SPEC = Path(__file__).resolve().parents[2] / "spec" / "scenarios"
 
@@ -39,23 +40,9 @@ SPEC = Path(__file__).resolve().parents[2] / "spec" / "scenarios"
 def quorum_scenario(clients: int = 2, quorum: int | None = None, extra: str = "") -> str:
     """``clients`` satellites around a ground station; ``aggregate quorum K`` lets the server
     aggregate once K reported, so attacks on ``round = 1`` differ in length and in who reports."""
-    names = [f"c{i}" for i in range(1, clients + 1)]
-    aggregate = f"aggregate quorum {quorum} " if quorum is not None else ""
-    return "\n".join([
-        'scenario "attributes"',
-        "locations a, " + ", ".join(f"b{i}" for i in range(1, clients + 1)),
-        "links " + ", ".join(f"a -- b{i}" for i in range(1, clients + 1)),
-        "server s at a",
-        "clients " + ", ".join(f"{c} at b{i}" for i, c in enumerate(names, 1)),
-        "policies default",
-        *(f"data p{i} = (1) -> {i}" for i in range(1, clients + 1)),
-        "dataset " + ", ".join(f"p{i}" for i in range(1, clients + 1)),
-        "partition " + ", ".join(f"{c}: {{p{i}}}" for i, c in enumerate(names, 1)),
-        "model squared_nobias rate 1/2 initial (0)",
-        f"protocol fedavg_rounds {aggregate}traces drop",
-        "bounds rounds 1",
-        extra,
-    ]) + "\n"
+    text = star_scenario_text(range(1, clients + 1), name="attributes", hub="a", site="b", server="s",
+                              client="c", datum="p", quorum=quorum)
+    return f"{text}{extra}\n"
 
 
 STEPS = ("attack_step get_grad_round by c1 cost 5 probability 1/2 time 2\n"

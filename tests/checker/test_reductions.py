@@ -18,6 +18,7 @@ from flmodel.scenario import load_scenario, parse_scenario
 from flmodel.scenario_ast import Scenario
 from flmodel.scenario_build import build_system
 from flmodel.system import FLState
+from tests.strategies import star_scenario_text
 
 LIMITS = Limits(max_states=200_000, max_seconds=600)
 
@@ -94,8 +95,17 @@ def test_dead_value_reset_is_a_functional_bisimulation() -> None:
             assert left == right
 
 
+def _scenario_text(values: list[int], noise: str, rounds: int, protocol: str, properties: list[str]) -> str:
+    """A star scenario (:func:`tests.strategies.star_scenario_text`): one datum per satellite, the last
+    one secret with the neighbour ``hot`` replacing it, one noise mechanism on every update, the
+    attacker ``eve`` at the ground station reading the model."""
+    return star_scenario_text(values, noise=noise, protocol=protocol, rounds=rounds,
+                              events=4 if protocol == "published" else None, hot=True,
+                              attacker="eve at ground observes curmodpar", properties=properties)
+
+
 def test_properties_naming_a_gradient_keep_it() -> None:
-    text = _scenario_text(2, [1, 2], "rr grid {0, 1} r 1/2", 1, "fedavg_rounds",
+    text = _scenario_text([1, 2], "rr grid {0, 1} r 1/2", 1, "fedavg_rounds",
                           ['ctl AG (gradient_sat1 == curmodpar | gradient_sat1 != curmodpar)'])
     s = parse_scenario(text)
     assert gradient_readers(s, ["sat1", "sat2"]) == ({"sat1"}, False)
@@ -132,32 +142,6 @@ def test_rules_without_a_footprint_are_not_reduced() -> None:
 
 
 # ------------------------------------------------------------------------------ generated scenarios
-def _scenario_text(n: int, values: list[int], noise: str, rounds: int, protocol: str,
-                   properties: list[str]) -> str:
-    sats = [f"sat{i}" for i in range(1, n + 1)]
-    lines = [
-        'scenario "generated"',
-        "locations ground, " + ", ".join(f"o{i}" for i in range(1, n + 1)),
-        "links " + ", ".join(f"ground -- o{i}" for i in range(1, n + 1)),
-        "server srv at ground",
-        "clients " + ", ".join(f"{c} at o{i}" for i, c in enumerate(sats, 1)),
-        "policies default",
-    ]
-    lines += [f"data d{i} = (1) -> {v}" + (" secret" if i == n else "") for i, v in enumerate(values, 1)]
-    lines += [f"data d_hot = (1) -> {values[-1] + 2} secret observed by sat{n}",
-              "dataset " + ", ".join(f"d{i}" for i in range(1, n + 1)),
-              "partition " + ", ".join(f"sat{i}: {{d{i}}}" for i in range(1, n + 1)),
-              "model squared_nobias rate 1/2 initial (0)",
-              f"noise {noise} on update",
-              f"protocol {protocol} traces drop",
-              f"bounds rounds {rounds}" + (", events 4" if protocol == "published" else ""),
-              "neighbour hot: replace d" + str(n) + " with d_hot",
-              "attacker eve at ground observes curmodpar"]
-    lines += [f"property p{i}: {p}" + (";" if p.startswith(("ctl", "probability", "attack_tree")) else "")
-              for i, p in enumerate(properties)]
-    return "\n".join(lines) + "\n"
-
-
 @st.composite
 def scenarios(draw: st.DrawFn) -> str:
     protocol = draw(st.sampled_from(["fedavg_rounds", "published"]))
@@ -179,7 +163,7 @@ def scenarios(draw: st.DrawFn) -> str:
             f"ctl EF (ready_{c} & gradient_{c} == curmodpar)",
             f"attack_tree exists ready_{c}",
         ])))
-    return _scenario_text(n, values, noise, rounds, protocol, props)
+    return _scenario_text(values, noise, rounds, protocol, props)
 
 
 @settings(max_examples=12, deadline=None, suppress_health_check=[HealthCheck.too_slow])

@@ -26,6 +26,7 @@ from flmodel.scenario_ast import Scenario
 from flmodel.scenario_build import build_system
 from flmodel.symmetry import ClientSymmetry, SymmetricSystem, detect_symmetry, permute_state
 from flmodel.system import FLState
+from tests.strategies import star_scenario_text
 
 LIMITS = Limits(max_states=200_000, max_seconds=600)
 ONLY_SYMMETRY = Reductions(dead_values=False, symmetry=True)
@@ -58,27 +59,13 @@ def _swarm(n: int, *, kinds: tuple[str, ...] = ("ctl", "probability"), extra: st
 # ------------------------------------------------------------------------------ generated scenarios
 def _scenario_text(values: list[int], noises: list[str], locs: list[int], rounds: int, protocol: str,
                    partitioned: bool, properties: list[str]) -> str:
-    n = len(values)
-    sats = [f"sat{i}" for i in range(1, n + 1)]
-    nloc = max(locs)
-    lines = [
-        'scenario "generated"',
-        "locations ground, " + ", ".join(f"o{i}" for i in range(1, nloc + 1)),
-        "links " + ", ".join(f"ground -- o{i}" for i in range(1, nloc + 1)),
-        "server srv at ground",
-        "clients " + ", ".join(f"{c} at o{loc}" for c, loc in zip(sats, locs, strict=True)),
-        "policies default",
-    ]
-    lines += [f"data d{i} = (1) -> {v}" for i, v in enumerate(values, 1)]
-    lines += ["dataset " + ", ".join(f"d{i}" for i in range(1, n + 1))]
-    if partitioned:
-        lines.append("partition " + ", ".join(f"sat{i}: {{d{i}}}" for i in range(1, n + 1)))
-    lines += ["model squared_nobias rate 1/2 initial (0)"]
-    lines += [f"noise for sat{i}: {m} on update" for i, m in enumerate(noises, 1)]
-    lines += [f"protocol {protocol} traces " + ("drop" if protocol == "fedavg_rounds" else "full"),
-              f"bounds rounds {rounds}" + (", events 3" if protocol == "published" else "")]
-    lines += [f"property p{i}: {p};" for i, p in enumerate(properties)]
-    return "\n".join(lines) + "\n"
+    """A star scenario (:func:`tests.strategies.star_scenario_text`): satellite i at site ``locs[i-1]``
+    with its own noise mechanism ``noises[i-1]``; traces dropped by fedavg rounds, kept by the published
+    rules (3 events)."""
+    fedavg = protocol == "fedavg_rounds"
+    return star_scenario_text(values, sites=locs, partitioned=partitioned, noise=noises, protocol=protocol,
+                              traces="drop" if fedavg else "full", rounds=rounds,
+                              events=None if fedavg else 3, properties=properties)
 
 
 NOISES = ["rr grid {0, 1} r 1/2", "rr grid {0, 1} r 2/3", "rr grid {0, 1, 2} r 1/2"]
