@@ -26,8 +26,11 @@ from checker.app.load import ScenarioFile, load_fl_model, resolve_model_spec
 from checker.app.privacy_literal import literal_check
 from checker.app.privacy_observation import DatasetObservation, Event, observe_dataset, parse_observe
 from checker.app.privacy_results import DecompositionResult, PairAssessment, PairResult, PrivacyReport
+from checker.app.privacy_scheduler import ScheduledPair, scheduled_pair
+from checker.errors import InputError
 from checker.mc.explore import Limits
 from checker.privacy.advantage import attackers_from_features, bounds
+from checker.privacy.dp_query import SchedulerClass
 from checker.privacy.ni_fl_dp import (
     Eps,
     EpsilonResult,
@@ -239,7 +242,8 @@ def privacy_report(system: FLSystem | Any, universe: Iterable[DataPoint] | None 
                    literal: bool = True, check_scheduler: bool = True, decomposition: bool = True,
                    exact: bool | None = None,
                    declared: Sequence[tuple[str, Iterable[DataPoint]]] = (),
-                   observing: Sequence[str] = ("curmodpar",)) -> PrivacyReport:
+                   observing: Sequence[str] = ("curmodpar",),
+                   scheduler: SchedulerClass = "uniform", scheduler_nodes: int = 100_000) -> PrivacyReport:
     """NI-FL-DP of ``system`` at its dataset ``D`` against its neighbouring datasets: the one pipeline
     behind ``flcheck check`` (privacy, advantage and crossval properties), ``flcheck privacy``,
     ``flcheck audit`` on a model, the reports and the Isabelle export.
@@ -258,7 +262,13 @@ def privacy_report(system: FLSystem | Any, universe: Iterable[DataPoint] | None 
     (``None``: none when some pair is declared, else every reading of :data:`NEIGHBOUR_READINGS`).
 
     ``eps``: the ε to decide (``None``: decide whether the model is ε-DP for some finite ε, and
-    evaluate the bounds at the model's ε*).  The verdict is ``holds vacuously`` when no pair exists."""
+    evaluate the bounds at the model's ε*).  The verdict is ``holds vacuously`` when no pair exists.
+
+    ``scheduler``: how the protocol's choices are resolved — ``uniform`` (each enabled action equally
+    likely), or the worst case over ``memoryless`` or ``worst`` (history-dependent) schedulers that see
+    the actions and the attacker's record, never the data (:mod:`checker.app.privacy_scheduler`;
+    ``scheduler_nodes`` bounds its branch and bound, beyond which ε* and δ are brackets and a verdict
+    the bracket does not decide is ``unknown``)."""
     observer = None
     if not isinstance(system, FLSystem):
         observer, system = system.observe, system.fl
@@ -279,7 +289,8 @@ def privacy_report(system: FLSystem | Any, universe: Iterable[DataPoint] | None 
             cache[d] = observe_dataset(system, d, record_trace=record_trace,
                                        record_updates=decomposition or mode == "client", limits=limits,
                                        check_scheduler=check_scheduler and (d == base_data or d in named),
-                                       exact=exact, observing=observing, observer=observer)
+                                       exact=exact, observing=observing, observer=observer,
+                                       keep_kripke=scheduler != "uniform")
         return cache[d]
 
     base = get(base_data)
@@ -307,11 +318,18 @@ def privacy_report(system: FLSystem | Any, universe: Iterable[DataPoint] | None 
             feats = {n: (lambda o, f=f: f((o,))) for n, f in _features(mode, [(o,) for o in sample]).items()}
         else:
             feats = _features(mode, sample)
+        schedule = None
+        if scheduler != "uniform":
+            schedule = _scheduled(base, o1, mode, client, e, scheduler, scheduler_nodes, p0, p1, label)
+            p0, p1 = schedule.p0, schedule.p1
         pair = assess_pair(p0, p1, e, features=feats)
+        verdict, delta = pair.verdict, pair.delta
+        if schedule is not None:
+            verdict, delta = _scheduled_verdict(schedule, e), schedule.delta_case.value
         decomp = _decomposition(system, base, o1, reading) if decomposition else None
         pairs.append(PairResult(shown, label, base_data, d1, dict(p0), dict(p1), pair.epsilon,
-                                pair.eps_checked, pair.delta, pair.verdict, pair.best, pair.attackers,
-                                pair.bounds, decomp))
+                                pair.eps_checked, delta, verdict, pair.best, pair.attackers,
+                                pair.bounds, decomp, schedule))
     worst = None
     for p in pairs:
         if worst is None or (worst.epsilon.ratio is not None and (
@@ -321,15 +339,48 @@ def privacy_report(system: FLSystem | Any, universe: Iterable[DataPoint] | None 
     if vacuous:
         verdict = Verdict.HOLDS_VACUOUSLY
     else:
-        verdict = Verdict.HOLDS if all(p.verdict == Verdict.HOLDS for p in pairs) else Verdict.VIOLATED
+        verdicts = {p.verdict for p in pairs}
+        verdict = (Verdict.HOLDS if verdicts == {Verdict.HOLDS} else
+                   Verdict.VIOLATED if Verdict.VIOLATED in verdicts else Verdict.UNKNOWN)
     notes = []
-    if base.scheduler_independent is False:
+    if scheduler != "uniform":
+        notes.append(f"worst case over {scheduler} schedulers that see the actions and what the attacker "
+                     "observed, never the data; uniform scheduler: ε* = "
+                     + ", ".join(f"{p.label.split(':', 1)[0]} {p.schedule.uniform_epsilon.text()}"
+                                 for p in pairs if p.schedule is not None))
+    elif base.scheduler_independent is False:
         notes.append("the release distribution depends on the scheduler: results are for the uniform "
                      "scheduler over enabled actions")
     if base.undetermined:
         notes.append(f"probability {float(base.undetermined):.3g} of runs without an eventual observation")
     if per_reading.get("replace_one") == 0:
         notes.append("no replace-one neighbour: the universe has no data point outside the dataset")
-    lit = literal_check(system, limits=limits) if literal else None
-    return PrivacyReport(observe, e, pairs, worst, verdict, vacuous, lit, base, per_reading, notes=notes,
-                         observing=tuple(observing), observations=cache)
+    lit = literal_check(system, limits=limits, pair=worst, observe=observe) if literal else None
+    return PrivacyReport(observe, e, pairs, worst, verdict, vacuous, lit, base, per_reading,
+                         scheduler=scheduler, notes=notes, observing=tuple(observing), observations=cache)
+
+
+def _scheduled(o0: DatasetObservation, o1: DatasetObservation, mode: str, client: str | None, e: Eps | None,
+               scheduler: SchedulerClass, nodes: int, p0: Mapping[Hashable, Number],
+               p1: Mapping[Hashable, Number], label: str) -> ScheduledPair:
+    """The pair over ``scheduler`` (:func:`~checker.app.privacy_scheduler.scheduled_pair`); a model in
+    which no scheduler that sees only the history exists is bad input for that query."""
+    try:
+        return scheduled_pair(o0, o1, mode, client, e, schedulers=scheduler, uniform={"p0": p0, "p1": p1},
+                              node_limit=nodes)
+    except ValueError as exc:
+        raise InputError(f"no {scheduler} scheduler is defined for pair {label}: {exc}", None,
+                         "--scheduler uniform, or a scenario whose choices do not depend on the data"
+                         ) from exc
+
+
+def _scheduled_verdict(schedule: ScheduledPair, e: Eps | None) -> Verdict:
+    """NI-FL-DP over a scheduler class: decided from the bracket of ε*_C (``unknown`` when the search
+    stopped with the bracket straddling ε); with no ε given, whether ε*_C is finite."""
+    if e is None:
+        if schedule.epsilon.infinite:
+            return Verdict.VIOLATED
+        return Verdict.HOLDS if schedule.epsilon_case.exact or schedule.epsilon_case.upper != math.inf \
+            else Verdict.UNKNOWN
+    within = schedule.epsilon_within(e)
+    return Verdict.UNKNOWN if within is None else (Verdict.HOLDS if within else Verdict.VIOLATED)

@@ -10,7 +10,7 @@ import math
 from collections.abc import Hashable
 from dataclasses import dataclass, field
 from fractions import Fraction
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from checker.app.privacy_observation import DatasetObservation
 from checker.io.render import value_text
@@ -18,6 +18,9 @@ from checker.privacy.advantage import AttackerResult, Bound
 from checker.privacy.ni_fl_dp import Eps, EpsilonResult
 from checker.verdict import Verdict
 from flmodel.data import Dataset
+
+if TYPE_CHECKING:
+    from checker.app.privacy_scheduler import ScheduledPair
 
 __all__ = [
     "DecompositionResult",
@@ -120,9 +123,12 @@ class PairResult:
     attackers: list[AttackerResult]
     bounds: list[Bound]
     decomposition: DecompositionResult | None
+    #: the pair judged over a scheduler class other than ``uniform`` (then ``p0``/``p1``, ``epsilon``,
+    #: ``delta`` and ``verdict`` are those of the worst scheduler found)
+    schedule: ScheduledPair | None = None
 
     def json(self) -> dict[str, object]:
-        return {
+        out: dict[str, object] = {
             "reading": self.reading,
             "pair": self.label,
             "epsilon": self.epsilon.json(),
@@ -137,12 +143,19 @@ class PairResult:
             "outcomes": [len(self.p0), len(self.p1)],
             "decomposition": None if self.decomposition is None else self.decomposition.json(),
         }
+        if self.schedule is not None:
+            out["scheduler"] = self.schedule.json()
+        return out
 
 
 @dataclass
 class LiteralCheck:
     """[IIIf-FL]'s definitions read literally inside ONE Kripke structure
-    (:mod:`checker.app.privacy_literal`)."""
+    (:mod:`checker.app.privacy_literal`), and the published definition's flaws on the judged pair:
+    ``published_form`` (R32: the published two-outcome form's ε beside the DP form's ε*),
+    ``reversed_inequality`` (R33: III-C's claimed equivalence at the checked ε), ``free_variables``
+    (R34/R35: variable, definition, reading), ``decomposition_premise`` (``NI_Decomposition``'s
+    per-client premise across the two systems) and ``flaws`` (one line of text for each)."""
 
     states: int
     complete: bool
@@ -154,6 +167,11 @@ class LiteralCheck:
     verdict: Verdict
     path_sums: list[dict[str, object]]
     explanation: str
+    published_form: dict[str, object] | None = None
+    reversed_inequality: dict[str, object] | None = None
+    free_variables: list[dict[str, str]] = field(default_factory=list)
+    decomposition_premise: dict[str, object] | None = None
+    flaws: list[str] = field(default_factory=list)
 
     def json(self) -> dict[str, object]:
         return {
@@ -164,6 +182,9 @@ class LiteralCheck:
             "reachable_partitions": self.reachable_partitions,
             "decomposition_partition_premise_pairs": self.partition_premise_pairs,
             "verdict": str(self.verdict), "path_sums": self.path_sums, "explanation": self.explanation,
+            "published_form": self.published_form, "reversed_inequality": self.reversed_inequality,
+            "free_variables": self.free_variables,
+            "decomposition_premise_across_systems": self.decomposition_premise, "flaws": self.flaws,
         }
 
 

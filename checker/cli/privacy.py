@@ -250,6 +250,8 @@ def _print_report(rep: PrivacyReport, args: argparse.Namespace, budgets: Sequenc
         print(f"  NI_Decomposition partition premise (all clients' partitions ◇1) between reachable states: "
               f"{lit.partition_premise_pairs} pairs of {lit.reachable_partitions} reachable partitions",
               file=out)
+        for line in lit.flaws:
+            print(f"  {line}", file=out)
         for ps in lit.path_sums:
             print(f"  P(M ⊢F {{curmodpar = {ps['curmodpar']}}}): path sum {_figure(ps['path_sum'])} "
                   f"vs first passage {_figure(ps['first_passage'])}{' (differ)' if ps['differs'] else ''}",
