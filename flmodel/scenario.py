@@ -447,8 +447,9 @@ class _Build(Transformer[Any, Any]):
 
     def prop_privacy(self, items: list[Any]) -> dict[str, Any]:
         eps, nb, *rest = items
+        sched = next((r[1] for r in rest if isinstance(r, tuple) and r and r[0] == "scheduler"), None)
         return {"kind": "privacy", "eps": eps, "neighbour": str(nb), "observing": self._obs(rest),
-                "_nbpos": self._p(nb)}
+                "scheduler": sched, "_nbpos": self._p(nb)}
 
     def prop_advantage(self, items: list[Any]) -> dict[str, Any]:
         (bkind, bval), nb, *rest = items

@@ -381,7 +381,8 @@ class PropertyDecl:
 
     * ``ctl``: ``formula``;
     * ``attack_tree``: ``expect`` (``exists``/``absent``) and ``formula`` (the goal, a state formula);
-    * ``privacy``: ``eps`` (NI-FL-DP ε), ``neighbour``, ``observing``;
+    * ``privacy``: ``eps`` (NI-FL-DP ε), ``neighbour``, ``observing``, ``scheduler`` (``None`` or
+      ``uniform``: the uniform scheduler; ``memoryless``/``worst``: the worst case over that class);
     * ``advantage``: ``bound_kind`` (``number``, ``theorem1``: ``1 − e^{−ε}``, ``tight``:
       ``tanh(ε/2)``), ``bound`` or ``eps``, ``neighbour``, ``observing``;
     * ``probability``: ``scheduler`` (``min``/``max``/``uniform``), ``compare``, ``bound``,
@@ -421,7 +422,8 @@ class PropertyDecl:
         if k == "attack_tree":
             return head + f"attack_tree {self.expect} {self.formula.text};"  # type: ignore[union-attr]
         if k == "privacy":
-            return head + f"privacy epsilon <= {self.eps.text()} between {self.neighbour}{obs}"  # type: ignore[union-attr]
+            sch = f" scheduler {self.scheduler}" if self.scheduler else ""
+            return head + f"privacy epsilon <= {self.eps.text()} between {self.neighbour}{sch}{obs}"  # type: ignore[union-attr]
         if k == "advantage":
             if self.bound_kind == "number":
                 b = num_text(self.bound)  # type: ignore[arg-type]

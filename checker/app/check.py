@@ -38,7 +38,7 @@ from collections.abc import Callable, Hashable, Mapping, Sequence
 from dataclasses import dataclass, field
 from fractions import Fraction
 from pathlib import Path
-from typing import Any, Literal
+from typing import Any, Literal, cast
 
 import flcheck_spec
 import numpy as np
@@ -188,7 +188,7 @@ class _Context:
         self.limits = limits
         self.mc = ModelChecker(kripke)
         self.structures: dict[str, Kripke] = {"": kripke}
-        self.pairs: dict[tuple[str, tuple[str, ...]], tuple[PairResult | None, str | None]] = {}
+        self.pairs: dict[tuple[str, tuple[str, ...], str], tuple[PairResult | None, str | None]] = {}
         self.observe = observe
         self.mdp: Any = None
         self.engine = "flcheck"
@@ -215,18 +215,21 @@ class _Context:
         attacker observes, as the sequence of what it sees (``observe="sequence"``) or its final
         value (``"final"``); or why it cannot be judged."""
         names = self.observing(p)
-        key = (p.neighbour or "", names)
+        scheduler = cast(SchedulerClass, (p.scheduler if p.kind == "privacy" else None) or "uniform")
+        key = (p.neighbour or "", names, scheduler)
         if key not in self.pairs:
-            self.pairs[key] = self._judge(p.neighbour, names)
+            self.pairs[key] = self._judge(p.neighbour, names, scheduler)
         return self.pairs[key]
 
-    def _judge(self, neighbour: str | None, names: tuple[str, ...]) -> tuple[PairResult | None, str | None]:
+    def _judge(self, neighbour: str | None, names: tuple[str, ...],
+               scheduler: SchedulerClass) -> tuple[PairResult | None, str | None]:
         if neighbour is None:
             return None, "no neighbouring dataset named (between NAME)"
         try:
             rep = privacy_report(self.system, observe=self.observe, observing=names, readings=(),
                                  declared=[(neighbour, neighbour_dataset(self.scenario, neighbour))],
-                                 limits=self.limits, literal=False, decomposition=False, exact=True)
+                                 limits=self.limits, literal=False, decomposition=False, exact=True,
+                                 scheduler=scheduler)
         except ExplorationIncomplete as exc:
             return None, ("exploration incomplete: the output distributions need the whole state space "
                           f"({exc})")
@@ -338,17 +341,31 @@ def _privacy(ctx: _Context, p: PropertyDecl) -> PropertyResult:
     eps = _eps_of(p)
     pair = assess_pair(d0, d1, eps)
     res, verdict = pair.epsilon, pair.verdict
+    judged, _ = ctx.judged(p)
+    schedule = None if judged is None else judged.schedule
     value = math.inf if res.infinite else res.epsilon
     worst = "" if res.outcome is None else (
         f"worst outcome {outcome_text(res.outcome, ctx.observe)}: P0 = {res.p0}, P1 = {res.p1}")
-    note = ctx.scheduler_note(p.neighbour or "", names)
+    if schedule is None:
+        note = ctx.scheduler_note(p.neighbour or "", names)
+    else:
+        within = schedule.epsilon_within(eps)
+        verdict = Verdict.UNKNOWN if within is None else (Verdict.HOLDS if within else Verdict.VIOLATED)
+        bracket = "" if schedule.epsilon_case.exact else (
+            f", ε* in [{res.text()}, {schedule.epsilon_case.upper}] (search stopped)")
+        note = (f"worst case over {schedule.schedulers} schedulers{bracket} (uniform scheduler: ε* = "
+                f"{schedule.uniform_epsilon.text()}); the scheduler: "
+                + "; ".join(schedule.choices_text(3)))
     evidence = (f"ε* = {res.text()} vs ε = {eps.text()}; " + worst +
                 f"; {_observed_text(ctx, names)}, {note}, {len(d0)}/{len(d1)} outcomes")
-    details = {"epsilon_bound": eps.text(), "epsilon": res.json(),
-               "ratio": None if res.ratio is None else str(res.ratio), "observing": list(names),
-               "observe": ctx.observe,
-               "neighbour": p.neighbour, "outcomes": [len(d0), len(d1)], "scheduler": "uniform",
-               "scheduler_independent": ctx.independent.get((p.neighbour or "", names), [None, None])}
+    details: dict[str, Any] = {
+        "epsilon_bound": eps.text(), "epsilon": res.json(),
+        "ratio": None if res.ratio is None else str(res.ratio), "observing": list(names),
+        "observe": ctx.observe, "neighbour": p.neighbour, "outcomes": [len(d0), len(d1)],
+        "scheduler": "uniform" if schedule is None else schedule.schedulers,
+        "scheduler_independent": ctx.independent.get((p.neighbour or "", names), [None, None])}
+    if schedule is not None:
+        details["schedule"] = schedule.json()
     ctx.artefacts["privacy"][p.name] = (d0, d1, names, eps, res)
     return PropertyResult(p.name, p.kind, verdict, value, res.text(), evidence, details)
 

@@ -344,8 +344,9 @@ def privacy_report(system: FLSystem | Any, universe: Iterable[DataPoint] | None 
                    Verdict.VIOLATED if Verdict.VIOLATED in verdicts else Verdict.UNKNOWN)
     notes = []
     if scheduler != "uniform":
-        notes.append(f"worst case over {scheduler} schedulers that see the actions and what the attacker "
-                     "observed, never the data; uniform scheduler: ε* = "
+        notes.append(f"ε*, δ(ε) and the verdict are the worst case over the {scheduler} scheduler class "
+                     "(schedulers that see the steps and what the attacker observed, never the data); "
+                     "uniform scheduler: ε* = "
                      + ", ".join(f"{p.label.split(':', 1)[0]} {p.schedule.uniform_epsilon.text()}"
                                  for p in pairs if p.schedule is not None))
     elif base.scheduler_independent is False:

@@ -30,7 +30,7 @@ engine itself (:mod:`checker.privacy.schedulers`) knows nothing of FL.
 
 from __future__ import annotations
 
-from collections.abc import Hashable, Mapping
+from collections.abc import Hashable, Mapping, Sequence
 from dataclasses import dataclass
 from fractions import Fraction
 from typing import Any, cast
@@ -43,7 +43,7 @@ from checker.privacy.ni_fl_dp import Eps, EpsilonResult, Number, pure_epsilon
 from checker.privacy.observable_mdp import HistoryTree, ObservableMDP, build_history_tree
 from checker.privacy.schedulers import Scheduler, WorstCase, worst_delta, worst_epsilon
 
-__all__ = ["SCHEDULER_CLASSES", "ScheduledPair", "kripke_observable_mdp", "record_observable",
+__all__ = ["SCHEDULER_CLASSES", "ScheduledPair", "kripke_observable_mdps", "record_observable",
            "scheduled_pair"]
 
 #: The scheduler classes of the privacy properties and ``flcheck privacy --scheduler``.
@@ -59,13 +59,34 @@ def record_observable(mode: str, client: str | None) -> str:
     return names[mode]
 
 
-def kripke_observable_mdp(k: Kripke, values: Any) -> ObservableMDP:
-    """The :class:`ObservableMDP` of an explored structure with probabilities: states are the state
-    ids, the initial distribution is uniform over ``k.initial`` (IIIf's ``Kripke S I``), the edges of a
-    state that share an action form one choice (as in :func:`checker.markov.models.build_mdp`), a
-    deadlock is terminal, and state ``s`` is observed as ``(values[s], its enabled actions)``: the
-    scheduler knows what it may choose from (at a terminal state: none).  Two distinct actions whose
-    names coincide are told apart by their action index (``name#i``)."""
+def kripke_observable_mdps(structures: Sequence[Kripke], values: Sequence[Sequence[Hashable]]
+                           ) -> tuple[list[ObservableMDP], list[Hashable]]:
+    """The :class:`ObservableMDP` of each explored structure with probabilities, and the table that
+    decodes their observations.
+
+    States are the state ids, the initial distribution is uniform over ``k.initial`` (IIIf's
+    ``Kripke S I``), the edges of a state that share an action form one choice (as in
+    :func:`checker.markov.models.build_mdp`), a deadlock is terminal, and state ``s`` of structure
+    ``i`` is observed as ``(code of values[i][s], its enabled actions)``: the scheduler knows what it
+    may choose from (at a terminal state: none).  The codes are shared by all structures
+    (``decode[code]`` is the value), so observations compare as small integers.  Two distinct actions
+    whose names coincide are told apart by their action index (``name#i``)."""
+    table: dict[Hashable, int] = {}
+    decode: list[Hashable] = []
+    out = []
+    for k, vals in zip(structures, values, strict=True):
+        codes = []
+        for v in vals:
+            code = table.get(v)
+            if code is None:
+                code = table[v] = len(decode)
+                decode.append(v)
+            codes.append(code)
+        out.append(_observable_mdp(k, codes))
+    return out, decode
+
+
+def _observable_mdp(k: Kripke, codes: Sequence[int]) -> ObservableMDP:
     if k.edge_prob is None and k.edge_prob_exact is None:
         raise RuntimeError("the scheduler search needs a structure explored with probabilities")
     names = [str(a) for a in k.actions]
@@ -86,7 +107,8 @@ def kripke_observable_mdp(k: Kripke, values: Any) -> ObservableMDP:
             t = int(k.succ_idx[e])
             dist[t] = dist.get(t, 0) + p
         transitions[s] = acts
-    return ObservableMDP(init, transitions, lambda s: (values[s], tuple(sorted(transitions.get(s, {})))))
+    observation = [(codes[s], tuple(sorted(transitions.get(s, {})))) for s in range(k.num_states)]
+    return ObservableMDP(init, transitions, observation.__getitem__)
 
 
 @dataclass(frozen=True)
@@ -112,6 +134,7 @@ class ScheduledPair:
     uniform_epsilon: EpsilonResult
     scheduler: Scheduler | None
     histories: int
+    decode: Sequence[Hashable] = ()
 
     @property
     def exact(self) -> bool:
@@ -142,10 +165,10 @@ class ScheduledPair:
             if self.scheduler.kind == "history":
                 history = cast(tuple[Hashable, ...], key)
                 acts = [str(a) for a in history[1::2]]
-                seen = outcome_text(cast(tuple[Hashable, ...], history[-1])[0], self.observe)
+                seen = outcome_text(self.decode[cast(tuple[int, ...], history[-1])[0]], self.observe)
                 out.append(f"after {', '.join(acts) if acts else 'the start'} (seen {seen}): {action}")
             else:
-                seen = outcome_text(cast(tuple[Hashable, ...], key)[0], self.observe)
+                seen = outcome_text(self.decode[cast(tuple[int, ...], key)[0]], self.observe)
                 out.append(f"on seeing {seen}: {action}")
         if len(self.scheduler.choices) > limit:
             out.append(f"… {len(self.scheduler.choices) - limit} more choice(s)")
@@ -167,17 +190,17 @@ class ScheduledPair:
         }
 
 
-def _distributions(tree: HistoryTree, choice: Mapping[int, str] | None
+def _distributions(tree: HistoryTree, choice: Mapping[int, str] | None, decode: Sequence[Hashable]
                    ) -> tuple[dict[Hashable, Number], dict[Hashable, Number]]:
-    """The outcome distributions (the last observation of the complete histories) in D and D' under
-    the deterministic scheduler ``choice`` (node -> action), or the uniform one when ``None``."""
+    """The outcome distributions (the decoded last observation of the complete histories) in D and
+    D' under the deterministic scheduler ``choice`` (node -> action), or the uniform one when ``None``."""
     zero: Number = Fraction(0) if tree.exact else 0.0
     out: tuple[dict[Hashable, Number], dict[Hashable, Number]] = ({}, {})
     stack: list[tuple[int, Number]] = [(r, Fraction(1) if tree.exact else 1.0) for r in tree.roots]
     while stack:
         node, weight = stack.pop()
         if tree.is_leaf(node):
-            o = cast(tuple[Hashable, ...], tree.outcome(node, "final"))[0]
+            o = decode[cast(tuple[int, ...], tree.outcome(node, "final"))[0]]
             for side in (0, 1):
                 m = tree.mass[node][side] * weight
                 if m:
@@ -244,13 +267,14 @@ def scheduled_pair(o0: DatasetObservation, o1: DatasetObservation, observe: str,
     ``RuntimeError``, an internal error).  ``ValueError`` when the two systems offer different
     actions after the same history (no scheduler that sees only the history exists)."""
     observable = record_observable(observe, client)
-    mdps = []
+    structures = []
     for o in (o0, o1):
         if o.kripke is None:
             raise RuntimeError("scheduled_pair needs the explored structures (keep_kripke=True)")
-        mdps.append(kripke_observable_mdp(o.kripke, list(o.kripke.observables[observable])))
+        structures.append(o.kripke)
+    mdps, decode = kripke_observable_mdps(structures, [list(k.observables[observable]) for k in structures])
     tree = build_history_tree(mdps[0], mdps[1])
-    u0, u1 = _distributions(tree, None)
+    u0, u1 = _distributions(tree, None, decode)
     if not (_same(u0, uniform["p0"]) and _same(u1, uniform["p1"])):
         raise RuntimeError("the uniform scheduler of the history tree disagrees with the uniform "
                             "end-of-run distribution of the privacy pipeline")
@@ -264,7 +288,7 @@ def scheduled_pair(o0: DatasetObservation, o1: DatasetObservation, observe: str,
     if decisive.scheduler is None:
         p0, p1 = u0, u1
     else:
-        p0, p1 = _distributions(tree, _choice(tree, decisive.scheduler))
+        p0, p1 = _distributions(tree, _choice(tree, decisive.scheduler), decode)
     found = pure_epsilon(p0, p1)
     if decisive.exact and not _same_ratio(decisive.ratio, found.ratio):
         raise RuntimeError(f"the worst scheduler's distributions give ε* = {found.text()}, the search "
@@ -273,4 +297,5 @@ def scheduled_pair(o0: DatasetObservation, o1: DatasetObservation, observe: str,
         found.as_eps() if not found.infinite else Eps(value=Fraction(0)))
     return ScheduledPair(schedulers, observe, dict(p0), dict(p1), found, checked, decisive,
                          delta_at(checked),
-                         delta_at(Eps(value=Fraction(0))), uniform_eps, decisive.scheduler, len(tree))
+                         delta_at(Eps(value=Fraction(0))), uniform_eps, decisive.scheduler, len(tree),
+                         decode)

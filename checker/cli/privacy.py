@@ -44,8 +44,9 @@ from flmodel.data import NeighbourReading
 
 if TYPE_CHECKING:  # the privacy pipeline is imported by run(): most of a second, for this command only
     from checker.app.privacy_budget import BudgetReport
-    from checker.app.privacy_results import PrivacyReport
+    from checker.app.privacy_results import PairResult, PrivacyReport
     from checker.privacy.ni_fl_dp import Eps
+    from checker.privacy.schedulers import WorstCase
 
 #: --reading: which generated neighbours to check besides the declared ones (``declared``: only those;
 #: ``both`` is the older name of ``all``).
@@ -91,6 +92,10 @@ def register(sub: argparse._SubParsersAction) -> None:
                    help="neighbouring pairs judged: declared (default: the scenario's neighbour "
                         "declarations), or these widened by the generated neighbours of a reading of ◇1 "
                         "(replace_one, add_remove_one, all; a model without declarations: all)")
+    p.add_argument("--scheduler", choices=["uniform", "memoryless", "worst"], default="uniform",
+                   help="how the protocol's choices are resolved: uniform (each enabled step equally "
+                        "likely, default), or the worst case over memoryless or history-dependent "
+                        "schedulers that see the steps and what the attacker observed, never the data")
     p.add_argument("--no-literal", action="store_true",
                    help="skip the literal single-Kripke check of the seed's definitions")
     p.add_argument("--max-states", type=positive_int, default=2_000_000,
@@ -158,7 +163,7 @@ def run(args: argparse.Namespace) -> int:
                             readings=readings_of(args.reading, model.declared),
                             limits=limits,
                             literal=not args.no_literal, decomposition=not args.no_decomposition,
-                            exact=False if args.use_float else None))
+                            exact=False if args.use_float else None, scheduler=args.scheduler))
     budgets = declared_budgets(report)
     if args.json:
         out = privacy_json(report, budgets)
@@ -195,6 +200,24 @@ def _figure(x: Any, digits: int = 6) -> str:
     return f"{float(x):.{digits}g}"
 
 
+def _print_schedule(p: PairResult) -> None:
+    """The worst case over a scheduler class for one pair: ε*, δ(ε) and the advantage (brackets when
+    the search stopped), the uniform ε* beside it, and the worst scheduler's first choices."""
+    s = p.schedule
+    assert s is not None
+
+    def case(c: WorstCase) -> str:
+        return _figure(c.value) if c.exact else f"in [{_figure(c.value)}, {_figure(c.upper)}]"
+
+    eps = p.epsilon.text() if s.epsilon_case.exact else (
+        f"in [{p.epsilon.text()}, {_figure(s.epsilon_case.upper)}]")
+    print(f"\n{p.label} over {s.schedulers} schedulers ({s.histories} histories): ε* {eps} "
+          f"(uniform scheduler: {s.uniform_epsilon.text()}); δ(ε = {s.eps_checked.text()}) "
+          f"{case(s.delta_case)}; best advantage {case(s.advantage_case)}", file=sys.stdout)
+    for line in s.choices_text(6):
+        print(f"  {line}", file=sys.stdout)
+
+
 def _print_report(rep: PrivacyReport, args: argparse.Namespace, budgets: Sequence[BudgetReport] = ()) -> None:
     from checker.app.privacy_fl import judged_text  # lazy: loaded by run() already
     from checker.app.privacy_results import outcome_text
@@ -219,6 +242,9 @@ def _print_report(rep: PrivacyReport, args: argparse.Namespace, budgets: Sequenc
         print(f"(δ(ε) and the verdict at {eps_text}; without --eps NI-FL-DP means 'ε* finite')", file=out)
     else:
         print(f"NI-FL-DP holds vacuously: {VACUOUS_REASON}", file=out)
+    for p in rep.pairs:
+        if p.schedule is not None:
+            _print_schedule(p)
     w = rep.worst
     if w is not None:
         print(f"\nworst pair: {w.reading} {w.label}: ε* = {w.epsilon.text()}, "

@@ -202,9 +202,16 @@ def max_ratio(first: Mapping[Hashable, Number], second: Mapping[Hashable, Number
 # ---------------------------------------------------------------------------------------------------
 
 def linear_programme(tree: HistoryTree, allowed: Allowed, leaf: Callable[[int], V],
-                      add: Callable[[V, V], V], less: Callable[[V, V], bool], zero: V
-                      ) -> tuple[V, Choice]:
-    """``max_σ Σ_leaves leaf(h)`` over deterministic schedulers playing ``allowed`` actions, bottom up."""
+                      add: Callable[[V, V], V], less: Callable[[V, V], bool], zero: V,
+                      support: Support | None = None) -> tuple[V, Choice]:
+    """``max_σ Σ_leaves leaf(h)`` over deterministic schedulers playing ``allowed`` actions, bottom up.
+
+    ``support``: when ``leaf`` is ``zero`` outside a set of leaves, that set's :class:`Support`; only
+    those leaves and their ancestors are evaluated (every other node is worth ``zero`` and plays its
+    first allowed action, the choice the full pass makes there), which gives the same value and
+    the same scheduler."""
+    if support is not None:
+        return _supported_programme(tree, allowed, leaf, add, less, zero, support)
     value: list[V] = [zero] * len(tree)
     choice: Choice = {}
     for node in reversed(range(len(tree))):
@@ -226,11 +233,72 @@ def linear_programme(tree: HistoryTree, allowed: Allowed, leaf: Callable[[int], 
     return total, choice
 
 
+class Support:
+    """A set of leaves of a history tree with their ancestors, deepest first (node ids descend: a
+    parent comes before its children in the tree)."""
+
+    def __init__(self, tree: HistoryTree, parent: Sequence[int], leaves: set[int]):
+        nodes = set(leaves)
+        stack = list(leaves)
+        while stack:
+            up = parent[stack.pop()]
+            if up >= 0 and up not in nodes:
+                nodes.add(up)
+                stack.append(up)
+        self.nodes = sorted(nodes, reverse=True)
+
+
+def parents(tree: HistoryTree) -> list[int]:
+    """The parent of every node of ``tree`` (``-1`` for a root)."""
+    parent = [-1] * len(tree)
+    for node in range(len(tree)):
+        for kids in tree.children[node].values():
+            for child in kids:
+                parent[child] = node
+    return parent
+
+
+def _supported_programme(tree: HistoryTree, allowed: Allowed, leaf: Callable[[int], V],
+                         add: Callable[[V, V], V], less: Callable[[V, V], bool], zero: V,
+                         support: Support) -> tuple[V, Choice]:
+    value: dict[int, V] = {}
+    choice: Choice = {n: allowed[n][0] for n in range(len(tree)) if not tree.is_leaf(n)}
+    for node in support.nodes:
+        if tree.is_leaf(node):
+            value[node] = leaf(node)
+            continue
+        best: V | None = None
+        for action in allowed[node]:
+            total = zero
+            for child in tree.children[node][action]:
+                v = value.get(child)
+                if v is not None:
+                    total = add(total, v)
+            if best is None or less(best, total):
+                best, choice[node] = total, action
+        assert best is not None
+        value[node] = best
+    total = zero
+    for root in tree.roots:
+        v = value.get(root)
+        if v is not None:
+            total = add(total, v)
+    return total, choice
+
+
 def leaves_by_final(tree: HistoryTree) -> dict[Hashable, set[int]]:
     groups: dict[Hashable, set[int]] = {}
     for leaf in tree.leaves():
         groups.setdefault(tree.observation(leaf), set()).add(leaf)
     return {o: groups[o] for o in ordered(groups)}
+
+
+def final_supports(tree: HistoryTree, finals: Mapping[Hashable, set[int]]) -> dict[Hashable, Support]:
+    """The :class:`Support` of each final observation's leaves."""
+    if not finals:
+        return {}
+    parent = parents(tree)
+    return {o: Support(tree, parent, members) for o, members in finals.items()}
 
 
 class Relaxation(ABC, Generic[V]):
@@ -254,6 +322,7 @@ class DeltaRelaxation(Relaxation[Pair]):
         self.tree, self.direction, self.kind, self.scale = tree, direction, kind, scale
         self.first, self.second = sides(tree, direction)
         self.finals = leaves_by_final(tree) if kind == "final" else {}
+        self.supports = final_supports(tree, self.finals)
 
     def less(self, u: Pair, v: Pair) -> bool:
         return self.scale.less(u, v)
@@ -268,10 +337,11 @@ class DeltaRelaxation(Relaxation[Pair]):
             return total, [choice]
         total = zero
         witnesses: list[tuple[Pair, Choice]] = []
-        for members in self.finals.values():
+        for o, members in self.finals.items():
             def term(node: int, members: set[int] = members) -> Pair:
                 return (self.first[node], self.second[node]) if node in members else zero
-            best, choice = linear_programme(self.tree, allowed, term, add_pairs, self.less, zero)
+            best, choice = linear_programme(self.tree, allowed, term, add_pairs, self.less, zero,
+                                            self.supports[o])
             if self.scale.sign(*best) > 0:
                 total = add_pairs(total, best)
                 witnesses.append((best, choice))
@@ -291,6 +361,7 @@ class EpsilonRelaxation(Relaxation[Ratio]):
         self.tree, self.direction, self.kind = tree, direction, kind
         self.first, self.second = sides(tree, direction)
         self.finals = leaves_by_final(tree) if kind == "final" else {}
+        self.supports = final_supports(tree, self.finals)
         self.zero: Number = Fraction(0) if tree.exact else 0.0
 
     def less(self, u: Ratio, v: Ratio) -> bool:
@@ -311,11 +382,11 @@ class EpsilonRelaxation(Relaxation[Ratio]):
     def _dinkelbach(self, allowed: Allowed) -> tuple[Ratio, list[Choice]]:
         zero = self.zero
         # ε* = ∞ iff some scheduler reaches Q(o) = 0 < P(o): minimise Q, then maximise P (lexicographic).
-        for members in self.finals.values():
+        for o, members in self.finals.items():
             def lexical(node: int, members: set[int] = members) -> Pair:
                 return (self.second[node], self.first[node]) if node in members else (zero, zero)
             (q, p), choice = linear_programme(self.tree, allowed, lexical, add_pairs, _lexically_less,
-                                              (zero, zero))
+                                              (zero, zero), self.supports[o])
             if q == 0 and p > 0:
                 return math.inf, [choice]
         ratio: Ratio = 0
@@ -326,7 +397,7 @@ class EpsilonRelaxation(Relaxation[Ratio]):
                 def linear(node: int, members: set[int] = members, ratio: Ratio = ratio) -> Number:
                     return self.first[node] - ratio * self.second[node] if node in members else zero
                 gain, choice = linear_programme(self.tree, allowed, linear, lambda u, v: u + v,
-                                                 lambda u, v: u < v, zero)
+                                                 lambda u, v: u < v, zero, self.supports[o])
                 if gain > 0:
                     candidates.append((gain, choice, o))
             if not candidates:

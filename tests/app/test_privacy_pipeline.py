@@ -165,6 +165,8 @@ def _agree(path: Path, tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> No
         if r.kind == "privacy":
             assert eps is not None
             argv += ["--eps", f"ln({eps.value})" if eps.log else str(eps.value)]
+            if decls[r.name].scheduler:
+                argv += ["--scheduler", str(decls[r.name].scheduler)]
         key = tuple(argv)
         if key not in calls:
             calls[key] = _privacy_json(capsys, str(path), *argv)
@@ -181,7 +183,9 @@ def _agree(path: Path, tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> No
         if r.kind == "advantage":
             best = pair["advantage"]["best"]
             assert float(Fraction(r.details["advantage"])) == pytest.approx(best, rel=1e-12)
-    # flcheck audit audits the declared pair, names it, and takes check's ε* as the formal ε
+    # flcheck audit audits the declared pair, names it, and takes check's ε* under the uniform scheduler
+    # (the one its sampled runs follow) as the formal ε
+    privacy = [r for r in privacy if decls[r.name].scheduler in (None, "uniform")]
     if len(report.scenario.neighbours) == 1 and not any(decls[r.name].observing for r in privacy):
         main(["audit", str(path), "--trials", "500", "--json"])
         audited = json.loads(capsys.readouterr().out)

@@ -55,7 +55,8 @@ def _compare(scenario: Scenario, choice: Reductions) -> tuple[int, int, list[str
 
 @pytest.mark.parametrize("name,defines", [
     ("moniteo", None), pytest.param("seed_model", None, marks=pytest.mark.slow),
-    pytest.param("moniteo_link_loss", None, marks=pytest.mark.slow), ("moniteo_swarm8", {"N": 3})])
+    pytest.param("moniteo_link_loss", None, marks=pytest.mark.slow), ("moniteo_swarm8", {"N": 3}),
+    ("moniteo_deadline", None)])
 def test_bundled_scenarios_agree(name: str, defines: dict[str, int] | None) -> None:
     scenario = load_scenario(resolve_scenario_path(name), defines=defines)
     before, after, applied = _compare(scenario, Reductions())

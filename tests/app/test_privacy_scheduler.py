@@ -1,0 +1,164 @@
+"""NI-FL-DP of the release distribution over adversarial schedulers (:mod:`checker.app.privacy_scheduler`).
+
+References: the uniform scheduler's figures of the privacy pipeline (which the history tree must
+reproduce), a brute force over every deterministic scheduler that simulates each one on the explored
+structures directly (not through the history tree's masses nor the search), and the inclusion law
+``uniform ≤ memoryless ≤ worst``.
+"""
+
+from __future__ import annotations
+
+import itertools
+import json
+import subprocess
+import sys
+from collections.abc import Hashable
+from fractions import Fraction
+from pathlib import Path
+from typing import Any
+
+import pytest
+from hypothesis import HealthCheck, given, settings
+from hypothesis import strategies as st
+
+from checker.app.check import check_file
+from checker.app.privacy_fl import privacy_model, privacy_report
+from checker.app.privacy_observation import DatasetObservation, observe_dataset
+from checker.app.privacy_scheduler import kripke_observable_mdps, record_observable
+from checker.privacy.ni_fl_dp import pure_epsilon
+from checker.privacy.observable_mdp import ObservableMDP, build_history_tree
+from checker.verdict import Verdict
+from tests.strategies import star_scenario_text
+
+ROOT = Path(__file__).resolve().parents[2]
+DEADLINE = ROOT / "spec" / "scenarios" / "moniteo_deadline.fl"
+
+
+def _observations(spec: str | Path) -> tuple[Any, list[DatasetObservation]]:
+    m = privacy_model(str(spec))
+    data = [m.system.fl.initial.igra.dataset, m.declared[0][1]]
+    return m, [observe_dataset(m.system.fl, d, observing=m.observing, observer=m.system.observe,
+                               keep_kripke=True, record_updates=False) for d in data]
+
+
+def _mdps(obs: list[DatasetObservation], observable: str) -> list[ObservableMDP]:
+    structures = [o.kripke for o in obs]
+    assert all(k is not None for k in structures)
+    mdps, _ = kripke_observable_mdps(structures, [list(k.observables[observable]) for k in structures])  # type: ignore[union-attr]
+    return mdps
+
+
+def _simulate(mdp: ObservableMDP, choice: dict[tuple[Hashable, ...], str]) -> dict[Hashable, Fraction]:
+    """The end-of-run distribution of the observation under a deterministic scheduler (history ->
+    action), by recursion over the MDP's own transitions."""
+    out: dict[Hashable, Fraction] = {}
+
+    def walk(state: Any, history: tuple[Hashable, ...], mass: Fraction) -> None:
+        actions = mdp.enabled(state)
+        if not actions:
+            o = mdp.observe(state)[0]
+            out[o] = out.get(o, Fraction(0)) + mass
+            return
+        a = choice.get(history, actions[0]) if len(actions) > 1 else actions[0]
+        for t, p in mdp.transitions[state][a].items():
+            if p:
+                walk(t, (*history, a, mdp.observe(t)), mass * Fraction(p))
+
+    for s, p in mdp.initial.items():
+        walk(s, (mdp.observe(s),), Fraction(p))
+    return out
+
+
+def _brute_force_epsilon(mdps: list[ObservableMDP], limit: int = 5_000) -> Fraction | None:
+    """``e^ε*`` maximised over every deterministic history-dependent scheduler (``None``: ∞)."""
+    tree = build_history_tree(mdps[0], mdps[1])
+    inner = [n for n in range(len(tree)) if len(tree.enabled[n]) > 1]
+    count = 1
+    for n in inner:
+        count *= len(tree.enabled[n])
+    assert count <= limit, f"{count} schedulers: too many for the brute force"
+    best: Fraction | None = Fraction(1)
+    for actions in itertools.product(*(tree.enabled[n] for n in inner)):
+        choice = {tree.histories[n]: a for n, a in zip(inner, actions, strict=True)}
+        r = pure_epsilon(_simulate(mdps[0], choice), _simulate(mdps[1], choice))
+        if r.ratio is None:
+            return None
+        if best is not None and r.ratio > best:
+            best = Fraction(r.ratio)
+    return best
+
+
+def test_deadline_scenario_worst_case_exceeds_uniform_and_matches_brute_force() -> None:
+    m, obs = _observations(DEADLINE)
+    uniform = privacy_report(m.system, m.universe, declared=m.declared, readings=(), observing=m.observing,
+                             literal=False, decomposition=False, exact=True)
+    worst = privacy_report(m.system, m.universe, declared=m.declared, readings=(), observing=m.observing,
+                           literal=False, decomposition=False, exact=True, scheduler="worst")
+    (u,), (w,) = uniform.pairs, worst.pairs
+    assert u.epsilon.ratio == Fraction(61, 17)
+    assert w.epsilon.ratio == Fraction(15, 2)
+    assert w.schedule is not None and w.schedule.exact
+    assert w.schedule.uniform_epsilon.ratio == u.epsilon.ratio
+    mdps = _mdps(obs, record_observable("sequence", None))
+    assert _brute_force_epsilon(mdps) == Fraction(15, 2)
+    # the worst scheduler lets sat3 and one other satellite report before the deadline
+    assert any("reporters=" in line and "sat3" in line for line in w.schedule.choices_text(10))
+    memoryless = privacy_report(m.system, m.universe, declared=m.declared, readings=(), observing=m.observing,
+                                literal=False, decomposition=False, exact=True, scheduler="memoryless")
+    (ml,) = memoryless.pairs
+    assert u.epsilon.ratio <= ml.epsilon.ratio <= w.epsilon.ratio
+
+
+def test_uniform_scheduler_of_the_history_tree_is_the_pipelines() -> None:
+    """On a scenario whose release distribution does not depend on the scheduler, every class gives
+    the uniform figures (ε* = ln 6, advantage 2263/11664 on moniteo.fl)."""
+    m, _ = _observations(ROOT / "spec" / "scenarios" / "moniteo.fl")
+    rep = privacy_report(m.system, m.universe, declared=m.declared, readings=(), observing=m.observing,
+                         literal=False, decomposition=False, exact=True, scheduler="worst")
+    (p,) = rep.pairs
+    assert p.schedule is not None
+    assert p.epsilon.ratio == p.schedule.uniform_epsilon.ratio == 6
+    assert p.schedule.advantage_case.value == Fraction(2263, 11664)
+
+
+@settings(max_examples=100, deadline=None, suppress_health_check=[HealthCheck.too_slow])
+@given(values=st.lists(st.integers(0, 2), min_size=2, max_size=3), deadline=st.integers(1, 2),
+       r=st.sampled_from(["1/2", "1/3"]))
+def test_generated_deadline_scenarios_agree_with_brute_force(tmp_path_factory: pytest.TempPathFactory,
+                                                             values: list[int], deadline: int,
+                                                             r: str) -> None:
+    """Star swarms whose round closes at a deadline: the scheduler chooses who reports in time."""
+    text = star_scenario_text(values, protocol=f"fedavg_rounds aggregate deadline {deadline}",
+                              noise=f"rr grid {{0, 1, 2, 3, 4}} r {r}", hot=True)
+    path = tmp_path_factory.mktemp("sched") / "s.fl"
+    path.write_text(text)
+    m, obs = _observations(path)
+    mdps = _mdps(obs, "seen")
+    expected = _brute_force_epsilon(mdps)
+    rep = privacy_report(m.system, m.universe, declared=m.declared, readings=(), observing=m.observing,
+                         literal=False, decomposition=False, exact=True, scheduler="worst")
+    (p,) = rep.pairs
+    assert p.schedule is not None and p.schedule.epsilon_case.exact
+    assert p.epsilon.ratio == expected
+    assert p.schedule.uniform_epsilon.ratio is None or expected is None or \
+        p.schedule.uniform_epsilon.ratio <= expected
+
+
+def test_check_and_privacy_cli_agree_on_the_worst_case() -> None:
+    run = check_file(DEADLINE)
+    by_name = {r.name: r for r in run.results}
+    assert by_name["private_fair"].verdict is Verdict.HOLDS
+    assert by_name["private_fair"].value_text.startswith("ln(61/17)")
+    worst = by_name["private_adversarial"]
+    assert worst.verdict is Verdict.VIOLATED
+    assert worst.details["scheduler"] == "worst" and worst.value_text.startswith("ln(15/2)")
+    assert "uniform scheduler: ε* = ln(61/17)" in worst.evidence
+    assert by_name["private_adversarial_bound"].verdict is Verdict.HOLDS
+    out = subprocess.run([sys.executable, "-m", "checker.cli.main", "privacy", str(DEADLINE), "--scheduler",
+                          "worst", "--eps", "ln(9)", "--json", "--no-decomposition"],
+                         capture_output=True, text=True, check=False)
+    assert out.returncode == 0, out.stderr
+    doc = json.loads(out.stdout)
+    assert doc["worst_pair"]["epsilon_exact"].startswith("ln(15/2)")
+    (pair,) = doc["pairs"]
+    assert pair["scheduler"]["class"] == "worst" and pair["scheduler"]["epsilon"]["exact"] is True
