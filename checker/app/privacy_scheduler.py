@@ -39,7 +39,7 @@ from checker.app.privacy_observation import DatasetObservation
 from checker.app.privacy_results import number_json, outcome_text
 from checker.mc.kripke import Kripke
 from checker.privacy.dp_query import SchedulerClass
-from checker.privacy.ni_fl_dp import Eps, EpsilonResult, Number, pure_epsilon
+from checker.privacy.ni_fl_dp import Eps, EpsilonResult, Number, pure_epsilon, ratio_within
 from checker.privacy.observable_mdp import HistoryTree, ObservableMDP, build_history_tree
 from checker.privacy.schedulers import Scheduler, WorstCase, worst_delta, worst_epsilon
 
@@ -142,7 +142,6 @@ class ScheduledPair:
 
     def epsilon_within(self, eps: Eps) -> bool | None:
         """Whether ε*_C ≤ ``eps``: decided from the bracket (``None`` when it straddles ``eps``)."""
-        from checker.privacy.ni_fl_dp import ratio_within
         best = self.epsilon.ratio
         if best is None:
             return eps.infinite
@@ -156,8 +155,9 @@ class ScheduledPair:
         return None if float(upper) > float(eps) + 1e-12 else True
 
     def choices_text(self, limit: int = 8) -> list[str]:
-        """The scheduler's choices as ``after <what the attacker saw> [after actions]: play <action>``
-        lines, in model terms."""
+        """The scheduler's choices in model terms, one line each: ``after <steps so far> (seen <what the
+        attacker has observed>): <step>`` (history-dependent) or ``on seeing <observation>: <step>``
+        (memoryless); at most ``limit`` lines and a count of the rest."""
         if self.scheduler is None:
             return []
         out = []
