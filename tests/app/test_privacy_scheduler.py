@@ -109,6 +109,7 @@ def test_deadline_scenario_worst_case_exceeds_uniform_and_matches_brute_force() 
     assert u.epsilon.ratio <= ml.epsilon.ratio <= w.epsilon.ratio
 
 
+@pytest.mark.slow
 def test_uniform_scheduler_of_the_history_tree_is_the_pipelines() -> None:
     """On a scenario whose release distribution does not depend on the scheduler, every class gives
     the uniform figures (ε* = ln 6, advantage 2263/11664 on moniteo.fl)."""
@@ -121,6 +122,7 @@ def test_uniform_scheduler_of_the_history_tree_is_the_pipelines() -> None:
     assert p.schedule.advantage_case.value == Fraction(2263, 11664)
 
 
+@pytest.mark.slow
 @settings(max_examples=100, deadline=None, suppress_health_check=[HealthCheck.too_slow])
 @given(values=st.lists(st.integers(0, 2), min_size=2, max_size=3), deadline=st.integers(1, 2),
        r=st.sampled_from(["1/2", "1/3"]))
