@@ -182,6 +182,7 @@ class ScheduledPair:
             "class": self.schedulers,
             "epsilon": case(self.epsilon_case),
             "delta": case(self.delta_case),
+            "delta_at_epsilon": self.eps_checked.text(),
             "advantage": case(self.advantage_case),
             "uniform_epsilon": self.uniform_epsilon.json(),
             "uniform_epsilon_exact": self.uniform_epsilon.text(),
