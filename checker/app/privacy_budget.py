@@ -25,7 +25,10 @@ III-C, one per report) has, for each round ``r``:
   e^ε_i))`` ([KOV15]), so the convolution of their privacy-loss distributions
   (:class:`checker.crossval.privacy_curves.GridPLD`, pessimistic "connect the dots" grid [ConnectDots]
   with its slack) bounds ``δ(ε)`` of any adaptive composition; its ``ε(δ')`` is reported, and a bracket
-  ``[optimistic, pessimistic]`` of its ``δ`` at the reference ε.
+  ``[optimistic, pessimistic]`` of its ``δ`` at the reference ε. The privacy loss of ``RR(ε_i)`` is
+  ``±ε_i``, so the composed loss is at most ``Σ ε_i``: the PLD's ``ε(δ') ≤ Σ ε_i`` and, for a reference
+  ``ε ≥ Σ ε_i``, its ``δ(ε) = 0`` exactly (reported as ``[0, 0]``, not as the grid's rounding) — with a
+  pure budget (δ = 0) the PLD accountant agrees with basic composition.
 
 Laws (tested): ``max_r marginal_r ≤ exact_k`` (post-processing: round ``r`` is a function of the
 sequence), ``exact_r ≤ exact_{r+1}`` (the prefix is a function of the longer one), ``exact_r ≤ basic_r``
@@ -69,8 +72,8 @@ from checker.privacy.ni_fl_dp import (
 )
 
 __all__ = ["DEFAULT_DELTA_PRIME", "BudgetReport", "DecompositionReading", "Exceedance", "RoundFigures",
-           "SequenceFigures", "budget_of_pair", "compose_plds", "declared_budgets", "first_exceeded",
-           "prefix", "privacy_json", "rr_pair"]
+           "SequenceFigures", "budget_of_pair", "compose_plds", "declared_budgets", "eps_within",
+           "first_exceeded", "prefix", "privacy_json", "rr_pair"]
 
 Number = Fraction | float
 Dist = Mapping[Hashable, Number]
@@ -233,6 +236,21 @@ def _key(e: EpsilonResult) -> float:
     return math.inf if e.ratio is None else float(e.ratio)
 
 
+def eps_within(a: Eps, b: Eps) -> bool:
+    """``ε_a ≤ ε_b`` for two privacy parameters, decided exactly when ``e^ε_a`` is rational
+    (:func:`~checker.privacy.ni_fl_dp.ratio_within`), else on rational ε or floats."""
+    if b.infinite:
+        return True
+    if a.infinite:
+        return False
+    ea = a.exp_exact()
+    if ea is not None:
+        return ratio_within(ea, b)
+    if a.value is not None and b.value is not None:
+        return a.value <= b.value
+    return float(a) <= float(b)
+
+
 def _le(a: EpsilonResult, b: EpsilonResult) -> bool:
     """``ε_a ≤ ε_b`` decided exactly."""
     return ratio_within(math.inf if a.ratio is None else a.ratio, b.as_eps())
@@ -257,12 +275,17 @@ def sequence_figures(what: str, p0: Dist, p1: Dist, *, delta_prime: float = DEFA
         plds = compose_plds([rr_pair(c) for c in cond], interval)
         assert plds is not None
         pess, opt = plds
-        pld = pess.epsilon(delta_prime)
+        # the composed loss of the dominating pairs never exceeds Σ ε_i, so ε(δ') ≤ basic and
+        # δ(ε) = 0 exactly for ε ≥ Σ ε_i; the grid's rounding would put a small mass above either
+        pld = min(pess.epsilon(delta_prime), float(basic))
+        pld_delta: tuple[float, float] | None = None
+        if eps_ref is not None:
+            pld_delta = (0.0, 0.0) if eps_within(basic, eps_ref) else (
+                float(opt.delta(float(eps_ref))[0]), float(pess.delta(float(eps_ref))[0]))
         rows.append(RoundFigures(
             r, pure_epsilon(_element(p0, r - 1), _element(p1, r - 1)), cond[-1], exact,
             None if eps_ref is None else delta_for_epsilon(a, b, eps_ref), basic, advanced, pld,
-            None if eps_ref is None else (float(opt.delta(float(eps_ref))[0]),
-                                          float(pess.delta(float(eps_ref))[0]))))
+            pld_delta))
     return SequenceFigures(what, rows, dict(p0), dict(p1))
 
 

@@ -9,7 +9,7 @@ from __future__ import annotations
 import json
 import math
 from collections import defaultdict
-from collections.abc import Hashable, Mapping
+from collections.abc import Callable, Hashable, Mapping
 from fractions import Fraction
 from itertools import product
 from pathlib import Path
@@ -21,10 +21,17 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 
 from checker.app.check import check_scenario
-from checker.app.privacy_budget import budget_of_pair, compose_plds, rr_pair, sequence_figures
+from checker.app.privacy_budget import (
+    RoundFigures,
+    budget_of_pair,
+    compose_plds,
+    rr_pair,
+    sequence_figures,
+)
 from checker.app.privacy_fl import privacy_report
 from checker.cli.main import main
 from checker.privacy.ni_fl_dp import Eps, EpsilonResult
+from flmodel.errors import ModelError
 from flmodel.scenario import parse_scenario
 from flmodel.scenario_build import build_system, neighbour_dataset
 from tests.app.test_privacy_pipeline import TWO_ROUNDS, _final, _ratio, _releases
@@ -55,8 +62,9 @@ def _conditional_ratio(d0: Mapping[tuple[Fraction, ...], Fraction],
     """max over histories h of length r−1 and next values v of the ratio of P(v | h), by enumeration."""
     a, b = _prefix(d0, r), _prefix(d1, r)
     ha, hb = _prefix(d0, r - 1), _prefix(d1, r - 1)
+    seqs: list[tuple[Fraction, ...]] = list(a)  # type: ignore[arg-type]  # the prefixes are tuples
     return max(max((a[s] / ha[s[:-1]]) / (b[s] / hb[s[:-1]]), (b[s] / hb[s[:-1]]) / (a[s] / ha[s[:-1]]))
-               for s in a)  # type: ignore[index]
+               for s in seqs)
 
 
 @pytest.fixture(scope="module")
@@ -240,7 +248,8 @@ def test_check_json_of_budgets_follows_the_schema(budget_results: dict[str, obje
     ("property b: budget epsilon <= 1 over rounds between cold;",
      "budgets.fl:20:53: property 'b' refers to unknown neighbour 'cold'"),
     ("property b: budget epsilon <= 1 per rounds between n;",
-     "budgets.fl:20:42: unexpected 's'; expected 'between'"),
+     "budgets.fl:20:33: unknown budget scope 'per rounds'; expected 'per round', 'over rounds' or "
+     "'per client over rounds'"),
 ])
 def test_bad_budgets_exit_2_at_the_position(prop: str, expected: str, tmp_path: Path,
                                             capsys: pytest.CaptureFixture[str]) -> None:
@@ -280,3 +289,196 @@ def test_privacy_prints_the_rounds_table_and_json(tmp_path: Path, capsys: pytest
     assert b["releases"]["epsilon_exact"].startswith("ln(4)") and b["decomposition_readings_part"] is True
     assert [r["exact_delta"] for r in b["releases"]["rounds"]] == [0.0, 1 / 64]
     assert data["pairs"][0]["epsilon_exact"].startswith("ln(4)")  # the existing keys are unchanged
+
+
+# --------------------------------------------------------------------------- the bundled moniteo_rounds.fl
+ROUNDS_FL = Path(flcheck_spec.bundled_scenarios()["moniteo_rounds"])
+ROUNDS_GRID = (Fraction(0), Fraction(1), Fraction(2))
+#: One run of moniteo_rounds.fl: the releases, each round's reports (sat1, sat2, sat3), its probability.
+Run = tuple[tuple[Fraction, ...], tuple[tuple[Fraction, ...], ...], Fraction]
+#: What an attacker sees of a run.
+View = Callable[[tuple[Fraction, ...], tuple[tuple[Fraction, ...], ...]], Hashable]
+
+
+def _rounds_runs(temps: tuple[int, ...], rounds: int = 2) -> list[Run]:
+    """Every noise outcome of moniteo_rounds.fl, enumerated: each satellite's local model w/2 + y/2
+    (one step of ½(w − y)² at rate 1/2, x = 1) is rounded to the nearest grid point (ties to the
+    smaller), kept with probability 1/2 and replaced by each other point with 1/4; the release is the
+    mean of the reports. Returns (releases, reports per round, probability) per run."""
+    out: list[Run] = []
+
+    def go(w: Fraction, rel: tuple[Fraction, ...], rep: tuple[tuple[Fraction, ...], ...],
+           p: Fraction) -> None:
+        if len(rel) == rounds:
+            out.append((rel, rep, p))
+            return
+        nearest = [min(ROUNDS_GRID, key=lambda g: (abs(g - (w + y) / 2), g)) for y in temps]
+        for combo in product(ROUNDS_GRID, repeat=len(temps)):
+            q = p * math.prod(Fraction(1, 2) if v == s else Fraction(1, 4)
+                              for v, s in zip(combo, nearest, strict=True))
+            go(sum(combo, Fraction(0)) / len(temps), (*rel, sum(combo, Fraction(0)) / len(temps)),
+               (*rep, combo), q)
+
+    go(Fraction(0), (), (), Fraction(1))
+    return out
+
+
+def _seen(runs: list[Run], f: View) -> dict[Hashable, Fraction]:
+    out: dict[Hashable, Fraction] = defaultdict(Fraction)
+    for rel, rep, p in runs:
+        out[f(rel, rep)] += p
+    return dict(out)
+
+
+def _delta(a: Mapping[Hashable, Fraction], b: Mapping[Hashable, Fraction], ratio: int) -> Fraction:
+    """The hockey-stick δ(ln ratio), both directions."""
+    return max(sum((max(Fraction(0), a[o] - ratio * b.get(o, Fraction(0))) for o in a), Fraction(0)),
+               sum((max(Fraction(0), b[o] - ratio * a.get(o, Fraction(0))) for o in b), Fraction(0)))
+
+
+def _report_view(client: int, rounds: tuple[int, ...]) -> View:
+    """A client's reports in the given rounds (one report alone, or the tuple of several)."""
+    def view(rel: tuple[Fraction, ...], rep: tuple[tuple[Fraction, ...], ...]) -> Hashable:
+        seen = tuple(rep[r][client] for r in rounds)
+        return seen[0] if len(seen) == 1 else seen
+    return view
+
+
+@pytest.fixture(scope="module")
+def rounds_reference() -> dict[str, tuple[Fraction, Fraction]]:
+    """``{what: (e^ε*, δ(ln 3))}`` of what the attacker sees in moniteo_rounds.fl, by enumeration:
+    sat3 reads 0 in D0 and 2 in D1 ('hot')."""
+    d0, d1 = _rounds_runs((2, 1, 0)), _rounds_runs((2, 1, 2))
+    views: dict[str, View] = {"round 1": lambda rel, rep: rel[0], "round 2": lambda rel, rep: rel[1],
+                              "sequence": lambda rel, rep: rel}
+    for i, sat in enumerate(("sat1", "sat2", "sat3")):
+        views[f"{sat} report 1"] = _report_view(i, (0,))
+        views[f"{sat} report 2"] = _report_view(i, (1,))
+        views[sat] = _report_view(i, (0, 1))
+    out = {}
+    for what, f in views.items():
+        a, b = _seen(d0, f), _seen(d1, f)
+        out[what] = (_ratio(a, b), _delta(a, b, 3))
+    return out
+
+
+def test_moniteo_rounds_figures_of_its_comments(
+        rounds_reference: dict[str, tuple[Fraction, Fraction]]) -> None:
+    # the closed forms stated in spec/scenarios/moniteo_rounds.fl's header
+    ref = rounds_reference
+    assert ref["round 1"][0] == 2 and ref["round 2"][0] == Fraction(11, 6)
+    assert ref["sequence"] == (4, Fraction(1, 1024))
+    assert ref["sat3"] == (Fraction(31, 8), Fraction(7, 128))
+    assert ref["sat1"][0] == Fraction(20, 19) and ref["sat2"][0] == Fraction(18, 17)
+    text = ROUNDS_FL.read_text(encoding="utf-8")
+    for figure in ("ln(11/6)", "δ(ln 3) = 1/1024", "ln(31/8), δ(ln 3) = 7/128", "ln(20/19)", "ln(18/17)"):
+        assert figure in text
+
+
+@pytest.fixture(scope="module")
+def rounds_check() -> dict[str, object]:
+    report = check_scenario(parse_scenario(ROUNDS_FL.read_text(encoding="utf-8"), ROUNDS_FL.name))
+    return {r.name: r for r in report.results}
+
+
+def test_moniteo_rounds_budgets_against_the_enumeration(
+        rounds_check: dict[str, object], rounds_reference: dict[str, tuple[Fraction, Fraction]]) -> None:
+    ref = rounds_reference
+    res: dict[str, object] = rounds_check
+    verdicts = {name: str(r.verdict) for name, r in res.items()}  # type: ignore[attr-defined]
+    # which budgets hold follows from the enumerated figures
+    assert verdicts == {
+        "ni_fl_dp": "holds" if ref["sequence"][0] <= 4 else "violated",
+        "each_round": "holds" if max(ref["round 1"][0], ref["round 2"][0]) <= 2 else "violated",
+        "rounds_ln4": "holds" if ref["sequence"][0] <= 4 else "violated",
+        "rounds_ln3": "violated" if ref["sequence"][0] > 3 else "holds",
+        "rounds_ln3_approx": "holds" if ref["sequence"][1] <= Fraction(1, 1024) else "violated",
+        "sat_reports_ln3": "violated" if ref["sat3"][1] > Fraction(1, 10**6) else "holds",
+        "sat_reports": "holds" if max(ref[s][0] for s in ("sat1", "sat2", "sat3")) <= Fraction(31, 8)
+        else "violated"}
+    assert set(verdicts.values()) == {"holds", "violated"}
+    # the sequence's budget ln 3 is first exceeded at round 2 (round 1 alone: ln 2 ≤ ln 3)
+    seq = res["rounds_ln3"].details  # type: ignore[attr-defined]
+    assert ref["round 1"][0] <= 3 < ref["sequence"][0]
+    assert seq["exceeded"]["round"] == 2 and seq["exceeded"]["client"] is None
+    assert seq["exceeded"]["epsilon_exact"].startswith(f"ln({ref['sequence'][0]})")
+    assert Fraction(seq["exceeded"]["delta"]) == ref["sequence"][1]
+    assert "first exceeded at round 2" in res["rounds_ln3"].evidence  # type: ignore[attr-defined]
+    # per client: sat3 at its second report, with δ(ln 3) = 7/128
+    cl = res["sat_reports_ln3"].details  # type: ignore[attr-defined]
+    assert (cl["exceeded"]["round"], cl["exceeded"]["client"]) == (2, "sat3")
+    assert cl["exceeded"]["epsilon_exact"].startswith(f"ln({ref['sat3'][0]})")
+    assert Fraction(cl["exceeded"]["delta"]) == ref["sat3"][1]
+    assert "first exceeded at round 2, client sat3" in res["sat_reports_ln3"].evidence  # type: ignore[attr-defined]
+    # the per-round table: each row's ε against the enumeration
+    table = res["rounds_ln4"].details["budget"]  # type: ignore[attr-defined]
+    rel = table["releases"]["rounds"]
+    assert [r["marginal_exact"].split(" ")[0] for r in rel] == [f"ln({ref['round 1'][0]})",
+                                                                f"ln({ref['round 2'][0]})"]
+    assert rel[1]["exact_text"].startswith(f"ln({ref['sequence'][0]})")
+    for sat in ("sat1", "sat2", "sat3"):
+        rows = table["clients"][sat]["rounds"]
+        for k in (1, 2):
+            r = ref[f"{sat} report {k}"][0]
+            assert rows[k - 1]["marginal_exact"] == ("0" if r == 1 else f"ln({r}) ≈ {math.log(r):.6g}")
+        assert table["clients"][sat]["epsilon_exact"].startswith(f"ln({ref[sat][0]})")
+
+
+def test_pure_budgets_get_no_spurious_pld_exceedance(rounds_check: dict[str, object]) -> None:
+    # with δ = 0 the PLD accountant's δ(ε_B) is 0 exactly when ε_B ≥ Σ ε_i (the composed privacy loss
+    # of the dominating RR pairs is at most Σ ε_i), so it agrees with basic composition; the
+    # pessimistic grid alone puts a small mass above Σ ε_i
+    for name in ("rounds_ln4", "sat_reports", "rounds_ln3"):
+        d = rounds_check[name].details  # type: ignore[attr-defined]
+        assert d["delta_bound"] == 0
+        acc = d["accountant_first_exceeded"]
+        assert acc["pld"] == acc["basic"], (name, acc)
+    assert rounds_check["rounds_ln4"].details["accountant_first_exceeded"]["pld"] is None  # type: ignore[attr-defined]
+    assert rounds_check["rounds_ln3"].details["accountant_first_exceeded"]["pld"]["round"] == 2  # type: ignore[attr-defined]
+    assert "pld composition never" in rounds_check["rounds_ln4"].evidence  # type: ignore[attr-defined]
+    # the figures behind it: two RR(ln 2) rounds at ε = ln 4 (= ln 2 + ln 2) and a little below
+    pess, _ = compose_plds([rr_pair(Eps(ratio=Fraction(2)))] * 2)  # type: ignore[misc]
+    assert float(pess.delta(math.log(4))[0]) > 0  # the grid's rounding, which the figures do not report
+    at4 = budget_of_pair_rows(Eps(ratio=Fraction(4)))
+    assert at4[1].pld_delta == (0.0, 0.0) and at4[1].pld <= float(at4[1].basic)
+    below = budget_of_pair_rows(Eps(ratio=Fraction(7, 2)))
+    assert below[1].pld_delta is not None and below[1].pld_delta[0] > 0  # ln 3.5 < ln 4: δ > 0 truly
+
+
+def budget_of_pair_rows(eps_ref: Eps) -> list[RoundFigures]:
+    """The release rows of the 2-round example of test_privacy_pipeline at the reference ε."""
+    scenario = parse_scenario(TWO_ROUNDS, "two_rounds.fl")
+    rep = privacy_report(build_system(scenario), declared=[("n", neighbour_dataset(scenario, "n"))],
+                         readings=(), literal=False, exact=True)
+    return budget_of_pair(rep, rep.pairs[0], eps_ref=eps_ref).releases.rows
+
+
+@pytest.mark.parametrize("scope", ["per rounds", "per client", "over round", "per client over round",
+                                   "per clients over rounds"])
+def test_budget_scope_typos_name_the_accepted_scopes(scope: str, tmp_path: Path,
+                                                     capsys: pytest.CaptureFixture[str]) -> None:
+    path = tmp_path / "budgets.fl"
+    path.write_text(BASE + f"property b: budget epsilon <= 1 delta 1e-6 {scope} between n;\n")
+    assert main(["check", str(path)]) == 2
+    (line,) = capsys.readouterr().err.splitlines()
+    assert line == (f"flcheck: error: {path}:20:44: unknown budget scope '{scope}'; expected 'per round', "
+                    "'over rounds' or 'per client over rounds' (omitted: over rounds)")
+
+
+def test_a_typo_after_a_valid_budget_scope_keeps_the_parser_message() -> None:
+    with pytest.raises(ModelError, match=r"b\.fl:20:43: unexpected 'betwen'; expected 'between'"):
+        parse_scenario(BASE + "property b: budget epsilon <= 1 per round betwen n;\n", "b.fl")
+
+
+def test_isabelle_export_states_the_budget_verdicts_of_check(rounds_check: dict[str, object],
+                                                             tmp_path: Path) -> None:
+    out = tmp_path / "theories"
+    assert main(["export", "isabelle", str(ROUNDS_FL), "-o", str(out)]) == 0
+    text = (out / "Scenario_moniteo_rounds.thy").read_text(encoding="utf-8")
+    budgets = {n: r for n, r in rounds_check.items() if r.kind == "budget"}  # type: ignore[attr-defined]
+    assert len(budgets) == 6
+    for name, r in budgets.items():
+        written = text.index(f"property {name}: budget")
+        kind_line = text[written:].split("Kind budget", 1)[1].split("\n", 1)[0]
+        assert f"verdict: {r.verdict}." in kind_line, (name, kind_line)  # type: ignore[attr-defined]
+    assert "decided by flcheck check, not by this export" not in text
