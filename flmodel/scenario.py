@@ -20,6 +20,7 @@ The semantics of a scenario is the bounded ``→FL`` system of [IIIf-FL] III-B, 
 
 from __future__ import annotations
 
+import re
 from collections.abc import Mapping
 from fractions import Fraction
 from pathlib import Path
@@ -108,6 +109,34 @@ def _expected(names: Any) -> str:
     if len(items) > 12:
         items = [*items[:12], "…"]
     return "; expected " + ", ".join(items)
+
+
+#: The scopes of a budget property (spec/grammar/scenario.lark, budget_scope).
+_BUDGET_SCOPES = ("per round", "over rounds", "per client over rounds")
+#: A budget statement's scope words: from "per" or "over" to "between", ";" or the end of the line.
+_BUDGET_SCOPE = re.compile(r"\bbudget\s+epsilon\b[^;\n]*?\s(?P<scope>(?:per|over)\b[^;\n]*?)"
+                           r"(?:\s+between\b|\s*;|\s*$)")
+
+
+def _budget_scope_error(text: str, source: str, line: int, col: int) -> ModelError | None:
+    """The message for a syntax error at ``line:col`` inside a budget property's scope (``per rounds``,
+    ``per client``, ``over round``): the scope as written, at its first word, and the accepted scopes.
+    ``None`` when the error is elsewhere, or the scope begins with an accepted one (the error follows)."""
+    lines = text.split("\n")
+    if not 1 <= line <= len(lines):
+        return None
+    for m in _BUDGET_SCOPE.finditer(lines[line - 1]):
+        start, end = m.start("scope") + 1, m.end() + 1
+        if not start <= col <= end:
+            continue
+        words = m.group("scope").split()
+        if any(words[:len(s.split())] == s.split() for s in _BUDGET_SCOPES):
+            return None
+        accepted = ", ".join(f"'{s}'" for s in _BUDGET_SCOPES[:-1]) + f" or '{_BUDGET_SCOPES[-1]}'"
+        return ModelError([Diagnostic(Position(source, line, start),
+                                      f"unknown budget scope '{' '.join(words)}'; expected {accepted} "
+                                      f"(omitted: over rounds)")])
+    return None
 
 
 def _fraction(tok: Token | str) -> Fraction:
@@ -532,10 +561,16 @@ def _syntax_error(exc: lark.exceptions.UnexpectedInput, text: str, source: str) 
         else:
             line, col = exc.line, exc.column
             what = f"unexpected {str(tok)!r}"
+            scope = _budget_scope_error(text, source, line, col)
+            if scope is not None:
+                return scope
         return ModelError([Diagnostic(Position(source, line, col), what + _expected(exc.expected))])
     if isinstance(exc, lark.exceptions.UnexpectedCharacters):
         at = exc.pos_in_stream
         ch = text[at] if at is not None and at < len(text) else "?"
+        scope = _budget_scope_error(text, source, exc.line, exc.column)
+        if scope is not None:
+            return scope
         return ModelError([Diagnostic(Position(source, exc.line, exc.column),
                                       f"unexpected character {ch!r}" + _expected(exc.allowed))])
     lines = text.rstrip().split("\n")
