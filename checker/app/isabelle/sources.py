@@ -44,7 +44,7 @@ EXAMPLE_PROPERTIES: dict[str, tuple[tuple[str, str], ...]] = {
 #: Property kinds whose verdicts the export takes from ``flcheck check`` (checker.app.check); the CTL and
 #: attack-tree kinds are re-checked here (their evidence becomes proof scripts); cross-validation and
 #: attack simulations are not run by the export.
-QUANTITATIVE_KINDS = ("privacy", "advantage", "probability", "budget")
+QUANTITATIVE_KINDS = ("privacy", "advantage", "probability", "budget", "dp")
 
 
 def _ctl_properties(pairs: Sequence[tuple[str, str]]) -> tuple[PropertySpec, ...]:
