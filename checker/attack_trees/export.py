@@ -29,7 +29,7 @@ from xml.sax.saxutils import escape
 from checker.attack_trees import adtool
 from checker.attack_trees.attributes import StepAttributes, StepTable, as_table
 from checker.attack_trees.generation import AttackFound, NoAttack
-from checker.attack_trees.labels import Change, StepLabel
+from checker.attack_trees.labels import Change, StateValues, StepLabel
 from checker.attack_trees.tree import AndAttack, AttackTree, BaseAttack, OrAttack
 from checker.attack_trees.validity import check_validity
 from checker.io.render import value_text
@@ -62,11 +62,11 @@ def _summary_changes(kripke: Kripke | None, node: AttackTree) -> list[Change]:
     shown = {c.name for b in node.children if isinstance(b, BaseAttack) and b.label is not None
              for c in b.label.changes}
     out = []
+    value = StateValues(kripke)
     for name in sorted(kripke.observables):
         if shown and name not in shown:
             continue
-        vals = kripke.observables[name]
-        a, b = value_text(vals[x]), value_text(vals[y])
+        a, b = value_text(value(name, x)), value_text(value(name, y))
         if a != b:
             out.append(Change(name, a, b))
     return out

@@ -40,7 +40,7 @@ from typing import Literal
 import numpy as np
 
 from checker.attack_trees.graph_search import distance_to, forward_reach
-from checker.attack_trees.labels import counter_observables, step_label
+from checker.attack_trees.labels import StateValues, counter_observables, step_label
 from checker.attack_trees.traces import Independence, edge_letters, extends_normal_form
 from checker.attack_trees.tree import AttackTree, StateSet, TreeBuilder
 from checker.io.render import value_text
@@ -276,13 +276,13 @@ def find_attack_paths(
 
 
 def _path_tree(builder: TreeBuilder, kripke: Kripke, path: AttackPath, label: bool,
-               observables: Iterable[str] | None = None) -> AttackTree:
+               observables: Iterable[str] | None = None, values: StateValues | None = None) -> AttackTree:
     """``[N({x0},{x1}), ..., N({x_{n-1}},{x_n})] ⊕∧ ({x0},{x_n})`` (att_and chain of att_base steps)."""
     states = path.states
     if not path.edges:
         return builder.and_([], {states[0]}, {states[0]})
     steps = [builder.base({states[i]}, {states[i + 1]},
-                          step_label(kripke, states[i], states[i + 1], path.edges[i], observables)
+                          step_label(kripke, states[i], states[i + 1], path.edges[i], observables, values)
                           if label else None)
              for i in range(len(path.edges))]
     return builder.and_(steps, {states[0]}, {states[-1]})
@@ -341,9 +341,10 @@ def generate_attack_tree(
     builder = TreeBuilder()
     warnings: list[str] = []
     shown: list[str] | None = None
+    values = StateValues(kripke)
     if labels:
         if label_observables is None:
-            hidden = counter_observables(kripke)
+            hidden = counter_observables(kripke, values=values)
             shown = [n for n in (*kripke.observables, *kripke.labels) if n not in hidden]
         else:
             unknown = sorted(set(label_observables) - set(kripke.observables) - set(kripke.labels))
@@ -373,7 +374,7 @@ def generate_attack_tree(
         truncated |= trunc
         all_paths[i] = paths
         depths[i] = depth
-        subtrees = [_path_tree(builder, kripke, p, labels, shown) for p in paths]
+        subtrees = [_path_tree(builder, kripke, p, labels, shown, values) for p in paths]
         per_state.append(subtrees[0] if len(subtrees) == 1 else builder.or_chain(subtrees, {i}, goal_set))
     if len(init_set) == 1 and per_state[0].kind == "or":
         tree = per_state[0]  # already the pair (I, goal)

@@ -1,15 +1,21 @@
 """What a base attack does in the model's terms: the action of its Kripke edge and the observables (and
-labels) whose value changes, plus the text of observable values used by every attack-tree display."""
+labels) whose value changes, plus the text of observable values used by every attack-tree display.
+
+Observable values are read one state at a time (:class:`StateValues`): the observables of an explored
+system are computed lazily (:class:`checker.mc.explore.LazyObservables`), and a column costs one
+``observe`` call per state, while a label or the step-counter test needs only the few states it looks at.
+"""
 
 from __future__ import annotations
 
-from collections.abc import Iterable
+from collections.abc import Iterable, Sequence
 from dataclasses import dataclass
 from fractions import Fraction
 
 import numpy as np
 
 from checker.io.render import value_text
+from checker.mc.explore import LazyObservables
 from checker.mc.kripke import Kripke
 from checker.mc.ts import Action
 
@@ -72,31 +78,65 @@ def _same_value(a: object, b: object) -> bool:
         return a is b
 
 
-def counter_observables(kripke: Kripke, sample: int = 20_000) -> set[str]:
+class StateValues:
+    """The value ``v(name, s)`` of an observable on one state, each read once: from the stored column
+    when the structure has it (a plain mapping, or a column of a :class:`LazyObservables` already
+    evaluated), else from the model (``LazyObservables.value``, one ``observe`` call) without
+    evaluating the column. The same values as ``kripke.observables[name][s]``."""
+
+    def __init__(self, kripke: Kripke):
+        self.observables = kripke.observables
+        self._columns: dict[str, Sequence[object] | None] = {}
+        self._memo: dict[tuple[str, int], object] = {}
+
+    def __call__(self, name: str, state: int) -> object:
+        if name not in self._columns:
+            observables = self.observables
+            lazy = isinstance(observables, LazyObservables) and name not in observables.evaluated()
+            self._columns[name] = None if lazy else observables[name]
+        column = self._columns[name]
+        if column is not None:
+            return column[state]
+        key = (name, state)
+        if key not in self._memo:
+            observables = self.observables
+            assert isinstance(observables, LazyObservables)
+            self._memo[key] = observables.value(name, state)
+        return self._memo[key]
+
+
+def counter_observables(kripke: Kripke, sample: int = 20_000,
+                        values: StateValues | None = None) -> set[str]:
     """Numeric observables that change on every step between distinct states (step counters, trace
     lengths): they say nothing about *what* happened, so labels leave them out by default. Decided on
-    the first ``sample`` such edges."""
+    the first ``sample`` such edges ``(a_1, b_1), ..., (a_m, b_m)`` (``a_j != b_j``): ``v`` is a counter
+    iff ``v(a_1)`` is a number (not a boolean) and ``v(a_j) != v(b_j)`` for every ``j``.
+
+    The edges are visited in order and an observable is dropped at the first edge where its value does
+    not change, reading only the states visited (:class:`StateValues`): most observables fail on the
+    first edge, and only the counters are read on all ``m`` edges."""
     moving = np.flatnonzero(kripke.edge_src != kripke.succ_idx)[:sample]
     if not len(moving):
         return set()
     src, dst = kripke.edge_src[moving].tolist(), kripke.succ_idx[moving].tolist()
+    value = StateValues(kripke) if values is None else values
     out = set()
-    for name, values in kripke.observables.items():
-        first = values[src[0]]
+    for name in kripke.observables:
+        first = value(name, src[0])
         if isinstance(first, np.generic):
             first = first.item()
         if isinstance(first, bool) or not isinstance(first, int | Fraction | float):
             continue
-        if all(not _same_value(values[a], values[b]) for a, b in zip(src, dst, strict=True)):
+        if all(not _same_value(value(name, a), value(name, b)) for a, b in zip(src, dst, strict=True)):
             out.add(name)
     return out
 
 
 def step_label(kripke: Kripke, source: int, target: int, edge: int | None = None,
-               observables: Iterable[str] | None = None) -> StepLabel:
+               observables: Iterable[str] | None = None, values: StateValues | None = None) -> StepLabel:
     """Label of the step ``source -> target``: the action of edge ``edge`` (else of the first edge between
     the two states) and every label/observable (restricted to ``observables`` when given) whose value
-    changes."""
+    changes. ``values`` (shared by the labels of one tree) reads the observables on the two states."""
     action: Action | None = None
     if edge is None:
         lo, hi = int(kripke.succ_ptr[source]), int(kripke.succ_ptr[source + 1])
@@ -106,11 +146,11 @@ def step_label(kripke: Kripke, source: int, target: int, edge: int | None = None
         action = kripke.actions[int(kripke.edge_action[edge])]
     changes: list[Change] = []
     shown = None if observables is None else set(observables)
+    value = StateValues(kripke) if values is None else values
     for name in sorted(kripke.observables):
         if shown is not None and name not in shown:
             continue
-        values = kripke.observables[name]
-        before, after = values[source], values[target]
+        before, after = value(name, source), value(name, target)
         if not _same_value(before, after):
             changes.append(Change(name, value_text(before), value_text(after)))
     for name in sorted(kripke.labels):
