@@ -24,13 +24,14 @@ LIMITS = Limits(max_states=200_000, max_seconds=600)
 
 #: Details that describe the explored structure, not the result: a witness path, the size of the
 #: invariant that blocks an attack.
-STRUCTURAL = ("trace", "invariant_states")
+#: details that count or show the explored structure's own states (a reduction merges states)
+STRUCTURAL = ("trace", "invariant_states", "goal_states")
 
 
 def _figures(report: Any) -> list[tuple[Any, ...]]:
     """Everything a check decides, per property: verdict, figure, its exact text, the details (ε, δ(ε),
     advantage, bounds, probability, outcome counts; not the witness path, whose states are the
-    structure's, nor the size of an invariant) and, for privacy properties, the two output
+    structure's, nor the size of an invariant or of an attack tree's goal set) and, for privacy properties, the two output
     distributions themselves."""
     out = []
     for r in report.results:
