@@ -31,8 +31,8 @@ STRUCTURAL = ("trace", "invariant_states", "goal_states")
 def _figures(report: Any) -> list[tuple[Any, ...]]:
     """Everything a check decides, per property: verdict, figure, its exact text, the details (ε, δ(ε),
     advantage, bounds, probability, outcome counts; not the witness path, whose states are the
-    structure's, nor the size of an invariant or of an attack tree's goal set) and, for privacy properties, the two output
-    distributions themselves."""
+    structure's, nor the size of an invariant or of an attack tree's goal set) and, for privacy
+    properties, the two output distributions themselves."""
     out = []
     for r in report.results:
         details = {k: v for k, v in r.details.items() if k not in STRUCTURAL}
