@@ -210,11 +210,10 @@ def linear_programme(tree: HistoryTree, allowed: Allowed, leaf: Callable[[int], 
     those leaves and their ancestors are evaluated (every other node is worth ``zero`` and plays its
     first allowed action, the choice the full pass makes there), which gives the same value and
     the same scheduler."""
-    if support is not None:
-        return _supported_programme(tree, allowed, leaf, add, less, zero, support)
-    value: list[V] = [zero] * len(tree)
-    choice: Choice = {}
-    for node in reversed(range(len(tree))):
+    nodes: Sequence[int] = range(len(tree) - 1, -1, -1) if support is None else support.nodes
+    value: dict[int, V] = {}
+    choice: Choice = {n: allowed[n][0] for n in range(len(tree)) if not tree.is_leaf(n)}
+    for node in nodes:
         if tree.is_leaf(node):
             value[node] = leaf(node)
             continue
@@ -222,14 +221,18 @@ def linear_programme(tree: HistoryTree, allowed: Allowed, leaf: Callable[[int], 
         for action in allowed[node]:
             total = zero
             for child in tree.children[node][action]:
-                total = add(total, value[child])
+                v = value.get(child)
+                if v is not None:
+                    total = add(total, v)
             if best is None or less(best, total):
                 best, choice[node] = total, action
         assert best is not None
         value[node] = best
     total = zero
     for root in tree.roots:
-        total = add(total, value[root])
+        v = value.get(root)
+        if v is not None:
+            total = add(total, v)
     return total, choice
 
 
@@ -256,34 +259,6 @@ def parents(tree: HistoryTree) -> list[int]:
             for child in kids:
                 parent[child] = node
     return parent
-
-
-def _supported_programme(tree: HistoryTree, allowed: Allowed, leaf: Callable[[int], V],
-                         add: Callable[[V, V], V], less: Callable[[V, V], bool], zero: V,
-                         support: Support) -> tuple[V, Choice]:
-    value: dict[int, V] = {}
-    choice: Choice = {n: allowed[n][0] for n in range(len(tree)) if not tree.is_leaf(n)}
-    for node in support.nodes:
-        if tree.is_leaf(node):
-            value[node] = leaf(node)
-            continue
-        best: V | None = None
-        for action in allowed[node]:
-            total = zero
-            for child in tree.children[node][action]:
-                v = value.get(child)
-                if v is not None:
-                    total = add(total, v)
-            if best is None or less(best, total):
-                best, choice[node] = total, action
-        assert best is not None
-        value[node] = best
-    total = zero
-    for root in tree.roots:
-        v = value.get(root)
-        if v is not None:
-            total = add(total, v)
-    return total, choice
 
 
 def leaves_by_final(tree: HistoryTree) -> dict[Hashable, set[int]]:
