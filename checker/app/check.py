@@ -61,7 +61,7 @@ from checker.mc.ctl import ModelChecker
 from checker.mc.explore import LimitReached, Limits, Progress, ProgressCallback, Watchdog, explore
 from checker.mc.kripke import Kripke
 from checker.privacy.dp_query import SchedulerClass
-from checker.privacy.ni_fl_dp import Eps, ratio_within
+from checker.privacy.ni_fl_dp import Eps, eps_within
 from checker.verdict import Verdict
 from flmodel.errors import ModelError
 from flmodel.scenario import load_scenario
@@ -485,7 +485,7 @@ def _budget(ctx: _Context, p: PropertyDecl) -> PropertyResult:
     found, rows = first_exceeded(table, eps, delta, scope)  # type: ignore[arg-type]  # the grammar's scopes
     seqs = list(table.clients.values()) if scope == "client" else [table.releases]
     accountant: dict[str, Any] = {}
-    composed = (("basic", lambda r: not _le_eps(r.basic, eps)),
+    composed = (("basic", lambda r: not eps_within(r.basic, eps)),
                 ("advanced", lambda r: r.advanced is None or r.advanced > float(eps)),
                 ("pld", lambda r: r.pld_delta is None or r.pld_delta[1] > float(delta)))
     for name, over in composed if scope != "round" else ():  # per round: no composition to bound
@@ -515,20 +515,6 @@ def _budget(ctx: _Context, p: PropertyDecl) -> PropertyResult:
             "epsilon_exact": found.epsilon.text(), "delta": float(found.delta)},
         "rounds": rows, "accountant_first_exceeded": accountant, "budget": table.json()}
     return PropertyResult(p.name, p.kind, verdict, value, value_text, evidence, details)
-
-
-def _le_eps(a: Eps, b: Eps) -> bool:
-    """``a ≤ b`` for two privacy parameters, exactly when both ``e^ε`` are rational."""
-    if b.infinite:
-        return True
-    if a.infinite:
-        return False
-    ea = a.exp_exact()
-    if ea is not None:
-        return ratio_within(ea, b)
-    if a.value is not None and b.value is not None:
-        return a.value <= b.value
-    return float(a) <= float(b)
 
 
 def _storm_reach(ctx: _Context, target: np.ndarray, sched: str) -> Fraction:

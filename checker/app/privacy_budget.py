@@ -66,13 +66,14 @@ from checker.privacy.ni_fl_dp import (
     compose_advanced,
     compose_basic,
     delta_for_epsilon,
+    eps_within,
     per_round_epsilons,
     pure_epsilon,
     ratio_within,
 )
 
 __all__ = ["DEFAULT_DELTA_PRIME", "BudgetReport", "DecompositionReading", "Exceedance", "RoundFigures",
-           "SequenceFigures", "budget_of_pair", "compose_plds", "declared_budgets", "eps_within",
+           "SequenceFigures", "budget_of_pair", "compose_plds", "declared_budgets",
            "first_exceeded", "prefix", "privacy_json", "rr_pair"]
 
 Number = Fraction | float
@@ -234,21 +235,6 @@ class BudgetReport:
 
 def _key(e: EpsilonResult) -> float:
     return math.inf if e.ratio is None else float(e.ratio)
-
-
-def eps_within(a: Eps, b: Eps) -> bool:
-    """``ε_a ≤ ε_b`` for two privacy parameters, decided exactly when ``e^ε_a`` is rational
-    (:func:`~checker.privacy.ni_fl_dp.ratio_within`), else on rational ε or floats."""
-    if b.infinite:
-        return True
-    if a.infinite:
-        return False
-    ea = a.exp_exact()
-    if ea is not None:
-        return ratio_within(ea, b)
-    if a.value is not None and b.value is not None:
-        return a.value <= b.value
-    return float(a) <= float(b)
 
 
 def _le(a: EpsilonResult, b: EpsilonResult) -> bool:

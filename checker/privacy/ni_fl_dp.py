@@ -42,6 +42,7 @@ __all__ = [
     "compose_advanced",
     "compose_basic",
     "delta_for_epsilon",
+    "eps_within",
     "hockey_stick",
     "ni_fl_dp",
     "per_round_epsilons",
@@ -202,6 +203,21 @@ def ratio_within(r: Fraction | float, eps: Eps | float | Fraction | str) -> bool
         dps *= 2
         if dps > 100_000:  # cannot happen for a transcendental e^ε; guard against misuse
             raise ArithmeticError(f"could not decide {r} <= e^{e.value}")
+
+
+def eps_within(a: Eps, b: Eps) -> bool:
+    """``ε_a ≤ ε_b`` for two privacy parameters, decided exactly when ``e^ε_a`` is rational
+    (:func:`ratio_within`), else on rational ε or floats."""
+    if b.infinite:
+        return True
+    if a.infinite:
+        return False
+    ea = a.exp_exact()
+    if ea is not None:
+        return ratio_within(ea, b)
+    if a.value is not None and b.value is not None:
+        return a.value <= b.value
+    return float(a) <= float(b)
 
 
 # ---------------------------------------------------------------------------------------------------
