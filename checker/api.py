@@ -368,7 +368,7 @@ class Model:
         w = rep.worst
         return PrivacyResult(str(rep.verdict), epsilon, "0" if w is None else w.epsilon.text(),
                              float(number_json(w.delta)) if w else 0.0,
-                             float(number_json(w.best.advantage)) if w else 0.0, len(rep.pairs), rep)
+                             float(number_json(w.advantage)) if w else 0.0, len(rep.pairs), rep)
 
     def attack_tree(self, goal: str, *, max_attacks: int = 5,
                     max_depth: int | None = None) -> AttackTreeResult:

@@ -323,13 +323,16 @@ def privacy_report(system: FLSystem | Any, universe: Iterable[DataPoint] | None 
             schedule = _scheduled(base, o1, mode, client, e, scheduler, scheduler_nodes, p0, p1, label)
             p0, p1 = schedule.p0, schedule.p1
         pair = assess_pair(p0, p1, e, features=feats)
-        verdict, delta = pair.verdict, pair.delta
+        verdict, delta, pair_bounds = pair.verdict, pair.delta, pair.bounds
         if schedule is not None:
+            # every figure of the bounds over the class: Adv_s <= f(ε, δ_s) <= f(ε, δ_C) for each
+            # scheduler s (f grows with δ), so the worst advantage is checked against the worst δ
             verdict, delta = _scheduled_verdict(schedule, e), schedule.delta_case.value
+            pair_bounds = bounds(schedule.advantage_case.value, pair.eps_checked, delta)
         decomp = _decomposition(system, base, o1, reading) if decomposition else None
         pairs.append(PairResult(shown, label, base_data, d1, dict(p0), dict(p1), pair.epsilon,
                                 pair.eps_checked, delta, verdict, pair.best, pair.attackers,
-                                pair.bounds, decomp, schedule))
+                                pair_bounds, decomp, schedule))
     worst = None
     for p in pairs:
         if worst is None or (worst.epsilon.ratio is not None and (

@@ -124,8 +124,17 @@ class PairResult:
     bounds: list[Bound]
     decomposition: DecompositionResult | None
     #: the pair judged over a scheduler class other than ``uniform`` (then ``p0``/``p1``, ``epsilon``,
-    #: ``delta`` and ``verdict`` are those of the worst scheduler found)
+    #: ``best`` and ``attackers`` are those of the scheduler attaining ε*_C; ``delta`` and ``verdict``
+    #: the worst case over the class; ``bounds`` are evaluated at that δ and checked against the worst
+    #: advantage over the class, :attr:`advantage`)
     schedule: ScheduledPair | None = None
+
+    @property
+    def advantage(self) -> Number:
+        """The best attacker's advantage: under a scheduler class, the worst case over the class
+        (``δ_C(0)``, which may exceed ``best.advantage`` of the ε*-attaining scheduler); the figure the
+        bounds are checked against."""
+        return self.best.advantage if self.schedule is None else self.schedule.advantage_case.value
 
     def json(self) -> dict[str, object]:
         out: dict[str, object] = {
@@ -138,7 +147,8 @@ class PairResult:
             "delta": number_json(self.delta),
             "verdict": str(self.verdict),
             "advantage": {"best": number_json(self.best.advantage),
-                          "attackers": {a.name: number_json(a.advantage) for a in self.attackers}},
+                          "attackers": {a.name: number_json(a.advantage) for a in self.attackers},
+                          "checked": number_json(self.advantage)},
             "bounds": {b.name: b.json() for b in self.bounds},
             "outcomes": [len(self.p0), len(self.p1)],
             "decomposition": None if self.decomposition is None else self.decomposition.json(),
@@ -216,8 +226,9 @@ class PrivacyReport:
                                                   "outcome": outcome_text(w.epsilon.outcome, self.observe),
                                                   "epsilon_exact": w.epsilon.text()},
             "advantage": ({"best": number_json(w.best.advantage),
-                           "attackers": {a.name: number_json(a.advantage) for a in w.attackers}}
-                          if w else {"best": 0.0, "attackers": {}}),
+                           "attackers": {a.name: number_json(a.advantage) for a in w.attackers},
+                           "checked": number_json(w.advantage)}
+                          if w else {"best": 0.0, "attackers": {}, "checked": 0.0}),
             "bounds": {b.name: b.json() for b in w.bounds} if w else {},
             "vacuous": self.vacuous,
             "verdict": str(self.verdict),

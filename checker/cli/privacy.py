@@ -235,7 +235,7 @@ def _print_report(rep: PrivacyReport, args: argparse.Namespace, budgets: Sequenc
     eps_text = "the model's ε*" if rep.eps is None else f"ε = {rep.eps.text()}"
     rows = [["reading", "neighbour pair", "ε*", "δ(ε)", "best Adv", "NI-FL-DP"]]
     for p in rep.pairs:
-        rows.append([p.reading, p.label, p.epsilon.text(), _figure(p.delta), _figure(p.best.advantage),
+        rows.append([p.reading, p.label, p.epsilon.text(), _figure(p.delta), _figure(p.advantage),
                      str(p.verdict)])
     if rep.pairs:
         print(table_text(rows, rule=True), file=out)
@@ -250,16 +250,19 @@ def _print_report(rep: PrivacyReport, args: argparse.Namespace, budgets: Sequenc
         print(f"\nworst pair: {w.reading} {w.label}: ε* = {w.epsilon.text()}, "
               f"outcome {outcome_text(w.epsilon.outcome, rep.observe)} with P0 = {_figure(w.epsilon.p0)}, "
               f"P1 = {_figure(w.epsilon.p1)}", file=out)
-        print("attackers: " + "; ".join(f"{a.name} {_figure(a.advantage)}" for a in w.attackers),
+        under = "" if w.schedule is None else " (under the scheduler attaining ε*)"
+        print(f"attackers{under}: " + "; ".join(f"{a.name} {_figure(a.advantage)}" for a in w.attackers),
               file=out)
         rows = [["bound", "formula", "value", "kind", "holds on the model"]]
         for b in w.bounds:
             rows.append([b.name, b.formula, _figure(b.value), b.kind, "yes" if b.holds else "NO"])
+        over = "" if w.schedule is None else f" (worst case over {w.schedule.schedulers} schedulers)"
         print(f"bounds at ε = {w.eps_checked.text()}, δ = {_figure(w.delta)}, "
-              f"best advantage {_figure(w.best.advantage)}:", file=out)
+              f"best advantage {_figure(w.advantage)}{over}:", file=out)
         print(table_text(rows, rule=True), file=out)
-        print("\nNI_Decomposition per pair (client ε*, global ε*; theorem conclusion; seed's max rule; "
-              "post-processing of joint updates; composition over rounds):", file=out)
+        if any(p.decomposition is not None for p in rep.pairs):
+            print("\nNI_Decomposition per pair (client ε*, global ε*; theorem conclusion; seed's max rule; "
+                  "post-processing of joint updates; composition over rounds):", file=out)
         for p in rep.pairs:
             d = p.decomposition
             if d is None:

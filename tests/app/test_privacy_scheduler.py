@@ -25,7 +25,8 @@ from checker.app.check import check_file
 from checker.app.privacy_fl import privacy_model, privacy_report
 from checker.app.privacy_observation import DatasetObservation, observe_dataset
 from checker.app.privacy_scheduler import kripke_observable_mdps, record_observable
-from checker.privacy.ni_fl_dp import pure_epsilon
+from checker.privacy.advantage import best_advantage
+from checker.privacy.ni_fl_dp import delta_for_epsilon, pure_epsilon
 from checker.privacy.observable_mdp import ObservableMDP, build_history_tree
 from checker.verdict import Verdict
 from tests.strategies import star_scenario_text
@@ -86,6 +87,82 @@ def _brute_force_epsilon(mdps: list[ObservableMDP], limit: int = 5_000) -> Fract
         if best is not None and r.ratio > best:
             best = Fraction(r.ratio)
     return best
+
+
+def _kripke_outcomes(k: Any, values: list[Hashable], choice: dict[tuple[Hashable, ...], str]
+                     ) -> dict[Hashable, Fraction]:
+    """The end-of-run distribution of ``values`` under the deterministic scheduler ``choice``, walked
+    on the explored structure's own arrays (``succ_ptr``, ``edge_action``, exact edge probabilities),
+    not through :func:`kripke_observable_mdps`. A history is ``(o0, a1, o1, …)`` with ``o = (value,
+    enabled action names)``, the key of the history tree's decoded nodes; an unlisted history takes the
+    first action by name."""
+    names = [str(a) for a in k.actions]
+    out: dict[Hashable, Fraction] = {}
+
+    def by_action(s: int) -> dict[str, list[tuple[int, Fraction]]]:
+        acts: dict[str, list[tuple[int, Fraction]]] = {}
+        for e in range(int(k.succ_ptr[s]), int(k.succ_ptr[s + 1])):
+            acts.setdefault(names[int(k.edge_action[e])], []).append((int(k.succ_idx[e]),
+                                                                     Fraction(k.probability(e))))
+        return acts
+
+    def seen(s: int) -> Hashable:
+        return (values[s], tuple(sorted(by_action(s))))
+
+    def walk(s: int, history: tuple[Hashable, ...], mass: Fraction) -> None:
+        acts = by_action(s)
+        if not acts:
+            out[values[s]] = out.get(values[s], Fraction(0)) + mass
+            return
+        a = choice.get(history, min(acts))
+        for t, p in acts[a]:
+            if p:
+                walk(t, (*history, a, seen(t)), mass * p)
+
+    initial = [int(s) for s in k.initial]
+    for s in dict.fromkeys(initial):
+        walk(s, (seen(s),), Fraction(initial.count(s), len(initial)))
+    return out
+
+
+def test_worst_case_bounds_are_checked_at_the_worst_delta_and_advantage() -> None:
+    """Under ``scheduler worst`` the pair's δ(ε*), the advantage the bounds are checked against and the
+    bounds themselves are the worst case over all 24 deterministic schedulers of the deadline scenario
+    (each simulated on the explored structures directly), and ``tight_approx`` is the closed form
+    ``(e^ε − 1 + 2δ)/(e^ε + 1)`` at that δ (the table does not mix two schedulers)."""
+    m, obs = _observations(DEADLINE)
+    observable = record_observable("sequence", None)
+    structures = [o.kripke for o in obs]
+    values = [list(k.observables[observable]) for k in structures]  # type: ignore[union-attr]
+    tree = build_history_tree(*_mdps(obs, observable))
+    _, decode = kripke_observable_mdps(structures, values)  # type: ignore[arg-type]
+    inner = [n for n in range(len(tree)) if len(tree.enabled[n]) > 1]
+
+    def key(history: tuple[Hashable, ...]) -> tuple[Hashable, ...]:
+        return tuple(h if i % 2 else (decode[h[0]], h[1])  # type: ignore[index]
+                     for i, h in enumerate(history))
+
+    rep = privacy_report(m.system, m.universe, declared=m.declared, readings=(), observing=m.observing,
+                         literal=False, decomposition=False, exact=True, scheduler="worst")
+    (w,) = rep.pairs
+    assert w.schedule is not None and w.schedule.exact
+    ratio = Fraction(15, 2)
+    eps = w.eps_checked
+    assert eps.exp_exact() == ratio
+    deltas, advantages = [], []
+    for actions in itertools.product(*(tree.enabled[n] for n in inner)):
+        choice = {key(tree.histories[n]): a for n, a in zip(inner, actions, strict=True)}
+        d0, d1 = (_kripke_outcomes(k, v, choice) for k, v in zip(structures, values, strict=True))
+        assert sum(d0.values()) == sum(d1.values()) == 1
+        deltas.append(delta_for_epsilon(d0, d1, eps))
+        advantages.append(best_advantage(d0, d1).advantage)
+    assert len(deltas) == 24
+    assert w.delta == max(deltas)
+    assert w.advantage == w.schedule.advantage_case.value == max(advantages)
+    assert w.advantage >= w.best.advantage
+    (tight,) = [b for b in w.bounds if b.name == "tight_approx"]
+    assert tight.value == (ratio - 1 + 2 * max(deltas)) / (ratio + 1)
+    assert tight.holds and w.advantage <= tight.value
 
 
 def test_deadline_scenario_worst_case_exceeds_uniform_and_matches_brute_force() -> None:
