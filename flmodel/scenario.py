@@ -354,8 +354,13 @@ class _Build(Transformer[Any, Any]):
     def failure(self, items: list[Link]) -> tuple[str, Any]:
         return ("failures", tuple(items))
 
-    def bound(self, items: list[Token]) -> BoundDecl:
-        return BoundDecl(str(items[0]), int(items[1]), self._p(items[0]))
+    def bound(self, items: list[Any]) -> BoundDecl:
+        kind, value = items
+        if value.denominator != 1 or value < 0:
+            self.diags.append(diagnostic(self._p(kind), f"bounds {kind} must be a non-negative integer, got "
+                                         f"{value}"))
+            value = Fraction(0)
+        return BoundDecl(str(kind), int(value), self._p(kind))
 
     @v_args(meta=True)
     def bounds(self, meta: Any, items: list[BoundDecl]) -> tuple[str, Any]:
@@ -393,9 +398,21 @@ class _Build(Transformer[Any, Any]):
     def removal_at(self, items: list[Token]) -> tuple[str, Token]:
         return ("at", items[0])
 
-    def step_attr(self, items: list[Token]) -> tuple[Token, Fraction, Position]:
-        name, *value = items
-        return (name, self.number(value), self._p(value[0]))
+    @v_args(meta=True)
+    def step_value(self, meta: Any, items: list[Fraction]) -> tuple[Fraction, Position]:
+        """A value of an attack step or a defence budget (an expression evaluated by the family
+        expansion) and where it was written."""
+        return (items[0], self._at(meta))
+
+    def step_attr(self, items: list[Any]) -> tuple[Token, Fraction, Position]:
+        name, (value, where) = items
+        return (name, value, where)
+
+    def removal_link(self, items: list[Link]) -> tuple[str, Any]:
+        return ("links", tuple(items))
+
+    def defence_budget(self, items: list[Any]) -> tuple[str, Any]:
+        return ("budget", items[0])
 
     def attack_step(self, items: list[Any]) -> tuple[str, Any]:
         rule, *rest = items
@@ -421,14 +438,22 @@ class _Build(Transformer[Any, Any]):
     def defence(self, items: list[Any]) -> tuple[str, Any]:
         name, *rest = items
         parts: dict[str, Token] = {}
+        links: tuple[Link, ...] = ()
+        budget: Fraction | None = None
+        budget_pos: tuple[tuple[str, Position], ...] = ()
         for item in rest:
-            if isinstance(item, tuple):
+            if isinstance(item, tuple) and item[0] == "links":
+                links = item[1]
+            elif isinstance(item, tuple) and item[0] == "budget":
+                budget, where = item[1]
+                budget_pos = (("budget", where),)
+            elif isinstance(item, tuple):
                 parts["actor" if item[0] == "by" else "location"] = item[1]
             else:
                 parts["rule"] = item
         rule, actor, location = (str(parts[k]) if k in parts else None for k in ("rule", "actor", "location"))
         decl = DefenceDecl(str(name), rule, actor, location, self._p(name),
-                           tuple((k, self._p(v)) for k, v in parts.items()))
+                           tuple((k, self._p(v)) for k, v in parts.items()) + budget_pos, links, budget)
         return ("defences", (decl,))
 
     # properties

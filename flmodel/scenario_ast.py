@@ -15,7 +15,7 @@ Numbers are exact ``Fraction``s (``0.25`` is read as ``1/4``) and are printed as
 from __future__ import annotations
 
 import math
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 from fractions import Fraction
 from typing import Literal
 
@@ -53,6 +53,11 @@ class Link:
 
     def text(self) -> str:
         return f"{self.a} {'->' if self.directed else '--'} {self.b}"
+
+
+def _edges(lk: Link) -> tuple[tuple[str, str], ...]:
+    """The directed edges of a link (``a -- b`` gives both directions)."""
+    return ((lk.a, lk.b),) if lk.directed else ((lk.a, lk.b), (lk.b, lk.a))
 
 
 @dataclass(frozen=True)
@@ -310,9 +315,12 @@ class StepDecl:
 
 @dataclass(frozen=True)
 class DefenceDecl:
-    """``defence NAME: remove [RULE] [by ACTOR] [at LOCATION]``: the steps a defence removes (each part
-    ``None`` when not given: any). ``parts_pos`` (``rule``/``actor``/``location`` -> position) locates
-    the parts for messages."""
+    """``defence NAME: remove [RULE] [by ACTOR] [at LOCATION] [budget C]``: the steps a defence removes
+    (each part ``None`` when not given: any); or ``defence NAME: remove link A -- B, … [budget C]``: the
+    declared links it removes (``links``; the scenario without them is :meth:`Scenario.without_links`).
+    ``budget``: the cost up to which the defence is meant to block every attack (``None``: any cost).
+    ``parts_pos`` (``rule``/``actor``/``location``/``budget`` -> position) locates the parts for
+    messages."""
 
     name: str
     rule: str | None = None
@@ -320,15 +328,21 @@ class DefenceDecl:
     location: str | None = None
     pos: Position = field(default=NOPOS, compare=False, repr=False)
     parts_pos: tuple[tuple[str, Position], ...] = field(default=(), compare=False, repr=False)
+    links: tuple[Link, ...] = ()
+    budget: Fraction | None = None
 
     def text(self) -> str:
         out = f"defence {self.name}: remove"
+        if self.links:
+            out += " link " + ", ".join(lk.text() for lk in self.links)
         if self.rule is not None:
             out += f" {self.rule}"
         if self.actor is not None:
             out += f" by {self.actor}"
         if self.location is not None:
             out += f" at {self.location}"
+        if self.budget is not None:
+            out += f" budget {num_text(self.budget)}"
         return out
 
 
@@ -553,6 +567,27 @@ class Scenario:
         rule's default) -> the declared attributes by name (the table of
         ``checker.attack_trees.attributes``)."""
         return {(d.rule, d.actor): d.values() for d in self.steps}
+
+    def without_links(self, links: tuple[Link, ...]) -> Scenario:
+        """The scenario with the directed edges of ``links`` removed (``a -- b`` both directions, ``a -> b``
+        one) from its static links, contacts, losses and failures: a statement that keeps one direction of
+        an undirected link keeps it as ``->``, one that keeps none is dropped. Reports are then routed
+        without those edges (:mod:`flmodel.network`); nothing else changes."""
+        removed = {e for lk in links for e in _edges(lk)}
+
+        def kept(lk: Link) -> Link | None:
+            rest = [e for e in _edges(lk) if e not in removed]
+            if len(rest) == len(_edges(lk)):
+                return lk
+            return Link(rest[0][0], rest[0][1], True, lk.pos) if rest else None
+
+        def keep_links(items: tuple[Link, ...]) -> tuple[Link, ...]:
+            return tuple(k for lk in items if (k := kept(lk)) is not None)
+
+        contacts = tuple(replace(c, link=k) for c in self.contacts if (k := kept(c.link)) is not None)
+        losses = tuple(replace(lo, link=k) for lo in self.losses if (k := kept(lo.link)) is not None)
+        return replace(self, links=keep_links(self.links), contacts=contacts, losses=losses,
+                       failures=keep_links(self.failures))
 
     def defence(self, name: str) -> DefenceDecl:
         """The defence called ``name`` (``KeyError`` if none)."""

@@ -121,6 +121,7 @@ class _ScenarioChecks:
         self.locs: set[str] = set()
         self.undeclared: dict[str, Position] = {}  # location -> first use, when none is declared
         self.link_edges: dict[tuple[str, str], Position] = {}
+        self.declared_edges: dict[tuple[str, str], Position] = {}  # static links and contacts
         self.actor_locs: dict[str, str] = {}
         self.clients = {c.actor for c in s.clients}
         self.points: dict[str, DataDecl] = {}
@@ -196,6 +197,7 @@ class _ScenarioChecks:
             for e in edges:
                 contact_at.setdefault(e, lk.pos)
         declared = {**self.link_edges, **contact_at}
+        self.declared_edges = declared
         for kind, links in (("loss", [lo.link for lo in s.losses]), ("failure", list(s.failures))):
             seen: dict[tuple[str, str], Position] = {}
             for lk in links:
@@ -497,9 +499,17 @@ class _ScenarioChecks:
                 self.report.add(d.pos, f"defence {d.name!r} declared twice; the first is at {first[d.name]}")
             first.setdefault(d.name, d.pos)
             where = dict(d.parts_pos)
-            if d.rule is None and d.actor is None and d.location is None:
+            if d.rule is None and d.actor is None and d.location is None and not d.links:
                 self.report.add(d.pos, f"defence {d.name!r} removes nothing; expected 'remove RULE', "
-                                "'remove by ACTOR' or 'remove at LOCATION'")
+                                "'remove by ACTOR', 'remove at LOCATION' or 'remove link A -- B'")
+            for lk in d.links:
+                edges = [(lk.a, lk.b)] if lk.directed else [(lk.a, lk.b), (lk.b, lk.a)]
+                if not all(e in self.declared_edges for e in edges):
+                    self.report.add(lk.pos, f"defence {d.name!r} removes link {lk.text()}, which is not a "
+                                    "declared link (links or contact)")
+            if d.budget is not None and d.budget < 0:
+                self.report.add(where.get("budget", d.pos), f"budget {d.budget} of defence {d.name!r} is "
+                                "negative; expected a cost >= 0")
             if d.actor is not None and d.actor not in known:
                 self.report.add(where.get("actor", d.pos), f"defence {d.name!r} names unknown actor "
                                 f"{d.actor!r}; expected an actor, {_known_text(known)}")

@@ -87,9 +87,10 @@ LINE = quorum_scenario().count("\n")  # the line of the first statement of ``ext
      "[0, 1]"),
     ("attack_step eval_round cost 1 cost 2", 31,
      "cost given twice in one attack_step statement; the first is at s.fl:{line}:29"),
-    ("attack_step eval_round cost 1/0", 31, "division by zero in a number; expected a non-zero denominator"),
+    ("attack_step eval_round cost 1/0", 31, "division by zero"),
     ("defence d: remove", 9,
-     "defence 'd' removes nothing; expected 'remove RULE', 'remove by ACTOR' or 'remove at LOCATION'"),
+     "defence 'd' removes nothing; expected 'remove RULE', 'remove by ACTOR', 'remove at LOCATION' or "
+     "'remove link A -- B'"),
     ("defence d: remove eval by s", 19,
      "defence 'd' removes unknown rule 'eval'; expected a rule of this system: put_part_once, "
      "get_grad_round, eval_round"),
