@@ -2,29 +2,43 @@
 
 The group. A permutation ``π`` of the clients acts on a state of the bounded FL system together with
 an induced permutation ``λ`` of the locations and ``δ`` of the data points: ``(π·s)`` has
-``ready' = π(ready)``, ``gradient' (π c) = gradient c``, ``partition' (π c) = δ(partition c)`` and every
-trace event renamed (``Get c v ↦ Get (π c) v``, ``Put [Part] ↦ Put [π·Part]``); ``aloc``, ``gra``,
-``poli``, ``dataset``, ``curmodpar``, ``clients`` and the bookkeeping (round, events, last rule,
-partitioned) are fixed by every element of the group (checked by :func:`detect_symmetry`, so they are
-left as they are). :func:`detect_symmetry` accepts a transposition ``(c d)`` only when
+``ready' = π(ready)``, ``gradient' (π c) = gradient c``, ``partition' (π c) = δ(partition c)``, every
+trace event renamed (``Get c v ↦ Get (π c) v``, ``Put [Part] ↦ Put [π·Part]``) and, with a
+time-varying topology (:mod:`flmodel.network`), the status's sets of lost, crossed and copied reports
+renamed by ``π`` and the links still up renamed by ``λ`` (they change only when links may be cut);
+``aloc``, the locations, ``poli``, ``dataset``, ``curmodpar``, ``clients`` and the bookkeeping (round,
+clock, steps of the round, events, last rule, partitioned) are fixed by every element of the group
+(checked by :func:`detect_symmetry`, so they are left as they are). :func:`detect_symmetry` accepts a
+transposition ``(c d)`` only when
 
 * ``c`` and ``d`` have the same noise mechanism and noise target;
 * they share a location (``λ = id``), or each sits alone at its own location (``λ = (aloc c  aloc d)``);
 * their initial parts have the same multiset of ``(features, target)`` (``δ`` pairs the points in the
   order of that multiset; without an initial partition both parts are empty and ``δ = id``);
 * the link graph ``gra`` and the policy table are invariant under ``(π, λ)``;
+* with a time-varying topology: neither is the attacker and ``λ`` fixes the attacker's location; the
+  reports the attacker taps are permuted among themselves; contact windows, losses and the set of
+  links that may fail are invariant under ``λ``; and in every configuration the network can be in (a
+  set of cut links, the saturated round and clock: all of them are enumerated) the route of every
+  client ``x``'s report decides the same as the route of ``π x``'s in the renamed configuration:
+  whether there is one, the probability ``q`` that the report arrives and whether it crosses the
+  attacker (the only things the report step reads of a route; routes break ties by name, so the
+  paths themselves need not be renamed onto each other);
 
-and refuses every scenario it does not fully handle (a time-varying topology: contacts, losses,
-failures, partial aggregation; a rule set other than ``published``/``fedavg_rounds``). The rules are
-then equivariant, ``succ(π·s) = π·succ(s)`` with the same probabilities (every rule quantifies over
-``clients G`` as a set, ``eval_server``'s ``Σ_c (|part c|/n)·gradient c`` is symmetric, the policy gate
-reads only invariant components), which the tests check state by state. Valid transpositions compose
-to automorphisms, so the connected components of the valid transpositions are the symmetry classes and
-the group is the product of the full symmetric groups on the classes.
+and refuses the rest (a rule set other than ``published``/``fedavg_rounds`` with or without a network;
+more network configurations than :data:`MAX_ROUTE_CHECKS` allows to enumerate). The rules are then
+equivariant, ``succ(π·s) = π·succ(s)`` with the same probabilities (every rule quantifies over
+``clients G`` as a set, ``eval_server``'s ``Σ_c (|part c|/n)·gradient c`` and the renormalised FedAvg
+of partial rounds are symmetric, the policy gate reads only invariant components, the network's report
+step reads a route only through what it decides, the quorum and deadline conditions count), which the
+tests check state by state. Valid transpositions compose to automorphisms, so the connected components
+of the valid transpositions are the symmetry classes and the group is the product of the full
+symmetric groups on the classes.
 
 The quotient. :class:`SymmetricSystem` replaces every state by a representative of its orbit:
 within each class the clients are sorted by a key of their own components (ready, gradient, the
-``δ``-invariant description of their part) and renamed onto the class's names in sorted order, the
+``δ``-invariant description of their part, whether their report is lost, crossed or copied, how many
+of their location's links are cut) and renamed onto the class's names in sorted order, the
 same permutation applied to every component that names a client. A representative is always a
 member of the orbit; when keys tie, two members of one orbit may both be kept, which costs states, not
 soundness. Outgoing steps of a representative are its own steps with targets replaced by their
@@ -57,11 +71,13 @@ from __future__ import annotations
 from collections.abc import Iterable, Mapping, Sequence
 from dataclasses import dataclass
 from fractions import Fraction
+from itertools import combinations
 from typing import Any
 
 from flmodel.data import DataPoint, Dataset, Partition
 from flmodel.frozen import FrozenMap
-from flmodel.infrastructure import Get, Igraph, Infrastructure, Policy, Protocol, Put, Trace
+from flmodel.infrastructure import Get, Gra, Igraph, Infrastructure, Location, Policy, Protocol, Put, Trace
+from flmodel.network import Edge, NetStatus, Network
 from flmodel.scenario_build import ScenarioSystem, client_noise
 from flmodel.system import FLState
 
@@ -76,11 +92,14 @@ class ClientSymmetry:
     group is the product of their symmetric groups), per client of a class its ``location`` when the
     class's clients sit at distinct locations (``λ`` maps ``location[c]`` to ``location[π c]``; absent
     when the class shares one location) and its ``reference`` part (its initial part in the order of
-    the ``(features, target)`` multiset: ``δ`` maps ``reference[c][k]`` to ``reference[π c][k]``)."""
+    the ``(features, target)`` multiset: ``δ`` maps ``reference[c][k]`` to ``reference[π c][k]``).
+    ``edges`` are the initial links when the environment may cut some (``failure``): the state's
+    links are then renamed by ``λ``; empty otherwise (the links never change)."""
 
     classes: tuple[tuple[str, ...], ...]
     location: Mapping[str, str]
     reference: Mapping[str, tuple[DataPoint, ...]]
+    edges: frozenset[Edge] = frozenset()
 
     def clients(self) -> frozenset[str]:
         """The clients some permutation of the group moves."""
@@ -95,6 +114,11 @@ class ClientSymmetry:
                     if x != y:
                         out[x] = y
         return out
+
+    def location_map(self, perm: Mapping[str, str]) -> dict[Location, Location]:
+        """``λ_π`` on the locations it moves (a location not listed is fixed)."""
+        loc = self.location
+        return {loc[c]: loc[d] for c, d in perm.items() if c != d and c in loc}
 
 
 def _point_key(x: DataPoint) -> tuple[Any, ...]:
@@ -128,6 +152,81 @@ class _UnionFind:
             self.parent[max(ra, rb)] = min(ra, rb)
 
 
+#: At most this many (network configuration, client) pairs are routed to verify that the routes
+#: follow the permutations (:func:`_route_table`); beyond it a network scenario gets no symmetry.
+MAX_ROUTE_CHECKS = 200_000
+
+
+def _rename_edges(edges: Iterable[Edge], lam: Mapping[Location, Location]) -> frozenset[Edge]:
+    return frozenset((lam.get(a, a), lam.get(b, b)) for a, b in edges)
+
+
+#: What a report's route decides (:func:`flmodel.network.networked`'s report step): none when there is
+#: no route, else the probability that the report arrives and whether it crosses the attacker.
+RouteEffect = tuple[Fraction, bool] | None
+_Config = tuple[frozenset[int], int, int]
+
+
+def _route_table(system: ScenarioSystem, net: Network) -> tuple[dict[_Config, dict[str, RouteEffect]], str]:
+    """What the route of every client's report decides (:data:`RouteEffect`) in every configuration
+    the network can be in: a set of cut ``failure`` links (by index), the saturated ``round`` and
+    ``clock``. Empty with a reason when there are more than :data:`MAX_ROUTE_CHECKS` (configuration,
+    client) pairs."""
+    g0 = system.fl.initial.igra
+    clients = sorted(g0.clients)
+    cuts = [frozenset(s) for k in range(len(net.failures) + 1)
+            for s in combinations(range(len(net.failures)), k)]
+    times = [(r, t) for r in range(net.round_horizon + 1) for t in range(net.step_horizon + 1)]
+    if len(cuts) * len(times) * max(len(clients), 1) > MAX_ROUTE_CHECKS:
+        return {}, f"{len(cuts) * len(times)} network configurations are too many to verify that the " \
+                   f"routes follow the permutations"
+    server_loc = g0.aloc[g0.server]
+    spy = net.attacker[1] if net.attacker is not None else None
+    table: dict[_Config, dict[str, RouteEffect]] = {}
+    for cut in cuts:
+        edges = g0.gra.edges.difference(*(net.failures[i] for i in cut))
+        for r, t in times:
+            gra = Gra(g0.gra.locations, edges, NetStatus(r, t))
+            row: dict[str, RouteEffect] = {}
+            for c in clients:
+                path = net.client_route(gra, c, g0.aloc[c], server_loc)
+                row[c] = None if path is None else (net.delivery(path), spy in path)
+            table[(cut, r, t)] = row
+    return table, ""
+
+
+def _network_valid(net: Network, perm: Mapping[str, str], lam: Mapping[Location, Location],
+                   routes: Mapping[_Config, Mapping[str, RouteEffect]]) -> bool:
+    """Whether the network is invariant under ``(π, λ)``: the attacker stays (itself and its
+    location), the reports it taps are permuted among themselves, contact windows, losses and the
+    links that may fail are renamed onto themselves, and what every route decides follows the
+    permutation in every configuration: ``effect(λ·config, π x) = effect(config, x)`` (the report step
+    reads a route only through its :data:`RouteEffect`; routes are chosen by name, so the paths
+    themselves need not be renamed onto each other)."""
+    if net.attacker is not None:
+        who, where = net.attacker
+        if who in perm or lam.get(where, where) != where:
+            return False
+    if frozenset(perm.get(c, c) for c in net.tapped) != net.tapped:
+        return False
+    if {(lam.get(a, a), lam.get(b, b)): w for (a, b), w in net.windows.items()} != dict(net.windows):
+        return False
+    if {(lam.get(a, a), lam.get(b, b)): v for (a, b), v in net.losses.items()} != dict(net.losses):
+        return False
+    index = {link: i for i, link in enumerate(net.failures)}
+    image: dict[int, int] = {}
+    for link, i in index.items():
+        j = index.get(_rename_edges(link, lam))
+        if j is None:
+            return False
+        image[i] = j
+    for (cut, r, t), effects in routes.items():
+        there = routes[(frozenset(image[i] for i in cut), r, t)]
+        if any(there[perm.get(x, x)] != e for x, e in effects.items()):
+            return False
+    return True
+
+
 def detect_symmetry(system: ScenarioSystem, fixed: Iterable[str] = ()
                     ) -> tuple[ClientSymmetry | None, str]:
     """The symmetry classes of ``system``'s clients, no client of ``fixed`` moved (see the module
@@ -136,17 +235,23 @@ def detect_symmetry(system: ScenarioSystem, fixed: Iterable[str] = ()
     fl = system.fl
     if s is None:
         return None, "the system has no scenario to derive the symmetry from"
-    if s.networked:
-        return None, "the scenario has a time-varying topology (contacts, losses, failures or partial " \
-                     "aggregation), which the symmetry detection does not handle"
     g0: Igraph = fl.initial.igra
-    if g0.gra.status is not None:
+    net = system.network
+    if net is None and (s.networked or g0.gra.status is not None):
         return None, "the topology has a status the symmetry detection does not handle"
-    if fl.rules.name not in ("published", "fedavg_rounds"):
+    if net is not None and g0.gra.status != NetStatus():
+        return None, "the initial network status is not the built one"
+    base_rules = fl.rules.name.removesuffix("+network") if net is not None else fl.rules.name
+    if base_rules not in ("published", "fedavg_rounds"):
         return None, f"rule set {fl.rules.name!r} is not one the symmetry detection knows"
     if len(set(g0.gradient.values())) > 1 or g0.ready or len(fl.initial.prot.evs) != 1 \
             or () not in fl.initial.prot.evs:
         return None, "the initial state is not the built one (equal gradients, ready empty, traces {[]})"
+    routes: dict[_Config, dict[str, RouteEffect]] = {}
+    if net is not None:
+        routes, reason = _route_table(system, net)
+        if reason:
+            return None, reason
     mechs, targets = client_noise(s)
     clients = sorted(g0.clients)
     fixed_set = set(fixed)
@@ -174,15 +279,14 @@ def detect_symmetry(system: ScenarioSystem, fixed: Iterable[str] = ()
                 return False
             loc_perm = {lc: ld, ld: lc}
         perm = {c: d, d: c}
-        edges = frozenset((loc_perm.get(a, a), loc_perm.get(b, b)) for a, b in table)
-        if edges != table:
+        if _rename_edges(table, loc_perm) != table:
             return False
         locations = set(poli) | set(loc_perm)
         for loc in locations:
             here = _rename_policies(poli.get(loc, ()), perm)
             if here != frozenset(poli.get(loc_perm.get(loc, loc), ())):
                 return False
-        return True
+        return net is None or _network_valid(net, perm, loc_perm, routes)
 
     uf = _UnionFind(clients)
     movable = [c for c in clients if c not in fixed_set]
@@ -198,7 +302,8 @@ def detect_symmetry(system: ScenarioSystem, fixed: Iterable[str] = ()
         return None, "no two clients are interchangeable"
     location = {c: g0.aloc[c] for cls in classes for c in cls
                 if len({g0.aloc[x] for x in cls}) > 1}
-    return ClientSymmetry(classes, location, {c: reference[c] for cls in classes for c in cls}), ""
+    cut = table if net is not None and net.failures and location else frozenset()
+    return ClientSymmetry(classes, location, {c: reference[c] for cls in classes for c in cls}, cut), ""
 
 
 # --- the group action ------------------------------------------------------------------------------
@@ -224,9 +329,29 @@ def _map_trace(t: Trace, perm: Mapping[str, str], delta: Mapping[DataPoint, Data
     return tuple(out)
 
 
+def _map_status(gra: Gra, perm: Mapping[str, str], sym: ClientSymmetry) -> Gra:
+    """``gra`` with the network status's client sets renamed by ``π`` and, when links may be cut,
+    its links by ``λ``."""
+    st = gra.status
+    if not isinstance(st, NetStatus):
+        return gra
+    if st.lost or st.crossed or st.seen:
+        def rename(cs: frozenset[str]) -> frozenset[str]:
+            return frozenset(perm.get(c, c) for c in cs)
+
+        st = st._replace(lost=rename(st.lost), crossed=rename(st.crossed), seen=rename(st.seen))
+    edges = gra.edges
+    if sym.edges and edges != sym.edges:
+        edges = _rename_edges(edges, sym.location_map(perm))
+    return Gra(gra.locations, edges, st)
+
+
 def permute_state(state: FLState, perm: Mapping[str, str], sym: ClientSymmetry) -> FLState:
     """``π·state`` for the client permutation ``perm`` (a dict client -> client, identity where
-    absent) of the group ``sym`` (with its ``δ``; ``λ`` moves no component a state stores)."""
+    absent) of the group ``sym``: every component that names a client renamed by ``π`` (``ready``,
+    ``gradient``, ``partition``, the traces' events and the network status's lost, crossed and copied
+    reports), data points by ``δ`` and, when links may be cut, the state's links by ``λ`` (no other
+    component a state stores names a location the group moves)."""
     delta = sym.data_map(perm)
     infra = state.infra
     g = infra.igra
@@ -240,8 +365,13 @@ def permute_state(state: FLState, perm: Mapping[str, str], sym: ClientSymmetry) 
     else:
         prot = infra.prot
     data: Dataset = g.dataset if not delta else frozenset(delta.get(x, x) for x in g.dataset)
-    g2 = _tnew(Igraph, (g.gra, g.aloc, g.server, g.clients, ready, grads, g.curmodpar, part, data))
+    gra = g.gra if g.gra.status is None else _map_status(g.gra, perm, sym)
+    g2 = _tnew(Igraph, (gra, g.aloc, g.server, g.clients, ready, grads, g.curmodpar, part, data))
     return _tnew(FLState, (_tnew(Infrastructure, (g2, prot, infra.poli)), *state[1:]))
+
+
+def _no_status(c: str) -> tuple[()]:
+    return ()
 
 
 class SymmetricSystem(ScenarioSystem):
@@ -269,15 +399,28 @@ class SymmetricSystem(ScenarioSystem):
                 out.append((1 if o == c else 2, _point_key(x)[:2], ref[o].index(x)))
         return tuple(sorted(out))
 
+    def _status_key(self, gra: Gra) -> Any:
+        """Per client, what the network status says of it and its location (invariant under the
+        group): lost, crossed, copied, and how many of its location's initial links are cut."""
+        st = gra.status
+        if not isinstance(st, NetStatus):
+            return _no_status
+        cut = self.symmetry.edges - gra.edges
+        loc = self.symmetry.location
+        return lambda c: (c in st.lost, c in st.crossed, c in st.seen,
+                          sum(1 for e in cut if loc.get(c) in e) if cut else 0)
+
     def canonical(self, state: FLState) -> FLState:
         """The representative of ``state``'s orbit (memoized per state)."""
         hit = self._memo.get(state)
         if hit is not None:
             return hit
         g = state.infra.igra
+        net = self._status_key(g.gra)
         perm: dict[str, str] = {}
         for cls in self.symmetry.classes:
-            keyed = sorted(cls, key=lambda c: (c in g.ready, g.gradient[c], self._part_key(c, g.part(c)), c))
+            keyed = sorted(cls, key=lambda c: (c in g.ready, g.gradient[c], self._part_key(c, g.part(c)),
+                                               net(c), c))
             for src, dst in zip(keyed, cls, strict=True):
                 if src != dst:
                     perm[src] = dst

@@ -13,7 +13,8 @@ unreduced checks on the bundled and on generated scenarios.
 
 Symmetry: clients the model finds interchangeable (:func:`flmodel.symmetry.detect_symmetry`:
 same data up to a renaming of points, same noise, same policies, links and location structure up to the
-permutation; no time-varying topology) are permuted onto an orbit representative
+permutation and, with a time-varying topology, the same contact windows, losses, links that may fail,
+and what their routes decide, with the attacker left in place) are permuted onto an orbit representative
 (:class:`flmodel.symmetry.SymmetricSystem`). By the symmetry-reduction theorems ([ES96], [CEFJ96] for CTL;
 [KNP06] for the reachability probabilities of an MDP, minimal, maximal and under the uniform scheduler) CTL
 verdicts and probabilities of atoms the group leaves unchanged are exact on the quotient. So the quotient is
@@ -22,8 +23,9 @@ the explored structure only when every property that reads that structure is of 
 :data:`OWN_EXPLORATION_KINDS` (privacy, advantage, ``D{ε,δ}``, budgets, cross-validation, attacks) never read
 it: ``check`` decides them on their own explorations of the system without the symmetry
 (:attr:`flmodel.symmetry.SymmetricSystem.base`). A client that a formula, an ``observing`` list or the
-attacker's observation names (by its name, its location or a point of its part) is fixed: it leaves its class
-(:func:`symmetry_fixed`). Tests compare every verdict and probability with the unreduced check.
+attacker's observation names (by its name, its location or a point of its part), and a client the attacker
+is or sits with, is fixed: it leaves its class (:func:`symmetry_fixed`). Tests compare every verdict and
+probability with the unreduced check.
 
 Example::
 
@@ -194,7 +196,7 @@ def symmetry_fixed(scenario: Scenario, system: ScenarioSystem) -> tuple[set[str]
     observation names it, its location, or a data point of its initial part (``gradient_c``, ``holds_x``,
     ``enabled(...)`` with an action's full text, a quoted name compared with ``ready``...), or when a word or
     quoted string of those texts is a part of one of these names (the atoms compare strings by substring in
-    places)."""
+    places). The attacker itself and a client at the attacker's location are fixed too."""
     for p in scenario.properties:
         if p.kind in OWN_EXPLORATION_KINDS:
             continue
@@ -208,6 +210,10 @@ def symmetry_fixed(scenario: Scenario, system: ScenarioSystem) -> tuple[set[str]
     clients = set(g.clients)
     fixed = names_in(texts, clients)
     locs = names_in(texts, {g.aloc[c] for c in clients})
+    if scenario.attacker is not None:
+        spy = scenario.attacker
+        fixed |= {spy.name} & clients
+        locs |= {spy.location or g.aloc.get(spy.name, "")} & {g.aloc[c] for c in clients}
     points = names_in(texts, {x.name for c in clients for x in g.part(c)})
     # a string constant or symbol compared with a name by text (``matches``, ``in`` on strings:
     # ``"1" in holds_x``) tells apart the names it is a part of

@@ -1,8 +1,8 @@
 """The symmetry reduction (:mod:`flmodel.symmetry`, :mod:`checker.app.reductions`): every ctl verdict and
 probability of ``check`` on the orbit quotient equals the unreduced check's, exactly, on generated
-scenarios and on the bundled swarm; the rules are equivariant under the detected group, state by
-state; orbit counts match the closed form; a property naming a client fixes it; a wrong group action
-is caught by the same comparison."""
+scenarios (static and over a time-varying network) and on the bundled swarms; the rules are equivariant
+under the detected group, state by state; orbit counts match the closed form; a property naming a client
+fixes it; a wrong group action, or a group the routes do not respect, is caught by the same comparison."""
 
 from __future__ import annotations
 
@@ -176,12 +176,6 @@ def test_kinds_that_read_the_structure_decide_the_symmetry() -> None:
     assert off.details["symmetry"] == {"applied": False, "reason": "switched off"}
 
 
-def test_networked_scenarios_are_refused() -> None:
-    s = load_scenario(resolve_scenario_path("moniteo_link_loss"))
-    sym, reason = detect_symmetry(build_system(s))
-    assert sym is None and "time-varying topology" in reason
-
-
 def test_asymmetric_data_noise_or_policy_split_the_classes() -> None:
     text = _scenario_text([1, 1, 0, 1], [NOISES[0], NOISES[0], NOISES[0], NOISES[1]], [1, 2, 3, 4], 1,
                           "fedavg_rounds", True, ["probability min >= 1 reach round = 1"])
@@ -291,3 +285,262 @@ def test_ignoring_a_named_client_is_caught(monkeypatch: pytest.MonkeyPatch) -> N
     wrong = check_scenario(s, limits=LIMITS, only=["sees_sat3"], reductions=ONLY_SYMMETRY)
     assert wrong.reductions.details["symmetry"]["classes"] == [["sat1", "sat3", "sat4"]]
     assert _results(wrong) != _results(plain)
+
+
+# ------------------------------------------------------------------------------ network scenarios
+#: Per client, what its links are like: static, a contact window, a loss in flight, a link the
+#: environment may cut (each on every link at the client's site).
+LINK_PROFILES = ["", "contact {} in steps 1..2", "contact {} in rounds 1", "loss {} 1/2",
+                 "loss {} 1/3 retries 1", "failure {}"]
+
+
+def _network_text(values: list[int], profiles: list[int], *, relay: bool, aggregate: str, rounds: int,
+                  attacker: str | None, properties: list[str], noise: str = NOISES[0]) -> str:
+    """A star scenario (:func:`tests.strategies.star_scenario_text`) over a network: client i's site
+    ``o{i}`` is linked to the ground station directly or, with ``relay``, to both relays ``r1`` and
+    ``r2`` (linked to the ground; reports take the shortest route, ties by name); every link at the
+    site has the profile :data:`LINK_PROFILES` ``[profiles[i-1]]``; ``aggregate`` is ``all``,
+    ``quorum Q`` or ``deadline D``."""
+    n = len(values)
+    text = star_scenario_text(values, noise=noise, rounds=rounds, attacker=attacker, properties=properties)
+    sites = [[f"o{i} -- r1", f"o{i} -- r2"] if relay else [f"ground -- o{i}"] for i in range(1, n + 1)]
+    static = ["r1 -- ground", "r2 -- ground"] if relay else []
+    network: list[str] = []
+    for links, k in zip(sites, profiles, strict=True):
+        profile = LINK_PROFILES[k]
+        if profile.startswith("contact"):
+            network += [profile.format(lk) for lk in links]
+        else:
+            static += links
+            network += [profile.format(lk) for lk in links] if profile else []
+    locations = ", ".join(["ground", *(f"o{i}" for i in range(1, n + 1)), *(["r1", "r2"] if relay else [])])
+    lines = text.splitlines()
+    lines[1] = f"locations {locations}"
+    lines[2] = "\n".join(([f"links {', '.join(static)}"] if static else []) + network)
+    if aggregate != "all":
+        lines = [f"protocol fedavg_rounds aggregate {aggregate} traces drop" if ln.startswith("protocol")
+                 else ln for ln in lines]
+    return "\n".join(lines) + "\n"
+
+
+@st.composite
+def network_scenarios(draw: st.DrawFn) -> str:
+    n = draw(st.integers(2, 3))
+    value = draw(st.integers(0, 1))
+    values = [value if draw(st.integers(0, 3)) or i == 0 else 1 - value for i in range(n)]
+    common = draw(st.integers(0, len(LINK_PROFILES) - 1))
+    profiles = [common if draw(st.integers(0, 3)) else draw(st.integers(0, len(LINK_PROFILES) - 1))
+                for _ in range(n)]
+    relay = draw(st.booleans())
+    if relay and sum(1 for k in profiles if LINK_PROFILES[k].startswith("failure")) > 1:
+        profiles = [0 if LINK_PROFILES[k].startswith("failure") and i else k for i, k in enumerate(profiles)]
+    aggregate = draw(st.sampled_from(["all", "all", f"quorum {draw(st.integers(1, n))}",
+                                      f"deadline {draw(st.integers(1, 3))}"]))
+    if aggregate == "all" and not any(profiles):
+        aggregate = f"quorum {n}"  # the all-clients rule, over the network
+    rounds = draw(st.integers(1, 2 if n == 2 and not relay else 1))
+    tapped = draw(st.sampled_from([0, *range(1, n + 1)]))
+    spy = "r1" if relay else "ground"
+    attacker = draw(st.sampled_from([None, f"eve at {spy} observes curmodpar"]))
+    if tapped and draw(st.booleans()):
+        attacker = f"eve at {spy} observes gradient_sat{tapped}"
+    props = [f"ctl AG ((round < {rounds} & lost == {{}}) -> EF round = {rounds})",
+             f"probability min >= 1/2 reach round = {rounds}",
+             f"probability max >= 1 reach round = {rounds}",
+             f"probability uniform >= 1/3 reach round = {rounds}",
+             "probability max <= 1/3 reach curmodpar == 1/2",
+             "ctl EF (lost == {} & round = 1)",
+             "probability uniform <= 1/2 reach !(lost == {})"]
+    for i in sorted(draw(st.sets(st.integers(1, n), max_size=1))) if n == 3 or draw(st.booleans()) else ():
+        props.append(draw(st.sampled_from([
+            f"probability max >= 1/2 reach lost_sat{i}",
+            f"ctl AG (ready_sat{i} -> !lost_sat{i})",
+            f"probability uniform >= 1/4 reach ready_sat{i} & gradient_sat{i} == 1"])))
+    if attacker is not None and "gradient_" in attacker:
+        props.append(f"probability uniform >= 1/2 reach seen_sat{tapped}")
+    return _network_text(values, profiles, relay=relay, aggregate=aggregate, rounds=rounds,
+                         attacker=attacker, properties=props)
+
+
+@settings(max_examples=40, deadline=None, suppress_health_check=[HealthCheck.too_slow])
+@given(network_scenarios())
+def test_generated_network_scenarios_agree(text: str) -> None:
+    """Contact windows, losses, links that fail, relays with ties, partial rounds and a tapping
+    attacker: the quotient decides every property as the unreduced check does."""
+    scenario = parse_scenario(text, source="<generated>")
+    before, after, applied = _compare(scenario, ONLY_SYMMETRY)
+    assert after < before if "symmetry" in applied else after == before
+
+
+def _family_quotient(n: int) -> int:
+    """Orbits of one round of walker_family.fl: satellites 1..N-1 with equal anomalies form a class
+    (each unreported or one of V = 3 reports: multisets of 4 kinds), satellite N is alone (unreported,
+    lost or one of 3 reports: 5 kinds); after the aggregation every satellite holds one of 3 reports."""
+    anomaly = [1, 2, 1, 0, 2, 1, 0]
+    sizes = Counter(anomaly[(i - 1) % 7] for i in range(1, n))
+    before = after = 1
+    for k in sizes.values():
+        before *= math.comb(k + 3, 3)
+        after *= math.comb(k + 2, 2)
+    return before * 5 + after * 3
+
+
+@pytest.mark.parametrize("n", [2, 3, 4, 5])
+def test_walker_family_quotient_is_the_closed_form(n: int) -> None:
+    path = resolve_scenario_path("walker_family")
+    s = load_scenario(path, defines={"N": n})
+    s = dataclasses.replace(s, properties=tuple(p for p in s.properties if p.kind in ("ctl", "probability")))
+    before, after, applied = _compare(s, ONLY_SYMMETRY)
+    assert before == 4 ** (n - 1) * 5 + 3 ** n
+    assert after == _family_quotient(n) and (after < before) == ("symmetry" in applied) == (n >= 4)
+
+
+@pytest.mark.slow
+@pytest.mark.parametrize("n", [6, 7, 8])
+def test_walker_family_quotient_larger(n: int) -> None:
+    """The quotient's size up to N = 8, and its verdicts and figures equal the unreduced ones at N = 6
+    (the unreduced structure is large enough for a float solve, the quotient is solved exactly: the
+    figures' texts differ, 0.99 and 99/100)."""
+    s = load_scenario(resolve_scenario_path("walker_family"), defines={"N": n})
+    s = dataclasses.replace(s, properties=tuple(p for p in s.properties if p.kind in ("ctl", "probability")))
+    if n == 6:
+        plain = check_scenario(s, limits=LIMITS, reductions=Reductions.none())
+        checked = check_scenario(s, limits=LIMITS, reductions=ONLY_SYMMETRY)
+        assert plain.kripke.num_states == 4 ** (n - 1) * 5 + 3 ** n
+        assert [r[:3] for r in _results(plain)] == [r[:3] for r in _results(checked)]
+    quotient, applied = reduce_system(build_system(s), s, ONLY_SYMMETRY)
+    assert applied.names == ["symmetry"]
+    assert explore(quotient, limits=LIMITS, keep_states=False).num_states == _family_quotient(n)
+
+
+@pytest.mark.parametrize("name", ["moniteo_link_loss", "moniteo_deadline", "walker_family"])
+def test_bundled_network_scenarios_agree(name: str) -> None:
+    """The bundled network scenarios' ctl and probability properties, reduced and unreduced (only
+    walker_family has interchangeable satellites; in the others every satellite's data differ)."""
+    s = load_scenario(resolve_scenario_path(name))
+    s = dataclasses.replace(s, properties=tuple(p for p in s.properties if p.kind in ("ctl", "probability")))
+    _, applied = reduce_system(build_system(s), s, ONLY_SYMMETRY)
+    info = applied.details["symmetry"]
+    assert info["applied"] == (name == "walker_family"), info
+    if name != "walker_family":
+        assert info["reason"] == "not applied: no two clients are interchangeable"
+    plain = check_scenario(s, limits=LIMITS, reductions=Reductions.none())
+    reduced = check_scenario(s, limits=LIMITS, reductions=ONLY_SYMMETRY)
+    assert _results(reduced) == _results(plain)
+
+
+@pytest.mark.slow
+def test_walker12_relay_agrees() -> None:
+    """The Walker shell's contact graph has no two satellites with the same data whose sites have the
+    same links: no symmetry, the same verdicts."""
+    s = load_scenario(resolve_scenario_path("walker12_relay"))
+    s = dataclasses.replace(s, properties=tuple(p for p in s.properties if p.kind in ("ctl", "probability")))
+    sym, reason = detect_symmetry(build_system(s))
+    assert sym is None and reason == "no two clients are interchangeable"
+    plain = check_scenario(s, limits=LIMITS, reductions=Reductions.none())
+    reduced = check_scenario(s, limits=LIMITS, reductions=ONLY_SYMMETRY)
+    assert _results(reduced) == _results(plain)
+
+
+LOSSY = ["probability uniform >= 1/3 reach round = 1", "probability max >= 1/2 reach round = 1",
+         "probability uniform <= 1/2 reach !(lost == {})", "ctl EF (lost == {} & round = 1)"]
+
+
+@pytest.mark.parametrize("text", [
+    _network_text([1, 1, 1], [3, 3, 3], relay=False, aggregate="quorum 2", rounds=1, attacker=None,
+                  properties=LOSSY),
+    _network_text([1, 1], [5, 5], relay=True, aggregate="all", rounds=1,
+                  attacker="eve at r1 observes curmodpar", properties=LOSSY),
+    _network_text([0, 0, 1], [1, 1, 4], relay=True, aggregate="deadline 2", rounds=1,
+                  attacker="eve at r1 observes gradient_sat3", properties=LOSSY),
+], ids=["loss-quorum", "relay-failure", "window-deadline-tap"])
+def test_network_rules_are_equivariant(text: str) -> None:
+    """``succ(π·s) = π·succ(s)`` over networks, for every permutation of the group and sampled
+    states, and every representative is in its state's orbit."""
+    base = build_system(parse_scenario(text, "<network>"))
+    sym, reason = detect_symmetry(base)
+    assert sym is not None, reason
+    states: list[FLState] = list(explore(base, limits=LIMITS).states or ())  # type: ignore[arg-type]
+    group = _group(sym)
+    rng = random.Random(11)
+    for s in rng.sample(states, min(len(states), 80)):
+        assert SymmetricSystem(base, sym).canonical(s) in {permute_state(s, p, sym) for p in group}
+        for p in group:
+            left = Counter((a.rule, permute_state(t, p, sym), q) for a, t, q in base.successors(s))
+            right = Counter((a.rule, t, q) for a, t, q in base.successors(permute_state(s, p, sym)))
+            assert left == right
+
+
+@pytest.mark.parametrize("text", [
+    _network_text([1, 1, 1], [3, 3, 3], relay=False, aggregate="quorum 2", rounds=1, attacker=None,
+                  properties=LOSSY),
+    _network_text([1, 1], [5, 5], relay=True, aggregate="all", rounds=1,
+                  attacker="eve at r1 observes curmodpar", properties=LOSSY),
+], ids=["lost-not-renamed", "cut-links-not-renamed"])
+def test_a_wrong_network_action_is_caught(text: str, monkeypatch: pytest.MonkeyPatch) -> None:
+    """A group action that leaves the network status (lost reports, cut links) as it is: the quotient's
+    figures differ from the unreduced ones."""
+    import flmodel.symmetry as symmetry
+
+    s = parse_scenario(text, "<network>")
+    plain = _results(check_scenario(s, limits=LIMITS, reductions=Reductions.none()))
+    assert _results(check_scenario(s, limits=LIMITS, reductions=ONLY_SYMMETRY)) == plain
+    monkeypatch.setattr(symmetry, "_map_status", lambda gra, perm, sym: gra)
+    wrong = check_scenario(s, limits=LIMITS, reductions=ONLY_SYMMETRY)
+    assert wrong.reductions.names == ["symmetry"] and _results(wrong) != plain
+
+
+TIES = """scenario "ties"
+locations g, m, b1, y2, s
+links s -- b1, s -- m, s -- y2, b1 -- g, m -- g, y2 -- g
+failure b1 -- g
+failure y2 -- g
+loss b1 -- g 1/2
+loss y2 -- g 1/2
+server srv at g
+clients c1 at b1, c2 at y2, c3 at s
+policies default
+data d1 = (1) -> 1
+data d2 = (1) -> 1
+data d3 = (1) -> 0
+dataset d1, d2, d3
+partition c1: {d1}, c2: {d2}, c3: {d3}
+model squared_nobias rate 1/2 initial (0)
+protocol fedavg_rounds traces drop
+bounds rounds 1
+property arrives: probability uniform >= 1/2 reach round = 1;
+"""
+
+
+def test_routes_that_break_the_symmetry_refuse_it(monkeypatch: pytest.MonkeyPatch) -> None:
+    """c1 and c2 look alike (same data, sites with mirrored lossy links that may fail), but c3's report
+    takes the first shortest route by name: via b1 (lossy) when y2's link is cut, via m (lossless) when
+    b1's is. Swapping c1 and c2 changes what c3's route decides, so the detection refuses; skipping the
+    route comparison gives a wrong probability (97/240 unreduced)."""
+    import flmodel.symmetry as symmetry
+
+    s = parse_scenario(TIES, "<ties>")
+    sym, reason = detect_symmetry(build_system(s))
+    assert sym is None and reason == "no two clients are interchangeable"
+    plain = _results(check_scenario(s, limits=LIMITS, reductions=Reductions.none()))
+    assert plain[0][3] == "97/240 ≈ 0.4042"
+    real = symmetry._network_valid
+    monkeypatch.setattr(symmetry, "_network_valid", lambda net, perm, lam, routes: real(net, perm, lam, {}))
+    wrong = check_scenario(s, limits=LIMITS, reductions=ONLY_SYMMETRY)
+    assert wrong.reductions.details["symmetry"]["classes"] == [["c1", "c2"]]
+    assert _results(wrong) != plain
+
+
+def test_the_attacker_and_its_site_stay_fixed() -> None:
+    """An insider client and a client at the eavesdropper's site are fixed even when nothing else names
+    them."""
+    text = _network_text([1, 1, 1, 1], [3, 3, 3, 3], relay=False, aggregate="quorum 2", rounds=1,
+                         attacker="sat1 observes curmodpar", properties=LOSSY)
+    s = parse_scenario(text, "<insider>")
+    fixed, _ = symmetry_fixed(s, build_system(s))
+    assert fixed == {"sat1"}
+    at_site = parse_scenario(text.replace("attacker sat1", "attacker eve at o2"), "<eve>")
+    fixed, _ = symmetry_fixed(at_site, build_system(at_site))
+    assert fixed == {"sat2"}
+    _, applied = reduce_system(build_system(at_site), at_site, ONLY_SYMMETRY)
+    assert applied.details["symmetry"]["classes"] == [["sat1", "sat3", "sat4"]]
