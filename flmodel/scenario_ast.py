@@ -478,7 +478,10 @@ class Scenario:
     (:mod:`flmodel.scenario_family`) are resolved when it is read, ``sat[3]`` is the name ``sat3``.
     ``constants`` records the integer constants it was expanded with (the ``const`` defaults, or the
     values defined from outside); they take no part in equality and :meth:`to_text` does not print
-    them, since the printed scenario no longer refers to them."""
+    them, since the printed scenario no longer refers to them. ``routed`` keeps the time-varying
+    topology's semantics (reports travel along routes of up links) for a scenario derived from a
+    networked one (:meth:`without_links`) that no longer has a statement asking for it; the language has
+    no syntax for it, so :meth:`to_text` does not show it."""
 
     name: str
     locations: tuple[Named, ...] = ()
@@ -505,6 +508,7 @@ class Scenario:
     defences: tuple[DefenceDecl, ...] = ()
     source: str = field(default="<scenario>", compare=False)
     constants: tuple[tuple[str, int], ...] = field(default=(), compare=False)
+    routed: bool = False
 
     # ------------------------------------------------------------------ printing
     def to_text(self) -> str:
@@ -556,7 +560,7 @@ class Scenario:
         before every client reported: then reports travel along routes of up links
         (:mod:`flmodel.network`); otherwise links are the static ``gra`` no rule reads."""
         agg = self.protocol.aggregate if self.protocol is not None else None
-        return bool(self.contacts or self.losses or self.failures) or agg not in (None, "all")
+        return self.routed or bool(self.contacts or self.losses or self.failures) or agg not in (None, "all")
 
     @property
     def client_names(self) -> tuple[str, ...]:
@@ -572,7 +576,8 @@ class Scenario:
         """The scenario with the directed edges of ``links`` removed (``a -- b`` both directions, ``a -> b``
         one) from its static links, contacts, losses and failures: a statement that keeps one direction of
         an undirected link keeps it as ``->``, one that keeps none is dropped. Reports are then routed
-        without those edges (:mod:`flmodel.network`); nothing else changes."""
+        without those edges (:mod:`flmodel.network`, kept for a networked scenario even when no contact,
+        loss or failure statement remains: :attr:`routed`); nothing else changes."""
         removed = {e for lk in links for e in _edges(lk)}
 
         def kept(lk: Link) -> Link | None:
@@ -587,7 +592,7 @@ class Scenario:
         contacts = tuple(replace(c, link=k) for c in self.contacts if (k := kept(c.link)) is not None)
         losses = tuple(replace(lo, link=k) for lo in self.losses if (k := kept(lo.link)) is not None)
         return replace(self, links=keep_links(self.links), contacts=contacts, losses=losses,
-                       failures=keep_links(self.failures))
+                       failures=keep_links(self.failures), routed=self.networked)
 
     def defence(self, name: str) -> DefenceDecl:
         """The defence called ``name`` (``KeyError`` if none)."""
