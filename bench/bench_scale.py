@@ -15,11 +15,12 @@ The check columns are measured twice: with the reductions ``flcheck check`` appl
 ends with exit 1 (``unknown``) instead of occupying the machine. ``--bundled`` prints instead the
 reduction factor of every bundled scenario (states with and without the reductions, in process; and,
 ``ctl/P red.``, with the scenario's ctl and probability properties alone, the only kinds the symmetry
-reduction serves).
+reduction serves); with ``--family NAME`` only of the bundled parametric scenario NAME at ``N`` in
+``--sizes``.
 
 Usage: python bench/bench_scale.py [--satellites 2-6] [--rounds 1-2] [--values 2-3] [--repeats 3]
                                    [--timeout 900] [--check-seconds 300] [--no-check] [--no-storm]
-                                   [--no-plain] [--bundled]
+                                   [--no-plain] [--bundled [--family NAME --sizes 2-8]]
 """
 
 from __future__ import annotations
@@ -209,9 +210,10 @@ def print_row(row: dict[str, Any], with_storm: bool) -> None:
     print(line, flush=True)
 
 
-def bundled_factors() -> None:
-    """The reduction factor of every bundled scenario: states explored without and with the
-    reductions ``flcheck check`` derives (:func:`checker.app.reductions.reduce_system`)."""
+def bundled_factors(family: str | None = None, sizes: list[int] | None = None) -> None:
+    """The reduction factor of every bundled scenario (or of the bundled ``family`` at ``N`` in
+    ``sizes``): states explored without and with the reductions ``flcheck check`` derives
+    (:func:`checker.app.reductions.reduce_system`)."""
     import flcheck_spec
 
     from checker.app.reductions import SYMMETRIC_KINDS, Reductions, reduce_system
@@ -222,8 +224,13 @@ def bundled_factors() -> None:
     print(f"{'scenario':<20} {'states':>9} {'reduced':>9} {'factor':>7} {'expl CPU s':>10} "
           f"{'red. CPU s':>10} {'applied':<20} {'ctl/P red.':>10} {'factor':>7} {'CPU s':>7} applied",
           flush=True)
-    for path in sorted(flcheck_spec.resource("scenarios").glob("*.fl")):
-        scenario = load_scenario(path)
+    paths = sorted(flcheck_spec.resource("scenarios").glob("*.fl"))
+    runs: list[tuple[str, Path, dict[str, int] | None]] = [(p.stem, p, None) for p in paths]
+    if family is not None:
+        path = flcheck_spec.resource("scenarios", f"{family}.fl")
+        runs = [(f"{family} N={n}", path, {"N": n}) for n in sizes or [2]]
+    for label, path, defines in runs:
+        scenario = load_scenario(path, defines=defines)
         system = build_system(scenario)
         limits = Limits(max_states=2_000_000, max_seconds=300)
         t0 = _cpu()
@@ -240,7 +247,7 @@ def bundled_factors() -> None:
         sym_system, sym_applied = reduce_system(build_system(symmetric), symmetric, Reductions())
         sym = explore(sym_system, limits=limits, keep_states=False)
         t3 = _cpu()
-        print(f"{path.stem:<20} {plain.num_states:>9d} {reduced.num_states:>9d} {factor:>7.2f} "
+        print(f"{label:<20} {plain.num_states:>9d} {reduced.num_states:>9d} {factor:>7.2f} "
               f"{t1 - t0:>10.2f} {t2 - t1:>10.2f} {','.join(applied.names) or '-':<20} "
               f"{sym.num_states:>10d} {plain.num_states / sym.num_states:>7.2f} {t3 - t2:>7.2f} "
               f"{','.join(sym_applied.names) or '-'}", flush=True)
@@ -261,6 +268,9 @@ def main(argv: list[str] | None = None) -> None:
     parser.add_argument("--no-explore", action="store_true", help="skip the unreduced exploration worker")
     parser.add_argument("--bundled", action="store_true",
                         help="print the reduction factors of the bundled scenarios instead")
+    parser.add_argument("--family", metavar="NAME",
+                        help="with --bundled: only the bundled scenario NAME at every N of --sizes")
+    parser.add_argument("--sizes", default="2-8", help="N values of --family (default 2-8)")
     parser.add_argument("--worker", type=Path, help=argparse.SUPPRESS)
     parser.add_argument("--prism", type=Path, help=argparse.SUPPRESS)
     parser.add_argument("--storm", action="store_true", help=argparse.SUPPRESS)
@@ -269,7 +279,7 @@ def main(argv: list[str] | None = None) -> None:
         print(json.dumps(worker(args.worker, args.prism, args.storm)))
         return
     if args.bundled:
-        bundled_factors()
+        bundled_factors(args.family, _int_range(args.sizes))
         return
     with_storm = not args.no_storm and importlib.util.find_spec("stormpy") is not None
     if not args.no_storm and not with_storm:
