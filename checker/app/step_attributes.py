@@ -6,14 +6,19 @@ them into :class:`checker.attack_trees.attributes.StepTable` and
 :class:`checker.attack_trees.defences.Defence`, and summarises an attack tree under them: the optimum
 of each domain of :mod:`checker.attack_trees.attributes` (min cost = min over or, sum over and; max
 probability of success = max over or, product over and, steps independent; min time = min over or,
-sum over and), the Pareto front over the tree's alternatives, and the cheapest attack over every path
-of the structure (Dijkstra, :func:`checker.attack_trees.defences.cheapest_attack`), which a tree of
-bounded alternatives may miss.
+sum over and), the Pareto front over the tree's alternatives, and the best attack over every path of
+the structure in each domain (a label-setting search, :func:`checker.attack_trees.defences.best_attack`),
+which a tree of bounded alternatives may miss.
+
+A defence that removes steps is judged on the explored structure without them; a defence that removes
+links changes how reports are routed, so the scenario without the links
+(:meth:`flmodel.scenario_ast.Scenario.without_links`) is built and explored again, the goal evaluated
+on that structure and the cheapest attack searched there (:func:`judge_defence`).
 """
 
 from __future__ import annotations
 
-from collections.abc import Mapping, Sequence
+from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass
 from typing import Any
 
@@ -21,20 +26,26 @@ import numpy as np
 
 from checker.app.load import model_kind, resolve_scenario_path
 from checker.attack_trees.attributes import (
+    MAX_PROBABILITY,
+    MIN_COST,
+    MIN_TIME,
     Evaluation,
+    Number,
     Optimum,
     ParetoPoint,
     StepTable,
     evaluate,
     pareto_front,
 )
-from checker.attack_trees.defences import Defence, cheapest_attack, removing
+from checker.attack_trees.defences import Cut, Defence, best_attack, cuts, removing, removing_links
 from checker.attack_trees.tree import AttackTree
 from checker.errors import InputError, Position
 from checker.io.render import value_text
+from checker.mc.explore import Limits, ProgressCallback, explore
 from checker.mc.kripke import Kripke
 from flmodel.scenario import load_scenario
-from flmodel.scenario_ast import Scenario
+from flmodel.scenario_ast import DefenceDecl, Scenario
+from flmodel.scenario_build import build_system
 
 
 def scenario_of(model: str | Sequence[str], defines: Mapping[str, int] | None = None) -> Scenario | None:
@@ -56,15 +67,23 @@ def step_table(scenario: Scenario | None) -> StepTable | None:
     return StepTable(scenario.step_attributes())  # type: ignore[arg-type]
 
 
-def defence_of(scenario: Scenario | None, name: str, where: str = "--defence") -> Defence:
-    """The defence ``name`` of the scenario as a :class:`Defence` (:class:`InputError` when the
-    scenario declares no such defence)."""
+def defence_decl(scenario: Scenario | None, name: str, where: str = "--defence") -> DefenceDecl:
+    """The declaration of the defence ``name`` (:class:`InputError` when the scenario declares no such
+    defence)."""
     known = [] if scenario is None else [d.name for d in scenario.defences]
     if scenario is None or name not in known:
         raise InputError(f"unknown defence {name!r}", Position(where),
                          "a defence declared in the scenario (" + (", ".join(known) or "none declared")
                          + ")")
-    decl = scenario.defence(name)
+    return scenario.defence(name)
+
+
+def defence_of(scenario: Scenario | None, name: str, where: str = "--defence") -> Defence:
+    """The defence ``name`` of the scenario as a :class:`Defence`: the steps it removes, or the links
+    (a defence judged on the model explored without them)."""
+    decl = defence_decl(scenario, name, where)
+    if decl.links:
+        return removing_links(lk.text() for lk in decl.links)
     return removing(decl.rule, decl.actor, decl.location)
 
 
@@ -72,17 +91,29 @@ def _key_text(key: tuple[str, str | None]) -> str:
     return f"{key[0]} by {key[1]}" if key[1] is not None else f"{key[0]} (every actor)"
 
 
+def steps_json(found: Optimum) -> list[str]:
+    """The steps of an attack as text (``rule by actor at location [detail]``)."""
+    return [s.label.action_text() if s.label is not None else "step" for s in found.alternative]
+
+
+def _optimum_json(found: Optimum) -> dict[str, Any]:
+    return {"value": found.value, "steps": steps_json(found)}
+
+
 @dataclass(frozen=True)
 class AttributeSummary:
     """An attack tree under the declared attributes: the optimum of each domain over its alternatives,
-    their Pareto front, the cheapest attack over every path of the structure (``None`` when the goal
-    is unreachable; ``cheapest_conclusive`` false when the exploration is incomplete), and the
-    ``(rule, actor)`` attributes that were not declared and counted as neutral."""
+    their Pareto front, the best attack over every path of the structure in each domain (``cheapest``,
+    ``most_probable``, ``fastest``; ``None`` when the goal is unreachable; ``cheapest_conclusive`` false
+    when the exploration is incomplete), and the ``(rule, actor)`` attributes that were not declared and
+    counted as neutral."""
 
     evaluation: Evaluation
     front: list[ParetoPoint]
     cheapest: Optimum | None
     cheapest_conclusive: bool
+    most_probable: Optimum | None = None
+    fastest: Optimum | None = None
 
     def undeclared(self) -> dict[str, list[str]]:
         """Undeclared attributes by step (``rule by actor``)."""
@@ -108,11 +139,14 @@ class AttributeSummary:
         for title, found in (("min cost", e.cost), ("max probability of success", e.probability),
                              ("min time", e.time)):
             out.append(f"  {title} {value_text(found.value)} in the tree: {found.text()}")
-        if self.cheapest is not None:
-            note = "" if self.cheapest_conclusive else " (exploration incomplete: in the explored states)"
-            cost = value_text(self.cheapest.value)
-            out.append(f"  cheapest attack over every path of the model: cost {cost}{note}: "
-                       f"{self.cheapest.text()}")
+        note = "" if self.cheapest_conclusive else " (exploration incomplete: in the explored states)"
+        for title, best in (("cheapest attack", self.cheapest), ("most probable attack", self.most_probable),
+                            ("fastest attack", self.fastest)):
+            if best is not None:
+                what = {"cheapest attack": "cost", "most probable attack": "probability",
+                        "fastest attack": "time"}[title]
+                out.append(f"  {title} over every path of the model: {what} {value_text(best.value)}{note}: "
+                           f"{best.text()}")
         out.append("  Pareto front over the tree's alternatives (cost, probability, time), "
                    f"{len(self.front)} point(s):")
         out += [f"    {value_text(p.cost)}, {value_text(p.probability)}, {value_text(p.time)}: {p.text()}"
@@ -127,22 +161,21 @@ class AttributeSummary:
         """JSON-ready (numbers exact: an integer or ``"p/q"``, :mod:`checker.io.render`)."""
         e = self.evaluation
 
-        def optimum_json(found: Optimum) -> dict[str, Any]:
-            return {"value": found.value, "steps": [s.label.action_text() if s.label is not None else "step"
-                                                    for s in found.alternative]}
+        def over_paths(found: Optimum | None) -> dict[str, Any] | None:
+            return None if found is None else {**_optimum_json(found), "conclusive": self.cheapest_conclusive}
 
-        out: dict[str, Any] = {
-            "min_cost": optimum_json(e.cost),
-            "max_probability": optimum_json(e.probability),
-            "min_time": optimum_json(e.time),
+        return {
+            "min_cost": _optimum_json(e.cost),
+            "max_probability": _optimum_json(e.probability),
+            "min_time": _optimum_json(e.time),
             "pareto_front": [{"cost": p.cost, "probability": p.probability, "time": p.time,
-                              "steps": optimum_json(Optimum(p.cost, p.alternative))["steps"]}
+                              "steps": steps_json(Optimum(p.cost, p.alternative))}
                              for p in self.front],
-            "cheapest_attack": (None if self.cheapest is None else
-                                {**optimum_json(self.cheapest), "conclusive": self.cheapest_conclusive}),
+            "cheapest_attack": over_paths(self.cheapest),
+            "most_probable_attack": over_paths(self.most_probable),
+            "fastest_attack": over_paths(self.fastest),
             "undeclared": self.undeclared(),
         }
-        return out
 
 
 def summarise(tree: AttackTree, table: StepTable, kripke: Kripke, goal: np.ndarray) -> AttributeSummary:
@@ -150,5 +183,77 @@ def summarise(tree: AttackTree, table: StepTable, kripke: Kripke, goal: np.ndarr
     undeclared attributes are those of the tree's steps."""
     evaluation = evaluate(tree, table)
     front = pareto_front(tree, table)
-    cheapest, conclusive = cheapest_attack(kripke, goal, table)
-    return AttributeSummary(evaluation, front, cheapest, conclusive)
+    cheapest, conclusive = best_attack(kripke, goal, table, MIN_COST)
+    most_probable, _ = best_attack(kripke, goal, table, MAX_PROBABILITY)
+    fastest, _ = best_attack(kripke, goal, table, MIN_TIME)
+    return AttributeSummary(evaluation, front, cheapest, conclusive, most_probable, fastest)
+
+
+@dataclass(frozen=True)
+class DefenceVerdict:
+    """:func:`judge_defence`: the defence's :class:`Cut` (on the structure without the removed steps,
+    or on the structure explored without the removed links), with the size of that structure and
+    whether the goal is reachable there at all (any cost)."""
+
+    name: str
+    cut: Cut
+    links: tuple[str, ...]
+    states: int
+    goal_reachable: bool
+    static_links: bool = False
+
+    def text(self) -> str:
+        """``defence: removing … blocks every attack of cost <= 5`` (and, for links, the structure it was
+        judged on)."""
+        out = f"defence {self.name}: {self.cut}"
+        if self.links:
+            out += (f" (the model explored again without the {'link' if len(self.links) == 1 else 'links'}: "
+                    f"{self.states} states; the goal is {'still' if self.goal_reachable else 'no longer'} "
+                    "reachable)")
+        if self.static_links:
+            out += ("; note: the scenario's links are static (no contact, loss, failure or partial "
+                    "aggregation), no rule reads them, so removing one changes no step")
+        return out
+
+    def to_json(self) -> dict[str, Any]:
+        remaining = self.cut.remaining
+        return {"name": self.name, "removes": self.cut.defence.description, "budget": self.cut.budget,
+                "blocks": self.cut.blocks, "conclusive": self.cut.conclusive,
+                "remaining": None if remaining is None else {"cost": remaining.value,
+                                                             "steps": steps_json(remaining)},
+                "links": list(self.links), "states": self.states, "goal_reachable": self.goal_reachable,
+                "static_links": self.static_links}
+
+
+def defended_structure(scenario: Scenario, decl: DefenceDecl, *, limits: Limits | None = None,
+                       progress: ProgressCallback | None = None) -> Kripke:
+    """The scenario without the links ``decl`` removes, built and explored (under ``limits``) as the
+    scenario itself is: reports are routed over the links that remain (:mod:`flmodel.network`), and an
+    attacker sees what still crosses its location."""
+    defended = scenario.without_links(decl.links)
+    return explore(build_system(defended), limits=limits, progress=progress,
+                   source=f"{scenario.source} without {', '.join(lk.text() for lk in decl.links)}")
+
+
+def judge_defence(scenario: Scenario | None, name: str, kripke: Kripke,
+                  goal_of: Callable[[Kripke], np.ndarray], table: StepTable | None,
+                  budget: Number | None = None, *, limits: Limits | None = None,
+                  progress: ProgressCallback | None = None) -> DefenceVerdict:
+    """Does the scenario's defence ``name`` block every attack on ``goal_of(structure)`` of cost
+    ``<= budget`` (default: the statement's budget; ``None`` there too: of any cost), with the
+    ``attack_step`` costs in ``table`` (none: every step free)? A defence of steps is judged on
+    ``kripke`` without them; a defence of links on the scenario explored again without them."""
+    decl = defence_decl(scenario, name)
+    assert scenario is not None  # defence_decl refuses a model without a scenario
+    defence = defence_of(scenario, name)
+    limit: Number | None = budget if budget is not None else decl.budget
+    costs = table if table is not None else StepTable({})
+    structure = defended_structure(scenario, decl, limits=limits, progress=progress) if decl.links else kripke
+    goal = goal_of(structure)
+    cut = cuts(structure, defence, limit, costs, goal=goal)
+    reachable = (cut.remaining is not None
+                 or best_attack(structure, goal, costs, removed=defence.removes)[0] is not None)
+    links = tuple(lk.text() for lk in decl.links)
+    static = bool(decl.links) and not scenario.networked
+    return DefenceVerdict(name, cut, links, int(structure.num_states), reachable, static)
+

@@ -104,6 +104,18 @@ class SweepSpec:
                 and record.get("max_seconds") == self.max_seconds and record.get("observe") == self.observe)
 
 
+def check_swept_names(spec: SweepSpec, names: Sequence[str]) -> None:
+    """Refuse, before any instance runs, a scenario that does not read with its own constants (every
+    instance would fail the same way) and a swept name that is not one of its integer constants."""
+    from flmodel.scenario import load_scenario  # lazy: the scenario reader
+
+    constants = dict(load_scenario(spec.scenario).constants)  # a ModelError is the command's exit 2
+    unknown = [n for n in names if n not in constants]
+    if unknown:
+        raise InputError(f"{unknown[0]} is not an integer constant of {Path(spec.scenario).name}",
+                         Position("-D"), "one of its constants: " + (", ".join(sorted(constants)) or "none"))
+
+
 def _finite(x: float | None) -> float | str | None:
     return None if x is None else ("inf" if math.isinf(x) else x)
 

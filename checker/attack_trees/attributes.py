@@ -172,14 +172,19 @@ class Domain:
     title: str
     better: Callable[[Number, Number], bool]
     sequence: Callable[[Number, Number], Number]
+    maximise: bool = False
 
     def value(self, vector: Vector) -> Number:
         value: Number = getattr(vector, self.attribute)
         return value
 
+    def key(self, value: Number) -> Number:
+        """A sort key under which the better value is the smaller one."""
+        return -value if self.maximise else value
+
 
 MIN_COST = Domain("cost", "minimal cost", operator.lt, operator.add)
-MAX_PROBABILITY = Domain("probability", "maximal probability of success", operator.gt, operator.mul)
+MAX_PROBABILITY = Domain("probability", "maximal probability of success", operator.gt, operator.mul, True)
 MIN_TIME = Domain("time", "minimal time", operator.lt, operator.add)
 DOMAINS: tuple[Domain, ...] = (MIN_COST, MAX_PROBABILITY, MIN_TIME)
 

@@ -3,11 +3,12 @@ initial states, or print the invariant ``AG ¬goal`` that proves none exists.
 
 When the scenario declares ``attack_step`` attributes, the tree is evaluated under them
 (:mod:`checker.app.step_attributes`: min cost, max probability of success, min time, the Pareto front
-over the tree's alternatives, the cheapest attack over every path, the undeclared steps); ``--json``
-adds them under ``attributes`` and ``--format adtool``/``adtool-sand`` writes ADTool's domains with
-every node's values. ``--defence NAME [--budget C]`` says whether removing the steps of the scenario's
-``defence NAME`` blocks every attack (of cost ``<= C``) on the structure
-(:func:`checker.attack_trees.defences.cuts`).
+over the tree's alternatives, the cheapest, most probable and fastest attack over every path, the
+undeclared steps); ``--json`` adds them under ``attributes`` and ``--format adtool``/``adtool-sand``
+writes ADTool's domains with every node's values. ``--defence NAME [--budget C]`` says whether the
+scenario's ``defence NAME`` blocks every attack (of cost ``<= C``, by default the statement's budget):
+removed steps are cut from the structure, removed links make the scenario be explored again without them
+(:func:`checker.app.step_attributes.judge_defence`).
 
 Exit codes: 0 an attack exists (a valid tree was generated and re-checked), 1 none exists (or unknown on an
 incomplete exploration), 2 bad input (model, predicate or option).
@@ -23,9 +24,14 @@ from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
 from checker.app.load import load_model
-from checker.app.step_attributes import AttributeSummary, defence_of, scenario_of, step_table, summarise
-from checker.attack_trees.attributes import Number, StepTable
-from checker.attack_trees.defences import Cut, cheapest_attack, cuts
+from checker.app.step_attributes import (
+    AttributeSummary,
+    defence_decl,
+    judge_defence,
+    scenario_of,
+    step_table,
+    summarise,
+)
 from checker.attack_trees.export import (
     FORMATS,
     render,
@@ -64,8 +70,9 @@ def register(sub: argparse._SubParsersAction) -> None:
             "they change. When the goal is unreachable, print the invariant AG ¬goal that proves no tree "
             "exists. When the scenario declares attack_step attributes, also print the tree's min cost, "
             "max probability of success, min time, the Pareto front over its alternatives and the "
-            "cheapest attack over every path; --defence NAME says whether a declared defence blocks "
-            "every attack."),
+            "cheapest, most probable and fastest attack over every path; --defence NAME says whether a "
+            "declared defence (removed steps, or removed links: the model is explored again without "
+            "them) blocks every attack."),
         epilog="Exit codes: 0 an attack exists, 1 none exists (or unknown), 2 bad input.",
     )
     p.add_argument("model", nargs="+", metavar="MODEL", help=MODEL_HELP)
@@ -98,9 +105,11 @@ def register(sub: argparse._SubParsersAction) -> None:
                         "counters)")
     p.add_argument("--defence", metavar="NAME",
                    help="a defence declared in the scenario ('defence NAME: remove RULE by ACTOR at "
-                        "LOCATION'): say whether removing its steps blocks every attack on the model")
+                        "LOCATION' or 'defence NAME: remove link A -- B'): say whether it blocks every "
+                        "attack on the model")
     p.add_argument("--budget", type=_budget, metavar="C",
-                   help="with --defence: only attacks of cost <= C (the attack_step costs) count")
+                   help="with --defence: only attacks of cost <= C (the attack_step costs) count "
+                        "(default: the budget the defence statement declares, else any cost)")
     add_define_option(p)
     p.set_defaults(func=run)
 
@@ -156,7 +165,8 @@ def run(args: argparse.Namespace) -> int:
         raise InputError("--budget needs --defence", Position("--budget"), "--defence NAME --budget C")
     kripke, scenario = _load(args.model, args)
     table = step_table(scenario)
-    defence = defence_of(scenario, args.defence) if args.defence is not None else None
+    if args.defence is not None:
+        defence_decl(scenario, args.defence)  # an unknown name is refused before any search
     goal, mentioned = _goal_mask(kripke, args.goal)
     shown = None
     if args.observables is not None:
@@ -171,24 +181,24 @@ def run(args: argparse.Namespace) -> int:
                                   label_observables=shown, goal_observables=mentioned)
     summary = (summarise(result.tree, table, kripke, goal)
                if table is not None and isinstance(result, AttackFound) else None)
-    cut = None
-    if defence is not None:
-        costs = table if table is not None else StepTable({})
-        if args.budget is not None:
-            cut = cuts(kripke, defence, args.budget, costs, goal=goal)
-        else:
-            remaining, conclusive = cheapest_attack(kripke, goal, costs, removed=defence.removes)
-            cut = Cut(defence, float("inf"), remaining is None and conclusive, remaining, conclusive)
+    verdict = None
+    if args.defence is not None:
+        progress = stderr_progress()
+        verdict = judge_defence(scenario, args.defence, kripke, lambda k: _goal_mask(k, args.goal)[0], table,
+                                args.budget, limits=limits_of(args), progress=progress)
+        if progress:
+            clear_progress()
+    defence_text = None if verdict is None else verdict.text()
     if fmt == "json":
         payload = result_to_json(result, kripke, goal_text=args.goal, model=" ".join(args.model))
         if summary is not None:
             payload["attributes"] = summary.to_json()
-        if cut is not None:
-            payload["defence"] = _cut_json(args.defence, cut, args.budget)
+        if verdict is not None:
+            payload["defence"] = verdict.to_json()
         _emit(json_text(args.flcheck_command, payload) + "\n", args)
     elif isinstance(result, AttackFound):
         if fmt == "text":
-            _emit(_text_report(result, kripke, args.goal, summary, _cut_text(cut, args.budget)), args)
+            _emit(_text_report(result, kripke, args.goal, summary, defence_text), args)
         elif fmt in ("adtool", "adtool-sand"):
             _emit(tree_to_adtool(result.tree, kripke, goal_text=args.goal, sequential=fmt == "adtool-sand",
                                  attributes=table), args)
@@ -196,8 +206,8 @@ def run(args: argparse.Namespace) -> int:
             _emit(render(result.tree, kripke, fmt, goal_text=args.goal), args)
     else:
         print(_no_attack_text(result, kripke, args.goal))
-        if cut is not None:
-            print(_cut_text(cut, args.budget))
+        if defence_text is not None:
+            print(defence_text)
     if isinstance(result, AttackFound):
         if args.output:
             valid = check_validity(result.tree, kripke).valid
@@ -250,25 +260,6 @@ def _emit(text: str, args: argparse.Namespace) -> None:
         write_atomic(args.output, text, inputs=model_files(args.model))
     else:
         sys.stdout.write(text)
-
-
-def _cut_text(cut: Cut | None, budget: Number | None) -> str | None:
-    """The defence's verdict in words (:class:`Cut`; without a budget, its budget is ∞: attacks of any
-    cost)."""
-    if cut is None:
-        return None
-    text = str(cut)
-    return "defence: " + (text if budget is not None else text.replace(" of cost <= inf", " of any cost"))
-
-
-def _cut_json(name: str, cut: Cut, budget: Number | None) -> dict[str, Any]:
-    remaining = cut.remaining
-    return {"name": name, "removes": cut.defence.description, "budget": budget, "blocks": cut.blocks,
-            "conclusive": cut.conclusive,
-            "remaining": None if remaining is None else {
-                "cost": remaining.value,
-                "steps": [s.label.action_text() if s.label is not None else "step"
-                          for s in remaining.alternative]}}
 
 
 def _text_report(result: AttackFound, kripke: Kripke, goal: str, summary: AttributeSummary | None = None,

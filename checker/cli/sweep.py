@@ -100,11 +100,12 @@ def _progress(quiet: bool) -> Any:
 
 def run(args: argparse.Namespace) -> int:
     # lazy: the sweep engine imports the check pipeline's loader
-    from checker.app.sweep import SweepSpec, plot_png, run_sweep, table_rows
+    from checker.app.sweep import SweepSpec, check_swept_names, plot_png, run_sweep, table_rows
 
     values = _values(args)
     spec = SweepSpec.of(args.scenario, max_states=args.max_states, max_seconds=args.max_seconds,
                         observe=args.observe)
+    check_swept_names(spec, list(values))
     out = Path(args.output or f"{Path(spec.scenario).stem}_sweep.jsonl")
     check_output_path(out, [spec.scenario])
     plot = None if args.no_plot else Path(args.plot or out.with_suffix(".png"))

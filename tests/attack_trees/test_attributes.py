@@ -1,6 +1,7 @@
 """Attributes of attack trees against brute force: minimal cost, maximal probability, minimal time and the
 Pareto front of an exhaustively generated tree equal the values over every simple path from an initial
-state into the goal (an or over the paths, each path an and of its steps); a defence cuts every attack of
+state into the goal (an or over the paths, each path an and of its steps), and so do the label-setting
+searches over every path (cheapest, most probable, fastest); a defence cuts every attack of
 cost <= b exactly when no such path avoids the removed transitions; the ADTool export round-trips its
 values."""
 
@@ -17,6 +18,8 @@ from hypothesis import strategies as st
 
 from checker.attack_trees import adtool
 from checker.attack_trees.attributes import (
+    MAX_PROBABILITY,
+    MIN_TIME,
     NEUTRAL,
     AttributeValues,
     ParetoPoint,
@@ -28,7 +31,7 @@ from checker.attack_trees.attributes import (
     non_dominated,
     pareto_front,
 )
-from checker.attack_trees.defences import cheapest_attack, cuts, removing
+from checker.attack_trees.defences import best_attack, cheapest_attack, cuts, removing
 from checker.attack_trees.export import display_children, tree_to_adtool
 from checker.attack_trees.generation import AttackFound, NoAttack, generate_attack_tree
 from checker.attack_trees.labels import StepLabel
@@ -171,6 +174,12 @@ def test_optima_and_pareto_front_match_brute_force(scenario: Scenario) -> None:
     cheapest, conclusive = cheapest_attack(kripke, goal, attributes)
     assert conclusive and cheapest is not None and cheapest.value == result.cost.value
     assert is_path(kripke, cheapest.alternative, goal)
+    for domain in (MAX_PROBABILITY, MIN_TIME):  # the label-setting search over every path
+        best, conclusive = best_attack(kripke, goal, attributes, domain)
+        assert conclusive and best is not None
+        assert best.value == getattr(result, domain.attribute).value
+        assert getattr(steps_vector(best.alternative, table), domain.attribute) == best.value
+        assert is_path(kripke, best.alternative, goal)
 
 
 @FEW

@@ -69,6 +69,39 @@ def test_the_statements_parse_to_plain_data_and_print_back() -> None:
     assert "attack_step get_grad_round by c1 cost 5 probability 1/2 time 2" in s.to_text()
 
 
+def test_families_and_expressions_write_one_statement_per_member() -> None:
+    """``attack_step … for i in 1..N`` and ``defence … for i in 1..N`` equal the statements written by
+    hand; values and budgets are expressions over constants and the family index."""
+    family = quorum_scenario(clients=3, extra=(
+        "attack_step get_grad_round by c[i] cost 2 * i - 1 probability 1/(i + 1) time i / 2 for i in 1..3\n"
+        "defence revoke[i]: remove get_grad_round by c[i] budget i + 1/2 for i in 1..3\n"
+        "defence cut: remove link a -- b1, a -- b2 budget 7"))
+    by_hand = quorum_scenario(clients=3, extra="\n".join(
+        [f"attack_step get_grad_round by c{i} cost {2 * i - 1} probability 1/{i + 1} time {i}/2"
+         for i in (1, 2, 3)]
+        + [f"defence revoke{i}: remove get_grad_round by c{i} budget {2 * i + 1}/2" for i in (1, 2, 3)]
+        + ["defence cut: remove link a -- b1, a -- b2 budget 7"]))
+    s, hand = parse_scenario(family, "f.fl"), parse_scenario(by_hand, "h.fl")
+    assert s.steps == hand.steps and s.defences == hand.defences
+    assert s.step_attributes()[("get_grad_round", "c3")] == {"cost": 5, "probability": Fraction(1, 4),
+                                                             "time": Fraction(3, 2)}
+    assert s.defence("revoke2").budget == Fraction(5, 2)
+    cut = s.defence("cut")
+    assert [lk.text() for lk in cut.links] == ["a -- b1", "a -- b2"] and cut.budget == 7
+    assert "defence cut: remove link a -- b1, a -- b2 budget 7" in s.to_text()
+    assert parse_scenario(s.to_text(), "again.fl") == s
+
+
+def test_a_bound_may_be_a_constant() -> None:
+    text = quorum_scenario().replace("bounds rounds 1", "bounds rounds R")
+    assert text != quorum_scenario()
+    text = text.replace('scenario "attributes"', 'scenario "attributes"\nconst R = 1;')
+    assert parse_scenario(text, "r.fl", defines={"R": 2}).bound("rounds") == 2
+    assert parse_scenario(text, "r.fl").bound("rounds") == 1
+    (where,) = refused(text.replace("bounds rounds R", "bounds rounds R / 2"))
+    assert where[2] == "bounds rounds must be a non-negative integer, got 1/2"
+
+
 LINE = quorum_scenario().count("\n")  # the line of the first statement of ``extra``
 
 
@@ -168,7 +201,9 @@ def test_attack_tree_json_adds_attributes_and_defence(scenario_file: Path) -> No
     assert attrs["cheapest_attack"]["value"] == 6 and attrs["cheapest_attack"]["conclusive"] is True
     assert len(attrs["min_cost"]["steps"]) == 3
     assert doc["defence"] == {"name": "revoke", "removes": "transitions of rule get_grad_round by c1",
-                              "budget": "5/2", "blocks": True, "conclusive": True, "remaining": None}
+                              "budget": "5/2", "blocks": True, "conclusive": True, "remaining": None,
+                              "links": [], "states": doc["defence"]["states"], "goal_reachable": False,
+                              "static_links": False}
     for key in ("attack_exists", "tree", "valid"):  # the keys of a tree without attributes stay
         assert key in doc
 
@@ -180,12 +215,13 @@ def test_a_defence_that_leaves_an_attack_names_it(tmp_path: Path) -> None:
     code, out, _ = run(["attack-tree", str(path), "--goal", "round = 1", "--defence", "revoke"])
     assert code == 0
     assert out.rstrip().splitlines()[-1] == (
-        "defence: removing transitions of rule get_grad_round by c1 does not block every attack of any cost: "
-        "get_grad_round by c2 at b2; eval_quorum by s at a [reporters=c2] (cost 1) remains")
+        "defence revoke: removing transitions of rule get_grad_round by c1 does not block every attack of "
+        "any cost: get_grad_round by c2 at b2; eval_quorum by s at a [reporters=c2] (cost 1) remains")
     code, out, _ = run(["attack-tree", str(path), "--goal", "round = 1", "--defence", "revoke",
                         "--budget", "1/2"])
     assert out.rstrip().splitlines()[-1] == (
-        "defence: removing transitions of rule get_grad_round by c1 blocks every attack of cost <= 1/2")
+        "defence revoke: removing transitions of rule get_grad_round by c1 blocks every attack of cost "
+        "<= 1/2")
 
 
 @pytest.mark.parametrize(("args", "message"), [
@@ -318,6 +354,8 @@ def test_optimum_agrees_with_brute_force_over_attack_paths(case: tuple[str, str]
     cheapest, conclusive = cheapest_attack(kripke, goal, table)
     assert conclusive and cheapest is not None and cheapest.value == best.cost.value
     summary = summarise(found.tree, table, kripke, goal)
+    assert summary.most_probable is not None and summary.most_probable.value == best.probability.value
+    assert summary.fastest is not None and summary.fastest.value == best.time.value
     front = {(p.cost, p.probability, p.time) for p in summary.front}
     vectors = {(total(p, "cost"), total(p, "probability"), total(p, "time")) for p in paths}
     dominated = {v for v in vectors if any(w != v and w[0] <= v[0] and w[1] >= v[1] and w[2] <= v[2]

@@ -27,9 +27,11 @@ from checker.errors import InputError
 SCHEMA = json.loads((Path(__file__).resolve().parents[2] / "spec" / "schema" / "sweep.schema.json")
                     .read_text(encoding="utf-8"))
 
-#: The bundled swarm with a second constant X: the secret location's feature (the hot reading too).
+#: The bundled swarm with two more constants: X, the secret location's feature (the hot reading too), and
+#: R, the rounds.
 FAMILY = (resource("scenarios", "moniteo_swarm8.fl").read_text(encoding="utf-8")
-          .replace("\nconst N = 8;\n", "\nconst N = 8;\nconst X = 1;\n")
+          .replace("\nconst N = 8;\n", "\nconst N = 8;\nconst X = 1;\nconst R = 1;\n")
+          .replace("bounds rounds 1", "bounds rounds R")
           .replace("data loc[N] = (1) -> 1 secret", "data loc[N] = (X) -> 1 secret")
           .replace("data loc_hot = (1) -> 3", "data loc_hot = (X) -> 3"))
 
@@ -38,7 +40,7 @@ GRID30 = {"N": (1, 2, 3), "X": tuple(range(1, 11))}
 
 @pytest.fixture(scope="module")
 def scenario(tmp_path_factory: pytest.TempPathFactory) -> Path:
-    assert "const X" in FAMILY and "(X) -> 3" in FAMILY
+    assert "const X" in FAMILY and "(X) -> 3" in FAMILY and "bounds rounds R" in FAMILY
     path = tmp_path_factory.mktemp("sweep") / "swarm_x.fl"
     path.write_text(FAMILY, encoding="utf-8")
     return path
@@ -188,7 +190,24 @@ def test_cli_scheduler_address(scenario: Path, tmp_path: Path) -> None:
     assert code == 1 and doc["engine"] == "dask" and doc["statuses"] == {"ok": 2}
 
 
+def test_rounds_are_swept_as_a_constant(scenario: Path, tmp_path: Path) -> None:
+    """``bounds rounds R`` with -D R=1,2: one satellite reports once per round through randomized response
+    of ratio 2, and the rounds' noise is independent, so ε* = R · ln 2 (composition is exact here: the
+    worst outcome sequence multiplies the per-round ratios)."""
+    out = tmp_path / "r.jsonl"
+    code, text, err = run_cli(["sweep", str(scenario), "-D", "N=1", "-D", "R=1,2", "-D", "X=1", "--engine",
+                               "processes", "--jobs", "1", "-o", str(out), "--no-plot", "--json"])
+    doc = json.loads(text)
+    assert code == 1 and doc["statuses"] == {"ok": 2}, err
+    by_rounds = {r["instance"]: r for r in doc["records"]}
+    for rounds in (1, 2):
+        record = by_rounds[f"N=1 R={rounds} X=1"]
+        assert record["epsilon"] == pytest.approx(rounds * math.log(2))
+    assert by_rounds["N=1 R=2 X=1"]["states"] > by_rounds["N=1 R=1 X=1"]["states"]
+
+
 @pytest.mark.parametrize("argv, message", [
+    (["-D", "Y=1"], "Y is not an integer constant of swarm_x.fl"),
     (["-D", "N=1", "-D", "N=2"], "given twice"),
     (["-D", "N=3..1"], "empty range"),
     (["-D", "N=1", "--engine", "processes", "--scheduler", "tcp://127.0.0.1:1"], "--scheduler"),
