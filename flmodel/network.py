@@ -24,12 +24,15 @@ has its own name (``<base>+network``):
   each outcome ``v`` of the report with probability ``P(v)·q`` as the published step, and one outcome
   with probability ``1 − q`` where the report was sent but not received: the igraph is unchanged and
   ``c`` joins the lost clients (observable ``lost``), who send nothing more this round.
-* **Attacker.** An attacker at location ``L`` that observes ``gradient_c`` (``tapped``) sees the
-  reports whose route crosses ``L``: a delivered report of ``c`` over such a route is marked as
-  crossed, and the attacker's own step ``eavesdrop`` (actor the attacker, at ``L``) copies it (the
-  status's ``seen``; observable ``seen_c``), so attack trees show the attacker's action. The copy is
-  urgent and takes no time: it comes right after the delivery, before any other step, and does not
-  advance the clock (the protocol's probabilities and windows are those without the attacker).
+* **Attacker.** An attacker at location ``L`` (or tapping the link ``a -- b``: :attr:`Network.tap`)
+  that observes ``gradient_c`` or the reports it copies (``copied``; ``tapped`` are those clients)
+  sees the reports whose route crosses ``L`` (uses a hop of the link): a delivered report of ``c``
+  over such a route is marked as crossed, and the attacker's own step ``eavesdrop`` (actor the
+  attacker, at ``L`` or the link) copies it (the status's ``seen``; observable ``seen_c``), so attack
+  trees show the attacker's action. The copy is urgent and takes no time: it comes right after the
+  delivery, before any other step, and does not advance the clock (the protocol's probabilities and
+  windows are those without the attacker). What it copied in the current round, client and report,
+  is the observable ``copied`` of the scenario system.
 * **Failures.** ``cut_link`` (actor ``environment``): a link listed in ``failure`` may be cut at any
   step (a nondeterministic choice of the environment or adversary; once cut it stays down).
 * **Aggregation.** ``all`` keeps the base rule (``ready G = clients G``). ``quorum Q``: ``eval_quorum``
@@ -97,7 +100,9 @@ class Network:
     """A network over ``gra``: contact windows and losses per directed edge (an undirected link gives
     both directions), links the environment may cut (as sets of directed edges), given routes per
     client (location sequences from the client's location to the server's) and the aggregation rule
-    (``aggregate_at``: the quorum ``Q`` or deadline ``D``)."""
+    (``aggregate_at``: the quorum ``Q`` or deadline ``D``); the attacker (its name and where it is: a
+    location, or the text ``a--b`` of the link whose directed edges ``tap`` holds) and the clients
+    whose reports it copies (``tapped``)."""
 
     windows: Mapping[Edge, tuple[Window, ...]] = field(default_factory=dict)
     losses: Mapping[Edge, tuple[Fraction, int]] = field(default_factory=dict)
@@ -107,6 +112,7 @@ class Network:
     aggregate_at: int = 0
     attacker: tuple[str, Location] | None = None
     tapped: frozenset[str] = frozenset()
+    tap: frozenset[Edge] = frozenset()
     cache: dict[object, object] = field(default_factory=dict, compare=False, hash=False, repr=False)
 
     @property
@@ -176,6 +182,15 @@ class Network:
         status = gra_status(gra)
         hops = list(pairwise(given))
         return given if all(self.edge_up(gra.edges, h, status) for h in hops) else None
+
+    def crosses(self, path: tuple[Location, ...]) -> bool:
+        """Whether a message along ``path`` passes the attacker: it uses a hop of the tapped link, or
+        (an attacker at a location) it visits that location."""
+        if self.attacker is None:
+            return False
+        if self.tap:
+            return any(hop in self.tap for hop in pairwise(path))
+        return self.attacker[1] in path
 
     def delivery(self, path: tuple[Location, ...]) -> Fraction:
         """``q = Π_hops (1 − p^(k+1))``: the probability a report sent along ``path`` arrives."""
@@ -283,7 +298,7 @@ def _reports(r: Rule, net: Network) -> Fire:
             q = net.delivery(path)
             if q > 0:
                 arrived = after
-                if net.attacker is not None and c in net.tapped and net.attacker[1] in path:
+                if c in net.tapped and net.crosses(path):
                     arrived = after._replace(crossed=after.crossed | {c})
                 yield t._replace(target=with_status(t.target, g.gra.edges, arrived),
                                  probability=t.probability * q)

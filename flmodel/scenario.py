@@ -54,6 +54,7 @@ from flmodel.scenario_ast import (
     PolicyDecl,
     PropertyDecl,
     ProtocolDecl,
+    RouteDecl,
     Scenario,
     StepDecl,
 )
@@ -383,13 +384,29 @@ class _Build(Transformer[Any, Any]):
     def attacker_at(self, items: list[Token]) -> tuple[str, Any]:
         return ("at", items[0])
 
+    def attacker_on(self, items: list[Link]) -> tuple[str, Any]:
+        return ("on", items[0])
+
     def attacker(self, items: list[Any]) -> tuple[str, Any]:
         name, *rest = items
         loc = None
+        link = None
         if rest and isinstance(rest[0], tuple):
-            loc = str(rest[0][1])
+            if rest[0][0] == "at":
+                loc = str(rest[0][1])
+            else:
+                link = rest[0][1]
             rest = rest[1:]
-        return ("attacker", AttackerDecl(str(name), loc, tuple(self._named(t) for t in rest), self._p(name)))
+        return ("attacker", AttackerDecl(str(name), loc, tuple(self._named(t) for t in rest), self._p(name),
+                                         link))
+
+    def route(self, items: list[Token]) -> tuple[str, Any]:
+        client, *rest = items
+        for op in rest[1::2]:
+            if str(op) != "->":
+                self.diags.append(diagnostic(self._p(op), f"a route's hops are written '->', got {op!s}"))
+        path = tuple(str(x) for x in rest[::2])
+        return ("routes", (RouteDecl(str(client), path, self._p(client)),))
 
     # attributes of attack steps, defences
     def step_by(self, items: list[Token]) -> tuple[str, Token]:
@@ -613,7 +630,8 @@ def _assemble(parts: list[Any], source: str, diags: list[Diagnostic],
     position of the first)."""
     fields: dict[str, Any] = {"locations": [], "links": [], "clients": [], "actors": [], "policies": [],
                               "data": [], "noise": [], "bounds": [], "neighbours": [], "properties": [],
-                              "contacts": [], "losses": [], "failures": [], "steps": [], "defences": []}
+                              "contacts": [], "losses": [], "failures": [], "steps": [], "defences": [],
+                              "routes": []}
     extras: dict[str, Any] = {"policy_names": [], "noise_names": [], "prop_extra": {}, "positions": {}}
     name = "<unnamed>"
     singles = {"server", "policies_mode", "dataset", "partition", "model", "protocol", "attacker"}
@@ -695,6 +713,7 @@ def _assemble(parts: list[Any], source: str, diags: list[Diagnostic],
         failures=tuple(fields["failures"]),
         steps=tuple(fields["steps"]),
         defences=tuple(fields["defences"]),
+        routes=tuple(fields["routes"]),
         source=source,
         constants=tuple(constants.items()),
     )

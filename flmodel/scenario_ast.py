@@ -268,19 +268,40 @@ class NeighbourDecl:
         return f"neighbour {self.name}: " + ", ".join(c.text() for c in self.changes)
 
 
+#: The observable of the reports the attacker copied in the current round (a time-varying topology's
+#: ``eavesdrop`` step; :class:`flmodel.scenario_build.ScenarioSystem`): an attacker that observes it
+#: copies every report whose route crosses it.
+COPIED = "copied"
+
+
 @dataclass(frozen=True)
 class AttackerDecl:
-    """``attacker NAME [at LOCATION] observes o1, o2`` — who the attacker is (an insider actor or an
-    eavesdropper placed at a location) and which observables it sees."""
+    """``attacker NAME [at LOCATION | on A -- B] observes o1, o2`` — who the attacker is (an insider
+    actor, an eavesdropper placed at a location or one tapping the link ``link``) and which observables
+    it sees."""
 
     name: str
     location: str | None
     observes: tuple[Named, ...]
     pos: Position = field(default=NOPOS, compare=False, repr=False)
+    link: Link | None = None
 
     def text(self) -> str:
-        at = f" at {self.location}" if self.location else ""
+        at = f" at {self.location}" if self.location else f" on {self.link.text()}" if self.link else ""
         return f"attacker {self.name}{at} observes {', '.join(o.name for o in self.observes)}"
+
+
+@dataclass(frozen=True)
+class RouteDecl:
+    """``route c: a -> b -> g``: the locations client ``c``'s report travels through, from its own to
+    the server's (instead of the shortest path of up links)."""
+
+    client: str
+    path: tuple[str, ...]
+    pos: Position = field(default=NOPOS, compare=False, repr=False)
+
+    def text(self) -> str:
+        return f"route {self.client}: {' -> '.join(self.path)}"
 
 
 #: The attributes an ``attack_step`` statement may declare, in their printed order.
@@ -506,6 +527,7 @@ class Scenario:
     failures: tuple[Link, ...] = ()
     steps: tuple[StepDecl, ...] = ()
     defences: tuple[DefenceDecl, ...] = ()
+    routes: tuple[RouteDecl, ...] = ()
     source: str = field(default="<scenario>", compare=False)
     constants: tuple[tuple[str, int], ...] = field(default=(), compare=False)
     routed: bool = False
@@ -524,6 +546,7 @@ class Scenario:
         lines.extend(lo.text() for lo in self.losses)
         if self.failures:
             lines.append("failure " + ", ".join(lk.text() for lk in self.failures))
+        lines.extend(r.text() for r in self.routes)
         if self.server is not None:
             lines.append(f"server {self.server.text()}")
         if self.clients:
@@ -556,11 +579,14 @@ class Scenario:
     # ------------------------------------------------------------------ views
     @property
     def networked(self) -> bool:
-        """Whether the topology varies (contact windows, losses, failures) or a round aggregates
-        before every client reported: then reports travel along routes of up links
-        (:mod:`flmodel.network`); otherwise links are the static ``gra`` no rule reads."""
+        """Whether the topology varies (contact windows, losses, failures), reports take given routes,
+        the attacker observes the reports it copies (:data:`COPIED`) or a round aggregates before every
+        client reported: then reports travel along routes of up links (:mod:`flmodel.network`);
+        otherwise links are the static ``gra`` no rule reads."""
         agg = self.protocol.aggregate if self.protocol is not None else None
-        return self.routed or bool(self.contacts or self.losses or self.failures) or agg not in (None, "all")
+        copies = self.attacker is not None and any(o.name == COPIED for o in self.attacker.observes)
+        return self.routed or copies or bool(self.contacts or self.losses or self.failures or self.routes) \
+            or agg not in (None, "all")
 
     @property
     def client_names(self) -> tuple[str, ...]:

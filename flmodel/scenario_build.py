@@ -24,8 +24,9 @@ plus ``secret_in_dataset`` (some secret point is in the dataset) and per secret 
 ``holds_x`` (the name of the client whose part contains ``x``, ``"none"`` if none). A scenario with a
 time-varying topology (:mod:`flmodel.network`) also offers ``lost`` (the clients whose report of this
 round was lost), ``lost_c``, ``step`` (the steps taken, saturated at the last step window) and, per
-directed edge ``a -> b`` of the initial ``gra``, ``link_a_b`` (up in the next step); with an attacker
-that observes reports, ``seen`` and ``seen_c`` (the reports it copied by its ``eavesdrop`` step).
+directed edge ``a -> b`` of the initial ``gra``, ``link_a_b`` (up in the next step); with an attacker,
+``copied`` (the reports it copied in the current round by its ``eavesdrop`` step: pairs of client and
+report) and, when it observes reports, ``seen`` and ``seen_c`` (the clients whose report it ever copied).
 
 The functions of this module are the way from a :class:`~flmodel.scenario_ast.Scenario` to its
 semantics: :func:`build_system` (the wrapped system), :func:`build_fl_system` (the unwrapped
@@ -56,7 +57,7 @@ from flmodel.noise import (
     randomized_response,
 )
 from flmodel.rules import RULE_SETS, Rule, RuleContext, RuleSet, Transition
-from flmodel.scenario_ast import Link, MechanismDecl, Scenario
+from flmodel.scenario_ast import COPIED, Link, MechanismDecl, Scenario
 from flmodel.system import Bounds, FLState, FLSystem
 
 __all__ = ["AdditiveNoise", "ScenarioSystem", "build_fl_system", "build_system", "data_points",
@@ -228,22 +229,28 @@ def link_edges(lk: Link) -> tuple[tuple[str, str], ...]:
 
 
 def network_of(s: Scenario) -> Network:
-    """The :class:`~flmodel.network.Network` of a scenario's contact, loss and failure statements and
-    its aggregation rule."""
+    """The :class:`~flmodel.network.Network` of a scenario's contact, loss, failure and route
+    statements, its aggregation rule and its attacker."""
     windows = {e: (Window(c.unit, c.windows),) for c in s.contacts for e in link_edges(c.link)}
     losses = {e: (lo.probability, lo.retries) for lo in s.losses for e in link_edges(lo.link)}
     failures = tuple(frozenset(link_edges(lk)) for lk in s.failures)
     prot = s.protocol
     agg = (prot.aggregate if prot is not None else None) or "all"
     at = (prot.aggregate_at if prot is not None else None) or 0
-    attacker, tapped = attacker_taps(s)
-    return Network(windows, losses, failures, {}, agg, at, attacker, tapped)  # type: ignore[arg-type]
+    attacker, tapped, tap = attacker_taps(s)
+    return Network(windows, losses, failures, routes_of(s), agg, at, attacker, tapped, tap)  # type: ignore[arg-type]
+
+
+def routes_of(s: Scenario) -> dict[str, tuple[str, ...]]:
+    """The given routes, per client."""
+    return {r.client: r.path for r in s.routes}
 
 
 def attacker_location(s: Scenario) -> str | None:
-    """Where the attacker is: its ``at`` location, else the location of the actor it is."""
+    """Where the attacker is: its ``at`` location, else the location of the actor it is (``None`` for
+    an attacker on a link)."""
     a = s.attacker
-    if a is None:
+    if a is None or a.link is not None:
         return None
     if a.location is not None:
         return a.location
@@ -251,15 +258,22 @@ def attacker_location(s: Scenario) -> str | None:
     return placed.get(a.name)
 
 
-def attacker_taps(s: Scenario) -> tuple[tuple[str, str] | None, frozenset[str]]:
-    """The attacker and its location, and the clients whose reports it observes (``gradient_c``)."""
-    where = attacker_location(s)
-    if s.attacker is None or where is None:
-        return None, frozenset()
+def attacker_taps(s: Scenario) -> tuple[tuple[str, str] | None, frozenset[str], frozenset[tuple[str, str]]]:
+    """The attacker and where it is (a location, or ``a--b`` for a link), the clients whose reports it
+    copies (those it observes as ``gradient_c``; every client when it observes ``copied``) and the
+    directed edges of the link it taps (empty for an attacker at a location)."""
+    a = s.attacker
+    if a is None:
+        return None, frozenset(), frozenset()
+    tap = frozenset(link_edges(a.link)) if a.link is not None else frozenset()
+    where = attacker_location(s) if a.link is None else f"{a.link.a}--{a.link.b}"
+    if where is None:
+        return None, frozenset(), frozenset()
     clients = set(s.client_names)
-    tapped = frozenset(o.name[len("gradient_"):] for o in s.attacker.observes
-                       if o.name.startswith("gradient_") and o.name[len("gradient_"):] in clients)
-    return (s.attacker.name, where), tapped
+    observed = {o.name for o in a.observes}
+    reports = {n[len("gradient_"):] for n in observed if n.startswith("gradient_")} & clients
+    tapped = frozenset(clients if COPIED in observed else reports)
+    return (a.name, where), tapped, tap
 
 
 def client_noise(s: Scenario) -> tuple[dict[str, Mechanism | None], dict[str, str]]:
@@ -329,6 +343,8 @@ class ScenarioSystem:
         self.network = network_of(scenario) if scenario is not None and scenario.networked else None
         if self.network is not None:
             names += ["lost", "step", *(f"lost_{c}" for c in fl.clients)]
+            if self.network.attacker is not None:
+                names.append(COPIED)
             if self.network.attacker is not None and self.network.tapped:
                 names += ["seen", *(f"seen_{c}" for c in sorted(self.network.tapped))]
             for a, b in sorted(fl.initial.igra.gra.edges):
@@ -368,6 +384,10 @@ class ScenarioSystem:
                 return name[5:] in gra_status(gra).lost
             if name == "seen":
                 return gra_status(gra).seen
+            if name == COPIED:
+                st = gra_status(gra)
+                grads = state.infra.igra.gradient
+                return frozenset((c, grads[c]) for c in st.crossed & st.seen)
             if name.startswith("seen_") and name[5:] in self.network.tapped:
                 return name[5:] in gra_status(gra).seen
             if name in self._links:

@@ -32,6 +32,7 @@ from __future__ import annotations
 import difflib
 from collections import Counter
 from fractions import Fraction
+from itertools import pairwise
 from typing import Any
 
 from flcheck_spec.vocab import Position
@@ -48,7 +49,7 @@ from flmodel.scenario_ast import (
     Scenario,
     StepDecl,
 )
-from flmodel.scenario_build import attacker_location, link_edges
+from flmodel.scenario_build import attacker_taps, link_edges, routes_of
 from flmodel.scenario_family import diagnostic
 
 ACTIONS = ("put_part", "get_grad", "eval_server")
@@ -102,6 +103,7 @@ def check_scenario(s: Scenario, extras: dict[str, Any] | None = None) -> list[Di
     checks.check_bounds()
     checks.check_neighbours()
     checks.check_attacker()
+    checks.check_routes()
     checks.check_steps()
     checks.check_defences()
     checks.missing_locations()
@@ -454,9 +456,41 @@ class _ScenarioChecks:
             if a.name in self.actor_locs and self.actor_locs[a.name] != a.location:
                 self.report.add(a.pos, f"attacker {a.name!r} is placed at {self.actor_locs[a.name]!r}, "
                                 f"not {a.location!r}")
+        elif a.link is not None:
+            lk = a.link
+            if not all(e in self.declared_edges for e in link_edges(lk)):
+                self.report.add(lk.pos, f"attacker {a.name!r} on {lk.text()}, which is not a declared link "
+                                "(links or contact)")
         elif a.name not in self.actor_locs:
             self.report.add(a.pos, f"attacker {a.name!r} is not an actor; declare it or write 'attacker "
                             f"{a.name} at LOCATION observes …'")
+
+    # --- routes ---------------------------------------------------------------------------------------
+    def check_routes(self) -> None:
+        """A given route runs from its client's location to the server's over declared links (static or
+        contact, in the link's direction); one route per client."""
+        s = self.s
+        first: dict[str, Position] = {}
+        server_loc = s.server.location if s.server is not None else None
+        for r in s.routes:
+            if r.client not in self.clients:
+                self.report.add(r.pos, f"route for {r.client!r}, which is not a client")
+                continue
+            if r.client in first:
+                self.report.add(r.pos, f"second route for {r.client}; the first is at {first[r.client]}")
+                continue
+            first[r.client] = r.pos
+            start = self.actor_locs.get(r.client)
+            if r.path[0] != start:
+                self.report.add(r.pos, f"the route of {r.client} starts at {r.path[0]!r}, not at its "
+                                f"location {start!r}")
+            if server_loc is not None and r.path[-1] != server_loc:
+                self.report.add(r.pos, f"the route of {r.client} ends at {r.path[-1]!r}, not at the server's "
+                                f"location {server_loc!r}")
+            for a, b in pairwise(r.path):
+                if (a, b) not in self.declared_edges:
+                    self.report.add(r.pos, f"the route of {r.client} takes {a} -> {b}, which is not a "
+                                    "declared link (links or contact)")
 
     # --- attributes of attack steps, defences -----------------------------------------------------
     def _step_actors(self) -> set[str]:
@@ -568,23 +602,26 @@ class _ScenarioChecks:
 
 
 def check_attacker_routes(s: Scenario) -> list[Diagnostic]:
-    """An attacker at a location observes what reaches it along the links ([IIIf-FL]: security
-    follows from the infrastructure): ``gradient_c`` only when the route of ``c``'s report (the
-    shortest path of links from ``c``'s location to the server's, every link of a contact plan
-    counted) crosses the attacker's location; ``partition_c`` only at ``c``'s location; ``curmodpar``
-    at the server's location or on the route of the model's broadcast to some client. Other
-    observables are protocol state (round, who reported) and are not bound to the graph. Names
-    observed by the attacker and by ``observing`` clauses are checked."""
+    """An attacker observes what reaches it along the links ([IIIf-FL]: security follows from the
+    infrastructure): ``gradient_c`` only when the route of ``c``'s report (the route given for ``c``,
+    else the shortest path of links from ``c``'s location to the server's, every link of a contact
+    plan counted) crosses the attacker's location or uses the link it taps; ``partition_c`` only at
+    ``c``'s location; ``curmodpar`` at the server's location or on the route of the model's broadcast
+    to some client. ``copied`` (what it copies) may stay empty; other observables are protocol state
+    (round, who reported) and are not bound to the graph. Names observed by the attacker and by
+    ``observing`` clauses are checked."""
     a = s.attacker
-    where = attacker_location(s)
-    if a is None or where is None or s.server is None:
+    attacker, _, tap = attacker_taps(s)
+    if a is None or attacker is None or s.server is None:
         return []
     report = _Report(Position(s.source, 1, 1))
     edges = frozenset(e for lk in (*s.links, *(c.link for c in s.contacts)) for e in link_edges(lk))
     locations = frozenset(n.name for n in s.locations)
-    net = Network()
+    net = Network(routes=routes_of(s), attacker=attacker, tap=tap)
     gra = Gra(locations, edges)
     server_loc = s.server.location
+    where = attacker[1]
+    spot = f"on {a.link.text()}" if a.link is not None else f"at {where!r}"
     placed = {c.actor: c.location for c in s.clients}
     named: list[Named] = list(a.observes)
     for p in s.properties:
@@ -592,21 +629,23 @@ def check_attacker_routes(s: Scenario) -> list[Diagnostic]:
     for n in named:
         kind, _, client = n.name.partition("_")
         if kind == "gradient" and client in placed:
-            path = net.route(gra, placed[client], server_loc)
+            path = net.client_route(gra, client, placed[client], server_loc)
             if path is None:
-                report.add(n.pos, f"attacker {a.name!r} at {where!r} observes {n.name}, but {client}'s "
+                report.add(n.pos, f"attacker {a.name!r} {spot} observes {n.name}, but {client}'s "
                            f"report has no route from {placed[client]!r} to the server at {server_loc!r}")
-            elif where not in path:
-                report.add(n.pos, f"attacker {a.name!r} at {where!r} observes {n.name}, but {client}'s "
-                           f"report travels {' -> '.join(path)} and never reaches {where!r}")
+            elif not net.crosses(path):
+                report.add(n.pos, f"attacker {a.name!r} {spot} observes {n.name}, but {client}'s "
+                           f"report travels {' -> '.join(path)} and never "
+                           f"{'uses ' + a.link.text() if a.link is not None else f'reaches {where!r}'}")
         elif kind == "partition" and client in placed and where != placed[client]:
-            report.add(n.pos, f"attacker {a.name!r} at {where!r} observes {n.name}, which never leaves "
+            report.add(n.pos, f"attacker {a.name!r} {spot} observes {n.name}, which never leaves "
                        f"{placed[client]!r}")
         elif n.name == "curmodpar" and where != server_loc:
             paths = [net.route(gra, server_loc, loc) for loc in placed.values()]
-            if not any(path is not None and where in path for path in paths):
-                report.add(n.pos, f"attacker {a.name!r} at {where!r} observes curmodpar, but no route of the "
-                           f"model from the server at {server_loc!r} to a client crosses {where!r}")
+            if not any(path is not None and net.crosses(path) for path in paths):
+                report.add(n.pos, f"attacker {a.name!r} {spot} observes curmodpar, but no route of the "
+                           f"model from the server at {server_loc!r} to a client "
+                           f"{'uses ' + a.link.text() if a.link is not None else f'crosses {where!r}'}")
     return report.items
 
 

@@ -35,7 +35,7 @@ EXPRESSIONS = frozenset({"plus", "minus", "times", "divided", "modulo", "negated
                          "lookup"})
 
 #: Statements that take a family as a whole (``data … for i in 1..N``, ``policy … for i in 1..N``).
-FAMILY_STATEMENTS = frozenset({"data", "policy", "contact", "loss", "attack_step", "defence"})
+FAMILY_STATEMENTS = frozenset({"data", "policy", "contact", "loss", "route", "attack_step", "defence"})
 
 
 @dataclass(frozen=True)

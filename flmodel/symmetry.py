@@ -16,14 +16,14 @@ transposition ``(c d)`` only when
 * their initial parts have the same multiset of ``(features, target)`` (``δ`` pairs the points in the
   order of that multiset; without an initial partition both parts are empty and ``δ = id``);
 * the link graph ``gra`` and the policy table are invariant under ``(π, λ)``;
-* with a time-varying topology: neither is the attacker and ``λ`` fixes the attacker's location; the
-  reports the attacker taps are permuted among themselves; contact windows, losses and the set of
-  links that may fail are invariant under ``λ``; and in every configuration the network can be in (a
-  set of cut links, the saturated round and clock: all of them are enumerated) the route of every
-  client ``x``'s report decides the same as the route of ``π x``'s in the renamed configuration:
-  whether there is one, the probability ``q`` that the report arrives and whether it crosses the
-  attacker (the only things the report step reads of a route; routes break ties by name, so the
-  paths themselves need not be renamed onto each other);
+* with a time-varying topology: neither is the attacker and ``λ`` fixes the attacker's location (or
+  tapped link); the reports the attacker taps are permuted among themselves; contact windows, losses
+  and the set of links that may fail are invariant under ``λ``; and in every configuration the
+  network can be in (a set of cut links, the saturated round and clock: all of them are enumerated)
+  the route of every client ``x``'s report decides the same as the route of ``π x``'s in the renamed
+  configuration: whether there is one, the probability ``q`` that the report arrives and whether it
+  crosses the attacker (the only things the report step reads of a route; routes break ties by name,
+  so the paths themselves need not be renamed onto each other);
 
 and refuses the rest (a rule set other than ``published``/``fedavg_rounds`` with or without a network;
 more network configurations than :data:`MAX_ROUTE_CHECKS` allows to enumerate). The rules are then
@@ -181,7 +181,6 @@ def _route_table(system: ScenarioSystem, net: Network) -> tuple[dict[_Config, di
         return {}, f"{len(cuts) * len(times)} network configurations are too many to verify that the " \
                    f"routes follow the permutations"
     server_loc = g0.aloc[g0.server]
-    spy = net.attacker[1] if net.attacker is not None else None
     table: dict[_Config, dict[str, RouteEffect]] = {}
     for cut in cuts:
         edges = g0.gra.edges.difference(*(net.failures[i] for i in cut))
@@ -190,7 +189,7 @@ def _route_table(system: ScenarioSystem, net: Network) -> tuple[dict[_Config, di
             row: dict[str, RouteEffect] = {}
             for c in clients:
                 path = net.client_route(gra, c, g0.aloc[c], server_loc)
-                row[c] = None if path is None else (net.delivery(path), spy in path)
+                row[c] = None if path is None else (net.delivery(path), net.crosses(path))
             table[(cut, r, t)] = row
     return table, ""
 
@@ -205,7 +204,7 @@ def _network_valid(net: Network, perm: Mapping[str, str], lam: Mapping[Location,
     themselves need not be renamed onto each other)."""
     if net.attacker is not None:
         who, where = net.attacker
-        if who in perm or lam.get(where, where) != where:
+        if who in perm or lam.get(where, where) != where or _rename_edges(net.tap, lam) != net.tap:
             return False
     if frozenset(perm.get(c, c) for c in net.tapped) != net.tapped:
         return False
