@@ -218,7 +218,11 @@ class PrivacyResult:
 class AttackTreeResult:
     """An IIIf attack tree for ``EF goal`` ([IIIf-FL] attack trees: valid iff ``EF goal``), or the
     invariant ``AG ¬goal`` proving none exists. ``found``: a valid tree was generated; ``text`` is the
-    tree as ``flcheck attack-tree`` prints it."""
+    tree as ``flcheck attack-tree`` prints it. ``attributes``: the tree under the scenario's
+    ``attack_step`` declarations (:class:`checker.app.step_attributes.AttributeSummary`: min cost, max
+    probability, min time, the Pareto front, the best attack over every path; ``None`` without
+    declarations); ``defence``: the verdict of the defence asked for
+    (:class:`checker.app.step_attributes.DefenceVerdict`)."""
 
     goal: str
     found: bool
@@ -227,12 +231,19 @@ class AttackTreeResult:
     text: str
     raw: Any = field(repr=False, compare=False)
     kripke: Any = field(repr=False, compare=False)
+    attributes: Any = field(default=None, repr=False, compare=False)
+    defence: Any = field(default=None, repr=False, compare=False)
 
     def to_json(self) -> dict[str, Any]:
         """The keys of ``flcheck attack-tree --json``."""
         from checker.attack_trees.export import result_to_json  # lazy: with the tree engine
+        from checker.io.render import json_value  # lazy: with the writers
 
         data: dict[str, Any] = result_to_json(self.raw, self.kripke, goal_text=self.goal)
+        if self.attributes is not None:
+            data["attributes"] = json_value(self.attributes.to_json())
+        if self.defence is not None:
+            data["defence"] = json_value(self.defence.to_json())
         return data
 
     def render(self, fmt: str = "text") -> str:
@@ -250,8 +261,12 @@ class AttackTreeResult:
 
     def _repr_html_(self) -> str:
         state = "attack exists" if self.found else ("no attack" if self.conclusive else "unknown")
-        return (_html_table(f"attack tree for {self.goal}", [("result", state), ("nodes", self.size)])
-                + f"<pre>{html.escape(self.text)}</pre>")
+        rows: list[tuple[str, object]] = [("result", state), ("nodes", self.size)]
+        if self.attributes is not None:
+            rows.append(("optimum", self.attributes.optimum_text()))
+        if self.defence is not None:
+            rows.append(("defence", self.defence.text()))
+        return _html_table(f"attack tree for {self.goal}", rows) + f"<pre>{html.escape(self.text)}</pre>"
 
 
 @dataclass(frozen=True)
@@ -370,23 +385,45 @@ class Model:
                              float(number_json(w.delta)) if w else 0.0,
                              float(number_json(w.advantage)) if w else 0.0, len(rep.pairs), rep)
 
-    def attack_tree(self, goal: str, *, max_attacks: int = 5,
-                    max_depth: int | None = None) -> AttackTreeResult:
-        """An IIIf attack tree for ``EF goal`` from the initial states (``flcheck attack-tree --goal``)."""
+    def attack_tree(self, goal: str, *, max_attacks: int = 5, max_depth: int | None = None,
+                    defence: str | None = None, budget: int | str | None = None) -> AttackTreeResult:
+        """An IIIf attack tree for ``EF goal`` from the initial states (``flcheck attack-tree --goal``),
+        evaluated under the scenario's ``attack_step`` attributes when it declares some; ``defence``:
+        whether the scenario's defence of that name blocks every attack (of cost ``<= budget``, by
+        default the statement's budget), as ``--defence NAME [--budget C]``."""
+        from fractions import Fraction
+
+        from checker.app.step_attributes import (  # lazy: the attack-tree pipeline
+            attack_goal,
+            judge_defence,
+            scenario_of,
+            step_table,
+            summarise,
+        )
         from checker.attack_trees.export import tree_to_text  # lazy: tree engine
         from checker.attack_trees.generation import AttackFound, generate_attack_tree  # lazy: tree engine
-        from checker.mc.ctl import ModelChecker  # lazy: CTL engine
-        from checker.mc.ctl_parse import parse_formula  # lazy: with the engine
+
+        def goal_of(structure: Kripke) -> Any:
+            return attack_goal(structure, goal, "goal")[0]
 
         k = self.kripke
-        mask, _upper = ModelChecker(k).sat_bounds(parse_formula(goal, source="goal"))
-        res = generate_attack_tree(k, mask, max_depth=max_depth, max_attacks=max_attacks)
+        mask, mentioned = attack_goal(k, goal, "goal")
+        scenario = None if self.scenario_path is None else scenario_of(str(self.scenario_path),
+                                                                       self.defines or None)
+        table = step_table(scenario)
+        verdict = None
+        if defence is not None:
+            limit = None if budget is None else Fraction(budget)
+            verdict = judge_defence(scenario, defence, k, goal_of, table, limit, limits=self.limits)
+        res = generate_attack_tree(k, mask, max_depth=max_depth, max_attacks=max_attacks, minimal_only=True,
+                                   goal_observables=mentioned)
         if isinstance(res, AttackFound):
+            summary = None if table is None else summarise(res.tree, table, k, mask)
             return AttackTreeResult(goal, True, True, res.tree.size(),
-                                    tree_to_text(res.tree, k, goal_text=goal), res, k)
+                                    tree_to_text(res.tree, k, goal_text=goal), res, k, summary, verdict)
         text = (f"no attack: AG ¬({goal}) holds on an invariant of {res.invariant_size} states"
                 if res.conclusive else "unknown: no attack found in the explored part")
-        return AttackTreeResult(goal, False, bool(res.conclusive), 0, text, res, k)
+        return AttackTreeResult(goal, False, bool(res.conclusive), 0, text, res, k, None, verdict)
 
     def export(self, out: str | Path, format: str = "isabelle", **options: Any) -> ExportResult:
         """Write the model: ``explicit`` (``out.tra``/``.lab``[/``.sta``], option ``flavor``), ``json``

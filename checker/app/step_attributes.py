@@ -41,6 +41,9 @@ from checker.attack_trees.defences import Cut, Defence, best_attack, cuts, remov
 from checker.attack_trees.tree import AttackTree
 from checker.errors import InputError, Position
 from checker.io.render import value_text
+from checker.mc import ctl_ast
+from checker.mc.ctl import ModelChecker
+from checker.mc.ctl_parse import parse_formula
 from checker.mc.explore import Limits, ProgressCallback, explore
 from checker.mc.kripke import Kripke
 from flmodel.scenario import load_scenario
@@ -65,6 +68,22 @@ def step_table(scenario: Scenario | None) -> StepTable | None:
     if scenario is None or not scenario.steps:
         return None
     return StepTable(scenario.step_attributes())  # type: ignore[arg-type]
+
+
+def attack_goal(kripke: Kripke, text: str, source: str = "--goal") -> tuple[np.ndarray, list[str]]:
+    """The states that certainly satisfy the goal formula ``text`` (its satisfaction set's lower bound on
+    an incomplete structure) and the observables it mentions (shown in the tree's step labels)."""
+    formula = parse_formula(text, source=source)
+    lower, _upper = ModelChecker(kripke).sat_bounds(formula)
+    names: list[str] = []
+    for atom in ctl_ast.atoms_of(formula):
+        terms = [getattr(atom, f, None) for f in ("left", "right", "element", "collection")]
+        for term in terms:
+            if isinstance(term, ctl_ast.Ref) and term.name in kripke.observables and term.name not in names:
+                names.append(term.name)
+        if isinstance(atom, ctl_ast.Label) and atom.name in kripke.observables and atom.name not in names:
+            names.append(atom.name)
+    return lower, names
 
 
 def defence_decl(scenario: Scenario | None, name: str, where: str = "--defence") -> DefenceDecl:

@@ -129,28 +129,33 @@ class StepTable:
                 if name in values:
                     checked[name] = _checked(name, values[name], key)
             self._declared[key] = checked
-        self._cache: dict[StepKey, Vector] = {}
+        self._cache: dict[StepKey, tuple[Vector, tuple[AttributeName, ...]]] = {}
         self.undeclared: set[tuple[StepKey, AttributeName]] = set()
 
-    def vector(self, action: Action) -> Vector:
+    def vector(self, action: Action, *, record: bool = True) -> Vector:
+        """The attributes of ``action``'s steps; ``record``: note the neutral ones in
+        :attr:`undeclared` (a search over every action of a structure passes ``False``: only the steps of
+        the attacks it reports are the caller's to record)."""
         key: StepKey = (action.rule, action.actor)
         found = self._cache.get(key)
-        if found is not None:
-            return found
-        own = self._declared.get(key, {})
-        rule_default = self._declared.get((action.rule, None), {})
-        values: list[Number] = []
-        for name, neutral in zip(ATTRIBUTE_NAMES, NEUTRAL, strict=True):
-            if name in own:
-                values.append(own[name])
-            elif name in rule_default:
-                values.append(rule_default[name])
-            else:
-                self.undeclared.add((key, name))
-                values.append(neutral)
-        vector = Vector(*values)
-        self._cache[key] = vector
-        return vector
+        if found is None:
+            own = self._declared.get(key, {})
+            rule_default = self._declared.get((action.rule, None), {})
+            values: list[Number] = []
+            neutral_names: list[AttributeName] = []
+            for name, neutral in zip(ATTRIBUTE_NAMES, NEUTRAL, strict=True):
+                if name in own:
+                    values.append(own[name])
+                elif name in rule_default:
+                    values.append(rule_default[name])
+                else:
+                    neutral_names.append(name)
+                    values.append(neutral)
+            found = (Vector(*values), tuple(neutral_names))
+            self._cache[key] = found
+        if record:
+            self.undeclared.update((key, name) for name in found[1])
+        return found[0]
 
     def step(self, node: BaseAttack) -> Vector:
         if node.label is None or node.label.action is None:

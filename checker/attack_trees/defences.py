@@ -151,7 +151,7 @@ def best_attack(kripke: Kripke, goal: Iterable[int] | np.ndarray, attributes: St
     table = as_table(attributes)
     goal_mask = state_mask(goal, kripke.num_states)
     init_mask = kripke.initial_mask() if initial is None else state_mask(initial, kripke.num_states)
-    action_value = [domain.value(table.vector(a)) for a in kripke.actions]
+    action_value = [domain.value(table.vector(a, record=False)) for a in kripke.actions]
     action_open = [removed is None or not removed(a) for a in kripke.actions]
     start: Number = Fraction(domain.value(NEUTRAL))
     best: dict[int, Number] = {}

@@ -21,11 +21,12 @@ import json
 import sys
 from fractions import Fraction
 from pathlib import Path
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING
 
 from checker.app.load import load_model
 from checker.app.step_attributes import (
     AttributeSummary,
+    attack_goal,
     defence_decl,
     judge_defence,
     scenario_of,
@@ -48,9 +49,6 @@ from checker.cli.json_output import json_text
 from checker.cli.options import nonneg_int, output_file, positive_int
 from checker.errors import InputError, Position
 from checker.io.files import check_output_path, write_atomic
-from checker.mc import ctl_ast
-from checker.mc.ctl import ModelChecker
-from checker.mc.ctl_parse import parse_formula
 from checker.mc.explore import stderr_progress
 from checker.mc.kripke import Kripke
 from checker.verdict import EXIT_HOLDS, EXIT_VIOLATED
@@ -137,21 +135,6 @@ def _load(paths: list[str], args: argparse.Namespace) -> tuple[Kripke, Scenario 
     return kripke, scenario_of(paths, defines_of(args))
 
 
-def _goal_mask(kripke: Kripke, text: str) -> tuple[Any, list[str]]:
-    """The goal's satisfaction set (states certainly satisfying it) and the observables it mentions."""
-    formula = parse_formula(text, source="--goal")
-    lower, _upper = ModelChecker(kripke).sat_bounds(formula)
-    names: list[str] = []
-    for atom in ctl_ast.atoms_of(formula):
-        terms = [getattr(atom, f, None) for f in ("left", "right", "element", "collection")]
-        for term in terms:
-            if isinstance(term, ctl_ast.Ref) and term.name in kripke.observables and term.name not in names:
-                names.append(term.name)
-        if isinstance(atom, ctl_ast.Label) and atom.name in kripke.observables and atom.name not in names:
-            names.append(atom.name)
-    return lower, names
-
-
 def run(args: argparse.Namespace) -> int:
     fmt = "json" if args.json else args.format
     if args.output:  # refused before exploring: the tree must never replace the model
@@ -167,7 +150,7 @@ def run(args: argparse.Namespace) -> int:
     table = step_table(scenario)
     if args.defence is not None:
         defence_decl(scenario, args.defence)  # an unknown name is refused before any search
-    goal, mentioned = _goal_mask(kripke, args.goal)
+    goal, mentioned = attack_goal(kripke, args.goal)
     shown = None
     if args.observables is not None:
         shown = [n.strip() for n in args.observables.split(",") if n.strip()]
@@ -184,7 +167,7 @@ def run(args: argparse.Namespace) -> int:
     verdict = None
     if args.defence is not None:
         progress = stderr_progress()
-        verdict = judge_defence(scenario, args.defence, kripke, lambda k: _goal_mask(k, args.goal)[0], table,
+        verdict = judge_defence(scenario, args.defence, kripke, lambda k: attack_goal(k, args.goal)[0], table,
                                 args.budget, limits=limits_of(args), progress=progress)
         if progress:
             clear_progress()
@@ -245,7 +228,7 @@ def _check_file(args: argparse.Namespace) -> int:
     if not v.valid:
         lines.append(f"  {v.reason}")
     if args.goal is not None:
-        goal, _ = _goal_mask(kripke, args.goal)
+        goal, _ = attack_goal(kripke, args.goal)
         want = (frozenset(kripke.initial.tolist()), frozenset(int(i) for i in goal.nonzero()[0]))
         same = tree.pair == want
         lines.append(f"  attack = (initial states, {args.goal}): {'yes' if same else 'no'}")

@@ -92,6 +92,22 @@ def test_attack_tree_equals_cli(swarm: checker.Model) -> None:
         none.render()
 
 
+def test_attack_tree_attributes_and_defences_equal_cli(tmp_path: Path) -> None:
+    from tests.attack_trees.test_link_defences import RELAY
+
+    path = tmp_path / "relay.fl"
+    path.write_text(RELAY + "defence reroute: remove link relay -- orbit2 budget 10\n", encoding="utf-8")
+    res = checker.load(path).attack_tree("seen_sat2", defence="reroute")
+    cli = cli_json(["attack-tree", str(path), "--goal", "seen_sat2", "--defence", "reroute", "--json"])
+    api = res.to_json()
+    api.pop("model", None), cli.pop("model", None)
+    assert api == cli
+    assert res.attributes.optimum_text() == "min cost 4, max probability 9/20, min time 2"
+    assert res.defence.cut.blocks and "reroute" in res._repr_html_()
+    kept = checker.load(path).attack_tree("seen_sat2", defence="reroute", budget="3").defence
+    assert kept.cut.budget == 3 and kept.cut.blocks
+
+
 def test_explicit_export_round_trips(swarm: checker.Model, tmp_path: Path) -> None:
     written = swarm.export(tmp_path / "m", "explicit")
     assert [Path(w).suffix for w in written.written] == [".tra", ".lab", ".sta"]
