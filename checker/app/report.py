@@ -61,6 +61,18 @@ def _json_text(value: Any) -> str:
     return str(value)
 
 
+def statement_text(report: Any, result: Any) -> str:
+    """What a property claims, for the reports' formula column: a CTL property's formula (as parsed),
+    any other kind's statement as declared (``privacy epsilon <= ln(6) between hot``, ``probability
+    uniform == 33/50 reach round = 1``, ``attack_tree exists seen_sat3``), else the result's formula."""
+    if result.kind != "ctl":
+        for p in getattr(report.scenario, "properties", ()):
+            if p.name == result.name:
+                text: str = p.text()
+                return text.split(": ", 1)[1].rstrip(";")
+    return str(result.formula or "")
+
+
 def _violations(report: Any) -> list[tuple[str, str, list[str]]]:
     """(property, formula, counterexample lines) of every violated property that has a path."""
     out = []
@@ -303,7 +315,8 @@ def write_report(report: Any, path: str | Path, *, inputs: Iterable[str | Path] 
                   "|---|---|---|---|---|---|"]
         for r in report.results:
             ev = r.evidence.replace("|", "\\|")
-            formula = f"`{r.formula}`".replace("|", "\\|") if r.formula else ""
+            said = statement_text(report, r)
+            formula = f"`{said}`".replace("|", "\\|") if said else ""
             lines.append(f"| {r.name} | {r.kind} | {formula} | **{r.verdict}** | {r.value_text} | {ev} |")
         violations = _violations(report)
         if violations:
@@ -322,7 +335,7 @@ def write_report(report: Any, path: str | Path, *, inputs: Iterable[str | Path] 
         esc = html.escape
         rows = "".join(
             f"<tr class='{esc(str(r.verdict)).replace(' ', '-')}'><td>{esc(r.name)}</td>"
-            f"<td>{esc(r.kind)}</td><td><code>{esc(r.formula)}</code></td>"
+            f"<td>{esc(r.kind)}</td><td><code>{esc(statement_text(report, r))}</code></td>"
             f"<td><b>{esc(str(r.verdict))}</b></td><td>{esc(r.value_text)}</td><td>{esc(r.evidence)}</td></tr>"
             for r in report.results)
         cex = "".join(f"<h3>{esc(name)}: <code>{esc(formula)}</code></h3>"

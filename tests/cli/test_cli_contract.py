@@ -116,3 +116,23 @@ def test_written_files_have_the_umask_mode(tmp_path: Path, umask_022: None,
     assert {"k.json", "k.dot", "r.md", "r.html", "tree.dot", "g.png"} <= names
     assert any(n.startswith("r_") and n.endswith(".png") for n in names)  # the Markdown report's pictures
     assert {p.name: oct(_mode(p)) for p in written} == {p.name: oct(0o644) for p in written}
+
+
+def test_reports_state_every_property_s_formula_or_statement(tmp_path: Path) -> None:
+    """The formula column: a CTL property's parsed formula, any other kind's statement as declared."""
+    from checker.app.check import check_scenario
+    from checker.app.report import statement_text
+    from flmodel.scenario import parse_scenario
+    from tests.test_language_reference import BASE
+
+    report = check_scenario(parse_scenario(BASE, "base.fl"))
+    said = {r.name: statement_text(report, r) for r in report.results}
+    assert said == {"live": "AG (round < 1 -> EF (round == 1))",
+                    "reach": 'attack_tree exists "sat1" in ready',
+                    "dp": "privacy epsilon <= ln(2) between hot",
+                    "adv": "advantage <= theorem1(ln(2)) between hot",
+                    "sure": "probability min >= 1 reach round = 1"}
+    for r in report.results:  # each statement reads back as the property it came from
+        if r.kind != "ctl":
+            again = parse_scenario(BASE + f"property again: {said[r.name]}\n", "again.fl").property("again")
+            assert again.text().split(": ", 1)[1] == report.scenario.property(r.name).text().split(": ", 1)[1]
