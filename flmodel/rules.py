@@ -70,6 +70,12 @@ from flmodel.learning import Loss, Vec, Vector, fedavg, grad_step, mean_gradient
 from flmodel.noise import Mechanism
 
 TraceMode = Literal["full", "drop"]
+#: The rules whose footprint :meth:`flmodel.system.FLSystem.action_classes` knows: ``put_part`` (any
+#: time ``[] ∈ evs``), ``put_part_once``, ``get_grad`` (any client, any time), ``get_grad_round``
+#: (a client not yet ready, after the partition) and ``eval`` (``eval_server``/``eval_round``).
+FootprintKind = Literal["put_part", "put_part_once", "get_grad", "get_grad_round", "eval"]
+FOOTPRINT_KINDS: tuple[FootprintKind, ...] = (
+    "put_part", "put_part_once", "get_grad", "get_grad_round", "eval")
 NoiseTarget = Literal["update", "gradient"]
 
 ONE = Fraction(1)
@@ -377,7 +383,12 @@ class Rule:
     only for ``c ∈ ready G``, it writes ``gradient G c`` whenever it inserts ``c`` into ``ready``, and
     nothing else it computes (enabledness, actions, probabilities, the other components) depends on a
     gradient; ``None`` — unknown (no reduction). A rule built around another one keeps ``None`` unless
-    it states its own footprint."""
+    it states its own footprint.
+
+    ``footprint`` names which of the published or round-based rules this rule is, so that
+    :meth:`flmodel.system.FLSystem.action_classes` can state what each of its actions reads, writes
+    and requires (:data:`FOOTPRINT_KINDS`); ``None`` — unknown (the system then states no action
+    classes)."""
 
     name: str
     kind: str
@@ -385,6 +396,7 @@ class Rule:
     aggregates: bool = False
     deploys: bool = False
     gradients: Literal["ready"] | None = None
+    footprint: FootprintKind | None = None
 
 
 @dataclass(frozen=True, slots=True)
@@ -409,10 +421,12 @@ class RuleSet:
 PUBLISHED = RuleSet(
     "published",
     (
-        Rule("put_part", "put_part", lambda ctx, i, _p: put_part(ctx, i), deploys=True, gradients="ready"),
-        Rule("get_grad", "get_grad", lambda ctx, i, _p: get_grad(ctx, i), gradients="ready"),
+        Rule("put_part", "put_part", lambda ctx, i, _p: put_part(ctx, i), deploys=True, gradients="ready",
+             footprint="put_part"),
+        Rule("get_grad", "get_grad", lambda ctx, i, _p: get_grad(ctx, i), gradients="ready",
+             footprint="get_grad"),
         Rule("eval_server", "eval_server", lambda ctx, i, _p: eval_server(ctx, i), aggregates=True,
-             gradients="ready"),
+             gradients="ready", footprint="eval"),
     ),
 )
 """The relation ``→FL`` exactly as published in [IIIf-FL] III-B."""
@@ -420,9 +434,10 @@ PUBLISHED = RuleSet(
 FEDAVG_ROUNDS = RuleSet(
     "fedavg_rounds",
     (
-        Rule("put_part_once", "put_part", put_part_once, deploys=True, gradients="ready"),
-        Rule("get_grad_round", "get_grad", get_grad_round, gradients="ready"),
-        Rule("eval_round", "eval_server", eval_round, aggregates=True, gradients="ready"),
+        Rule("put_part_once", "put_part", put_part_once, deploys=True, gradients="ready",
+             footprint="put_part_once"),
+        Rule("get_grad_round", "get_grad", get_grad_round, gradients="ready", footprint="get_grad_round"),
+        Rule("eval_round", "eval_server", eval_round, aggregates=True, gradients="ready", footprint="eval"),
     ),
     tracks_partitioned=True,
 )

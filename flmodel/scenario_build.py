@@ -318,7 +318,8 @@ def per_client_noise(base: RuleSet, mechs: dict[str, Mechanism | None], targets:
                     if t.actor == c:
                         yield t._replace(rule=_name)
 
-        rules.append(Rule(r.name, r.kind, fire, r.aggregates, r.deploys))
+        # the client's own mechanism changes the update distribution only: the footprints stay the rule's
+        rules.append(Rule(r.name, r.kind, fire, r.aggregates, r.deploys, r.gradients, r.footprint))
     return RuleSet(base.name, tuple(rules), base.tracks_partitioned)
 
 
@@ -396,6 +397,16 @@ class ScenarioSystem:
         if real is None:
             raise KeyError(f"unknown observable {name!r}; known: {', '.join(self._names)}")
         return self.fl.observe(state, real)
+
+    def variable_reads(self, name: str) -> frozenset[str] | None:
+        """The FL system's variables (:class:`flmodel.system.ActionClass`) the observable ``name``
+        reads; ``None`` when unknown (the network's observables, ``enabled``)."""
+        if name == "secret_in_dataset":
+            return frozenset({"dataset"})
+        if name.startswith("holds_") and any(p.name == name[len("holds_"):] for p in self.secrets):
+            return frozenset(f"partition:{c}" for c in self.fl.clients)
+        real = self._alias.get(name)  # the network's observables have no alias: unknown
+        return None if real is None else self.fl.variable_reads(real)
 
     # extras
     def with_dataset(self, data: Iterable[DataPoint]) -> ScenarioSystem:

@@ -90,6 +90,30 @@ class Bounds:
                 raise ModelError(f"{name} must be >= 0, got {v}")
 
 
+class ActionClass(NamedTuple):
+    """The actions of one rule taken by one actor, and what they touch (the footprint the checker's
+    confluence test reads, :mod:`checker.mc.confluence`). Variables are named ``round``, ``events``,
+    ``last``, ``partitioned``, ``curmodpar``, ``dataset``, ``evs``, ``aloc``, ``poli``, and per
+    client ``c``: ``ready:c``, ``gradient:c``, ``partition:c``.
+
+    ``reads``: what the actions' enabledness, probabilities and effects depend on; ``writes``: what
+    they may change; ``guard``: necessary conditions ``(variable, value)`` of enabledness (``ready:c``
+    is ``True`` or ``False``; ``partitioned`` likewise); ``commuting``: writes ``(variable, key)`` that
+    commute with every write of the same variable under the same key, whatever the order, and
+    neither enables nor disables the other action nor changes its effect (``last`` set to the same
+    rule name; ``evs`` under the ``drop`` abstraction); ``single``: at most one action of the class is
+    enabled in any state."""
+
+    rule: str
+    actor: str
+    reads: frozenset[str]
+    writes: frozenset[str]
+    guard: frozenset[tuple[str, object]]
+    commuting: frozenset[tuple[str, object]]
+    single: bool
+    aggregates: bool
+
+
 Successor = tuple[Action, FLState, Fraction]
 _CacheEntry = tuple[tuple[Action, Infrastructure, Fraction, bool, bool], ...]
 
@@ -289,18 +313,104 @@ class FLSystem:
             return infra
         return tuple.__new__(Infrastructure, (g._replace(gradient=grads), infra.prot, infra.poli))
 
+    # -- footprints ----------------------------------------------------------------------------------
+
+    def action_classes(self) -> tuple[ActionClass, ...] | None:
+        """Every class of actions this system may take (one per rule and actor), with its footprint
+        (:class:`ActionClass`), read off the rules of [IIIf-FL] III-B and of ``fedavg_rounds``
+        (:mod:`flmodel.rules`); ``None`` when a rule states no footprint (:attr:`Rule.footprint`).
+
+        Per rule, with ``C`` the clients, ``S`` the server and the policy gate reading ``aloc`` and
+        ``poli`` (never written): ``put_part`` reads the dataset, writes every ``partition:c`` and,
+        ``put_part_once``, ``partitioned`` (guard: not partitioned), one action per partition;
+        ``get_grad`` of ``c`` reads ``curmodpar`` and ``partition:c``, writes ``ready:c`` and
+        ``gradient:c`` (``get_grad_round``: guard ``ready:c`` false and partitioned); ``eval`` reads
+        every ``ready``, ``gradient`` and ``partition`` and the dataset, writes ``curmodpar``, every
+        ``ready:c``, ``round`` and, with the dead-value reset, every ``gradient:c`` (guard: every
+        ``ready:c`` true). Every action reads and writes ``evs`` (commuting under ``drop``: the
+        abstraction after a step only depends on ``[] ∈ evs``, which no step removes; in ``full``
+        mode each step picks a trace ``l``, one action per trace), sets ``last`` to its rule name,
+        reads ``round`` under a rounds bound and reads and writes ``events`` under an events bound.
+        ``put_part_once`` is left out when the data start deployed: no rule makes it enabled again."""
+        kinds = [r.footprint for r in self.rules.rules]
+        if any(k is None for k in kinds):
+            return None
+        clients = self._clients
+        server = self.initial.igra.server
+        drop = self.ctx.trace_mode == "drop"
+        static = frozenset({"aloc", "poli"})
+        common_reads = static | {"evs"} | ({"round"} if self.bounds.max_rounds is not None else set()) \
+            | ({"events"} if self.bounds.max_events is not None else set())
+        common_writes = {"evs", "last"} | ({"events"} if self.bounds.max_events is not None else set())
+        ready = [f"ready:{c}" for c in clients]
+        grads = [f"gradient:{c}" for c in clients]
+        parts = [f"partition:{c}" for c in clients]
+        out: list[ActionClass] = []
+        for name, kind in zip(self._rule_names, kinds, strict=True):
+            commuting = frozenset({("last", name), *((("evs", "drop"),) if drop else ())})
+
+            def cls(actor: str, reads: Iterable[str], writes: Iterable[str],
+                    guard: Iterable[tuple[str, object]], single: bool, aggregates: bool = False,
+                    _name: str = name, _commuting: frozenset[tuple[str, object]] = commuting) -> ActionClass:
+                return ActionClass(_name, actor, frozenset(reads) | common_reads,
+                                   frozenset(writes) | common_writes, frozenset(guard), _commuting,
+                                   single, aggregates)
+
+            if kind == "put_part_once" and self.initial_partitioned:
+                continue  # never enabled: it needs ``partitioned`` false, which no rule sets
+            if kind in ("put_part", "put_part_once"):
+                once = kind == "put_part_once"
+                out.append(cls(server, ["dataset", *(["partitioned"] if once else [])],
+                               [*parts, *(["partitioned"] if once else [])],
+                               [("partitioned", False)] if once else [], single=False))
+            elif kind in ("get_grad", "get_grad_round"):
+                rounds = kind == "get_grad_round"
+                for c in clients:
+                    guard: list[tuple[str, object]] = [(f"ready:{c}", False), ("partitioned", True)] \
+                        if rounds else []
+                    out.append(cls(c, ["curmodpar", f"partition:{c}", *([f"ready:{c}", "partitioned"]
+                                                                      if rounds else [])],
+                                   [f"ready:{c}", f"gradient:{c}"], guard, single=rounds and drop))
+            else:  # eval
+                out.append(cls(server, [*ready, *grads, *parts, "dataset", "curmodpar"],
+                               ["curmodpar", "round", *ready, *(grads if self._reset else [])],
+                               [(r, True) for r in ready], single=drop, aggregates=True))
+        return tuple(out)
+
+    def variable_reads(self, name: str) -> frozenset[str] | None:
+        """The variables (:class:`ActionClass`) observable ``name`` reads; ``None`` when it may read
+        anything (``enabled:r``) or is unknown."""
+        clients = self._clients
+        fixed: dict[str, tuple[str, ...]] = {
+            "clients": (), "server": (), "ready": tuple(f"ready:{c}" for c in clients),
+            "curmodpar": ("curmodpar",), "dataset": ("dataset",), "n": ("dataset",), "round": ("round",),
+            "events": ("events",), "last": ("last",), "last_kind": ("last",),
+            "bound_reached": ("round", "events"), "trace_count": ("evs",), "partitioned": ("partitioned",)}
+        if name in fixed:
+            return frozenset(fixed[name])
+        kind, _, arg = name.partition(":")
+        if arg in clients and kind in ("gradient", "partition", "ready"):
+            return frozenset({f"{kind}:{arg}"})
+        return None
+
     # -- the TransitionSystem protocol -------------------------------------------------------------
 
     def initial_states(self) -> tuple[FLState, ...]:
         """The single initial state (``init = {I}``)."""
         return (FLState(self.initial, 0, 0, "none", self.initial_partitioned),)
 
-    def _steps(self, infra: Infrastructure, partitioned: bool) -> _CacheEntry:
+    def _steps(self, infra: Infrastructure, partitioned: bool, first_only: bool = False) -> _CacheEntry:
         out = []
         actions = self._actions
+        first = None
         for rule in self.rules.rules:
             for t in rule.fire(self.ctx, infra, partitioned):
                 akey = t[:4]  # (rule, actor, location, detail): Action objects are shared
+                if first_only:
+                    if first is None:
+                        first = akey
+                    elif akey != first:
+                        return tuple(out)
                 act = actions.get(akey)
                 if act is None:
                     if len(actions) > 1 << 16:
@@ -310,8 +420,11 @@ class FLSystem:
                 out.append((act, target, t.probability, rule.aggregates, rule.deploys))
         return tuple(out)
 
-    def successors(self, state: FLState) -> list[Successor]:
-        """All steps from ``state`` within the bounds: ``(action, target, probability)``."""
+    def successors(self, state: FLState, first_only: bool = False) -> list[Successor]:
+        """All steps from ``state`` within the bounds: ``(action, target, probability)``; with
+        ``first_only`` the steps of the first enabled action only (in the order of the rules, then of
+        the clients' names: the steps of one action are consecutive), which resolves the choice by one
+        fixed deterministic scheduler."""
         b = self.bounds
         if (b.max_events is not None and state.events >= b.max_events) or (
             b.max_rounds is not None and state.round >= b.max_rounds
@@ -323,7 +436,7 @@ class FLSystem:
         part0 = state.partitioned
         out: list[Successor] = []
         new = tuple.__new__  # FLState's constructor without Python-level argument binding
-        for act, target, p, aggregates, deploys in self._steps(state.infra, part0):
+        for act, target, p, aggregates, deploys in self._steps(state.infra, part0, first_only):
             if aggregates:
                 out.append((act, new(FLState, (target, rnd + 1, ev, act.rule, part0)), p))
             else:

@@ -47,7 +47,7 @@ from checker.app.load import resolve_scenario_path
 from checker.app.privacy_dp import dp_check, history_text
 from checker.app.privacy_fl import assess_pair, privacy_report
 from checker.app.privacy_results import PairResult, outcome_text
-from checker.app.reductions import Applied, Reductions, reduce_system
+from checker.app.reductions import Applied, ObservationReducer, Reductions, reduce_system
 from checker.app.scenario_formulas import formula_diagnostics, parse_property, validate_scenario
 from checker.app.step_attributes import step_table, summarise
 from checker.attack_trees.generation import AttackFound, generate_attack_tree
@@ -192,6 +192,7 @@ class _Context:
         self.observe = observe
         self.mdp: Any = None
         self.engine = "flcheck"
+        self.reductions = Reductions()
         self.independent: dict[tuple[str, tuple[str, ...]], list[bool | None]] = {}
         self.artefacts: dict[str, Any] = {"attack_trees": {}, "privacy": {}}
 
@@ -226,10 +227,12 @@ class _Context:
         if neighbour is None:
             return None, "no neighbouring dataset named (between NAME)"
         try:
+            reducer = ObservationReducer(self.scenario, self.system.secrets, names, record_updates=False,
+                                         record_trace=False, choice=self.reductions)
             rep = privacy_report(self.system, observe=self.observe, observing=names, readings=(),
                                  declared=[(neighbour, neighbour_dataset(self.scenario, neighbour))],
                                  limits=self.limits, literal=False, decomposition=False, exact=True,
-                                 scheduler=scheduler)
+                                 scheduler=scheduler, reducer=reducer)
         except ExplorationIncomplete as exc:
             return None, ("exploration incomplete: the output distributions need the whole state space "
                           f"({exc})")
@@ -665,6 +668,7 @@ def _check(scenario: Scenario, lim: Limits, watch: Watchdog, t0: float, *, path:
     own = system.base if isinstance(system, SymmetricSystem) else system
     ctx = _Context(scenario, own, kripke, lim, observe)
     ctx.engine = engine
+    ctx.reductions = reductions or Reductions()
     results: list[PropertyResult] = []
     selected = [p for p in scenario.properties if only is None or p.name in only]
     stopped: str | None = None

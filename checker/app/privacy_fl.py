@@ -24,7 +24,13 @@ from typing import Any, cast
 
 from checker.app.load import ScenarioFile, load_fl_model, resolve_model_spec
 from checker.app.privacy_literal import literal_check
-from checker.app.privacy_observation import DatasetObservation, Event, observe_dataset, parse_observe
+from checker.app.privacy_observation import (
+    DatasetObservation,
+    Event,
+    StepReducer,
+    observe_dataset,
+    parse_observe,
+)
 from checker.app.privacy_results import DecompositionResult, PairAssessment, PairResult, PrivacyReport
 from checker.app.privacy_scheduler import ScheduledPair, scheduled_pair
 from checker.errors import InputError
@@ -243,7 +249,8 @@ def privacy_report(system: FLSystem | Any, universe: Iterable[DataPoint] | None 
                    exact: bool | None = None,
                    declared: Sequence[tuple[str, Iterable[DataPoint]]] = (),
                    observing: Sequence[str] = ("curmodpar",),
-                   scheduler: SchedulerClass = "uniform", scheduler_nodes: int = 100_000) -> PrivacyReport:
+                   scheduler: SchedulerClass = "uniform", scheduler_nodes: int = 100_000,
+                   reducer: StepReducer | None = None) -> PrivacyReport:
     """NI-FL-DP of ``system`` at its dataset ``D`` against its neighbouring datasets: the one pipeline
     behind ``flcheck check`` (privacy, advantage and crossval properties), ``flcheck privacy``,
     ``flcheck audit`` on a model, the reports and the Isabelle export.
@@ -268,7 +275,11 @@ def privacy_report(system: FLSystem | Any, universe: Iterable[DataPoint] | None 
     likely), or the worst case over ``memoryless`` or ``worst`` (history-dependent) schedulers that see
     the actions and the attacker's record, never the data (:mod:`checker.app.privacy_scheduler`;
     ``scheduler_nodes`` bounds its branch and bound, beyond which ε* and δ are brackets and a verdict
-    the bracket does not decide is ``unknown``)."""
+    the bracket does not decide is ``unknown``).
+
+    ``reducer``: reductions of the explorations that keep every distribution exactly
+    (:class:`checker.app.reductions.ObservationReducer`); used under the uniform scheduler only (the
+    worst case over schedulers is searched on the whole structure)."""
     observer = None
     if not isinstance(system, FLSystem):
         observer, system = system.observe, system.fl
@@ -290,7 +301,8 @@ def privacy_report(system: FLSystem | Any, universe: Iterable[DataPoint] | None 
                                        record_updates=decomposition or mode == "client", limits=limits,
                                        check_scheduler=check_scheduler and (d == base_data or d in named),
                                        exact=exact, observing=observing, observer=observer,
-                                       keep_kripke=scheduler != "uniform")
+                                       keep_kripke=scheduler != "uniform",
+                                       reducer=reducer if scheduler == "uniform" else None)
         return cache[d]
 
     base = get(base_data)

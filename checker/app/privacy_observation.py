@@ -29,6 +29,7 @@ from __future__ import annotations
 from collections.abc import Callable, Hashable, Iterable, Sequence
 from dataclasses import dataclass, field
 from fractions import Fraction
+from typing import Any, Protocol
 
 import numpy as np
 
@@ -106,12 +107,17 @@ class ObservedSystem:
     ``observing`` (names read by ``observer``, default the FL system's own ``observe``): what the
     attacker observes; ``seen`` records its value (the value itself for one name, a tuple for several)
     on every step that completes a round or changes it, and the observable ``final`` is its current
-    value."""
+    value.
+
+    ``step`` replaces the FL system's ``successors`` (a reduced system's steps: one action per state,
+    orbit representatives; :class:`ObservationReduction`)."""
 
     def __init__(self, system: FLSystem, *, record_trace: bool = False, record_updates: bool = True,
                  stop_after_rounds: bool = True, observing: Sequence[str] = ("curmodpar",),
-                 observer: Callable[[FLState, str], object] | None = None) -> None:
+                 observer: Callable[[FLState, str], object] | None = None,
+                 step: Callable[[FLState], Sequence[tuple[Any, FLState, Fraction]]] | None = None) -> None:
         self.system = system
+        self._step = step if step is not None else system.successors
         self.observing = tuple(observing)
         self._observer = observer if observer is not None else system.observe
         self.clients = tuple(system.clients)
@@ -137,7 +143,7 @@ class ObservedSystem:
             return []
         out: list[tuple[object, _ObsState, Fraction]] = []
         before = self.seen_value(state.fl)
-        for act, target, p in self.system.successors(state.fl):
+        for act, target, p in self._step(state.fl):
             kind = str(self.system.observe(target, "last_kind"))
             g = target.infra.igra
             releases, updates, trace = state.releases, state.updates, state.trace
@@ -212,6 +218,20 @@ class DatasetObservation:
     kripke: Kripke | None = field(default=None, repr=False)
     sequence: dict[Hashable, Number] | None = None
     final: dict[Hashable, Number] | None = None
+    reductions: dict[str, Any] = field(default_factory=dict)
+
+
+#: A step of a reduced system: ``(action, target, probability)``.
+ReducedStep = tuple[Any, FLState, Fraction]
+
+
+class StepReducer(Protocol):
+    """Reduces the steps of one neighbouring FL system for :func:`observe_dataset` (e.g.
+    :class:`checker.app.reductions.ObservationReducer`): the reduced successor function (``None``:
+    the system's own) and what was applied, as JSON-able data."""
+
+    def steps(self, fl: FLSystem) -> tuple[Callable[[FLState], Sequence[ReducedStep]] | None,
+                                           dict[str, Any]]: ...
 
 
 def observe_dataset(system: FLSystem, dataset: Iterable[DataPoint] | None = None, *,
@@ -219,7 +239,8 @@ def observe_dataset(system: FLSystem, dataset: Iterable[DataPoint] | None = None
                     check_scheduler: bool = True, keep_kripke: bool = False,
                     stop_after_rounds: bool = True, exact: bool | None = None,
                     observing: Sequence[str] | None = None,
-                    observer: Callable[[FLState, str], object] | None = None) -> DatasetObservation:
+                    observer: Callable[[FLState, str], object] | None = None,
+                    reducer: StepReducer | None = None) -> DatasetObservation:
     """Explore ``system`` (rebuilt for ``dataset`` when given) observed by the attacker, resolve the
     nondeterminism with the uniform scheduler, and return the distributions of the observations at the
     end of the runs (:func:`checker.markov.core.observable_distribution`, eventual values).
@@ -229,11 +250,14 @@ def observe_dataset(system: FLSystem, dataset: Iterable[DataPoint] | None = None
     value iteration, :func:`checker.markov.core.mdp_reach_many`, tolerance 1e-9).  ``keep_kripke``: keep the
     explored product in the result (memory). ``observing``/``observer``: what the attacker observes
     (:class:`ObservedSystem`); when given, the ``sequence`` and ``final`` distributions are computed
-    and the scheduler check is made on the sequence."""
+    and the scheduler check is made on the sequence. ``reducer``: the reductions that keep these
+    distributions exactly (listed in the result's ``reductions``); a reduction to one action per
+    state makes the scheduler check trivially true, as the confluence it rests on proves."""
     sys_d = system if dataset is None else system.with_dataset(dataset)
+    step, applied = reducer.steps(sys_d) if reducer is not None else (None, {})
     ts = ObservedSystem(sys_d, record_trace=record_trace, record_updates=record_updates,
                         stop_after_rounds=stop_after_rounds, observing=observing or ("curmodpar",),
-                        observer=observer)
+                        observer=observer, step=step)
     names = ["releases", *(f"updates:{c}" for c in ts.clients)] + (["trace"] if record_trace else [])
     if observing is not None:
         names += ["seen", "final"]
@@ -255,7 +279,7 @@ def observe_dataset(system: FLSystem, dataset: Iterable[DataPoint] | None = None
     tr = dist_of(list(k.observables["trace"])).dist if record_trace else None
     obs = DatasetObservation(frozenset(sys_d.initial.igra.dataset), dict(rel.dist), upd, joint, tr,
                              k.num_states, k.num_transitions, rel.exact, undetermined=rel.missing,
-                             kripke=k if keep_kripke else None)
+                             kripke=k if keep_kripke else None, reductions=applied)
     if observing is not None:
         seq = dist_of(list(k.observables["seen"]))
         obs.sequence, obs.final = dict(seq.dist), dict(dist_of(list(k.observables["final"])).dist)

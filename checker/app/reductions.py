@@ -41,20 +41,24 @@ Example::
 from __future__ import annotations
 
 import re
-from collections.abc import Iterable
+from collections.abc import Callable, Iterable, Sequence
 from dataclasses import dataclass, field
+from fractions import Fraction
 from typing import Any
 
+from checker.mc.confluence import confluence_conflicts
+from flmodel.data import DataPoint
 from flmodel.scenario_ast import Scenario
 from flmodel.scenario_build import ScenarioSystem
 from flmodel.symmetry import SymmetricSystem, detect_symmetry
+from flmodel.system import FLState, FLSystem
 
-__all__ = ["OWN_EXPLORATION_KINDS", "REDUCTIONS", "SYMMETRIC_KINDS", "Applied", "Reductions",
-           "gradient_readers", "names_in", "reduce_system", "symmetry_fixed"]
+__all__ = ["OWN_EXPLORATION_KINDS", "REDUCTIONS", "SYMMETRIC_KINDS", "Applied", "ObservationReducer",
+           "Reductions", "clients_named", "gradient_readers", "names_in", "reduce_system", "symmetry_fixed"]
 
 #: The reductions ``flcheck check`` knows, in the order they are applied (``--no-<name>`` switches one
 #: off with dashes for underscores; ``--no-reduce`` all).
-REDUCTIONS = ("dead_values", "symmetry")
+REDUCTIONS = ("dead_values", "symmetry", "partial_order")
 
 
 @dataclass(frozen=True)
@@ -63,11 +67,12 @@ class Reductions:
 
     dead_values: bool = True
     symmetry: bool = True
+    partial_order: bool = True
 
     @classmethod
     def none(cls) -> Reductions:
         """Every reduction off (``--no-reduce``)."""
-        return cls(dead_values=False, symmetry=False)
+        return cls(dead_values=False, symmetry=False, partial_order=False)
 
     def enabled(self) -> list[str]:
         """The names of the reductions switched on."""
@@ -205,12 +210,19 @@ def symmetry_fixed(scenario: Scenario, system: ScenarioSystem) -> tuple[set[str]
                           f"symmetry quotient is not proven to preserve (only {', '.join(SYMMETRIC_KINDS)})"
         if p.formula is not None and _DP_QUERY.search(p.formula.text):
             return set(), f"not applied: property {p.name} has a D{{ε,δ}} query (neighbouring systems)"
-    texts = read_texts(scenario)
+    return clients_named(read_texts(scenario), system, scenario), None
+
+
+def clients_named(texts: Sequence[str], system: ScenarioSystem, scenario: Scenario | None = None
+                  ) -> set[str]:
+    """The clients ``texts`` name: by name, location or a data point of the initial part, or by a word
+    or quoted string that is a part of one of these names; and the client ``scenario``'s attacker is or
+    shares a location with."""
     g = system.fl.initial.igra
     clients = set(g.clients)
     fixed = names_in(texts, clients)
     locs = names_in(texts, {g.aloc[c] for c in clients})
-    if scenario.attacker is not None:
+    if scenario is not None and scenario.attacker is not None:
         spy = scenario.attacker
         fixed |= {spy.name} & clients
         locs |= {spy.location or g.aloc.get(spy.name, "")} & {g.aloc[c] for c in clients}
@@ -223,7 +235,7 @@ def symmetry_fixed(scenario: Scenario, system: ScenarioSystem) -> tuple[set[str]
         if g.aloc[c] in locs or any(x.name in points for x in g.part(c)) \
                 or any(w in n for w in pieces for n in own):
             fixed.add(c)
-    return fixed, None
+    return fixed
 
 
 def _symmetry(system: ScenarioSystem, scenario: Scenario) -> tuple[ScenarioSystem, dict[str, Any]]:
@@ -236,3 +248,106 @@ def _symmetry(system: ScenarioSystem, scenario: Scenario) -> tuple[ScenarioSyste
     return SymmetricSystem(system, sym), {
         "applied": True, "classes": [list(c) for c in sym.classes], "fixed": sorted(fixed),
         "what": "states stored as orbit representatives of the permutations of each class's clients"}
+
+
+# ------------------------------------------------------------------------------ what the attacker sees
+Step = tuple[Any, FLState, Fraction]
+
+
+@dataclass(frozen=True)
+class ObservationReducer:
+    """The reductions of the explorations behind a privacy figure (the FL system observed by the
+    attacker, :func:`checker.app.privacy_observation.observe_dataset`), per neighbouring system.
+
+    * Partial order: when :func:`checker.mc.confluence.confluence_conflicts` finds no conflict among
+      the system's action classes (:meth:`flmodel.system.FLSystem.action_classes`), the attacker's
+      record included (a release is appended by every aggregation, what the attacker observes by every
+      action that writes a variable it reads, a client's updates by its reports, the trace by every
+      step), every scheduler gives the same distribution of the record at the end of the runs
+      (the confluence theorem of :mod:`checker.mc.confluence`), so only the first enabled action of
+      each state is explored (``FLSystem.successors(first_only=True)``), exactly.
+    * Symmetry: when the record names no client (neither a client's updates nor the trace) and what
+      the attacker observes names none of the clients the group moves, the states are replaced by
+      their orbit representatives (:class:`flmodel.symmetry.SymmetricSystem` of the neighbouring
+      system itself): the record is a symmetric function of the run and the uniform scheduler (and,
+      under confluence, the first-action one on representatives) is symmetric, so the lumped chain has
+      the same distribution of the record ([KNP06]).
+
+    ``steps(fl)`` returns the reduced successor function of one neighbouring system (``None``: the
+    plain one) and what was applied."""
+
+    scenario: Scenario
+    secrets: tuple[DataPoint, ...]
+    observing: tuple[str, ...]
+    record_updates: bool
+    record_trace: bool
+    choice: Reductions = field(default_factory=Reductions)
+
+    def _confluent(self, system: ScenarioSystem) -> tuple[bool, dict[str, Any]]:
+        fl = system.fl
+        classes = fl.action_classes()
+        if classes is None:
+            return False, {"applied": False, "reason": "a rule of the system states no footprint"}
+        observed: set[str] | None = set()
+        for name in self.observing:
+            reads = system.variable_reads(name)
+            if reads is None or observed is None:
+                observed = None
+            else:
+                observed |= reads
+        extra: list[tuple[int, str]] = []
+        for i, c in enumerate(classes):
+            if c.aggregates:
+                extra += [(i, "record:releases"), (i, "record:seen")]
+            if observed is None or c.writes & observed:
+                extra.append((i, "record:seen"))
+            if self.record_updates and c.actor in fl.clients:
+                extra.append((i, f"record:updates:{c.actor}"))
+            if self.record_trace:
+                extra.append((i, "record:trace"))
+        conflicts = confluence_conflicts(classes, extra)
+        if conflicts:
+            return False, {"applied": False, "reason": "not confluent: " + conflicts[0].text(),
+                           "conflicts": len(conflicts)}
+        return True, {"applied": True, "what": "one action per state: every pair of actions that may be "
+                      "enabled together commutes, so every scheduler gives the same end-of-run "
+                      "distribution of the attacker's record"}
+
+    def _symmetric(self, system: ScenarioSystem) -> tuple[SymmetricSystem | None, dict[str, Any]]:
+        if self.record_updates or self.record_trace:
+            return None, {"applied": False, "reason": "the record names clients (updates or trace)"}
+        fixed = clients_named(self.observing, system, self.scenario)
+        sym, reason = detect_symmetry(system, fixed)
+        if sym is None:
+            return None, {"applied": False, "reason": reason, "fixed": sorted(fixed)}
+        return SymmetricSystem(system, sym), {"applied": True, "classes": [list(c) for c in sym.classes],
+                                              "fixed": sorted(fixed)}
+
+    def steps(self, fl: FLSystem) -> tuple[Callable[[FLState], list[Step]] | None, dict[str, Any]]:
+        system = ScenarioSystem(fl, self.secrets, self.scenario)
+        info: dict[str, Any] = {}
+        one = False
+        if self.choice.partial_order:
+            one, info["partial_order"] = self._confluent(system)
+        else:
+            info["partial_order"] = {"applied": False, "reason": "switched off"}
+        quotient: SymmetricSystem | None = None
+        if self.choice.symmetry:
+            quotient, info["symmetry"] = self._symmetric(system)
+        else:
+            info["symmetry"] = {"applied": False, "reason": "switched off"}
+        if not one and quotient is None:
+            return None, info
+        successors = fl.successors
+        if quotient is None:
+            return (lambda state: successors(state, first_only=True)), info
+        canonical = quotient.canonical
+
+        def step(state: FLState) -> list[Step]:
+            merged: dict[tuple[Any, FLState], Fraction] = {}
+            for act, target, p in successors(state, first_only=one):
+                key = (act, canonical(target))
+                merged[key] = merged[key] + p if key in merged else p
+            return [(a, t, p) for (a, t), p in merged.items()]
+
+        return step, info

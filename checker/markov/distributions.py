@@ -12,6 +12,7 @@ import numpy as np
 from checker.markov.graph import bottom_components, forward_reach
 from checker.markov.models import Dtmc, Values
 from checker.markov.solve import solve_exact, solve_float, use_exact_solve
+from checker.mc.reach import topological_layers
 
 __all__ = ["ObservableDistribution", "bottom_absorption", "observable_distribution", "step_distribution",
            "transient_distribution"]
@@ -99,11 +100,37 @@ def observable_distribution(dtmc: Dtmc, values: Sequence[Hashable], *, steps: in
     return ObservableDistribution(dist, (Fraction(1) if use_exact else 1.0) - total, use_exact, None)
 
 
+def _forward_flow(dtmc: Dtmc, layers: Sequence[np.ndarray], init: Values, exact: bool) -> Values:
+    """``x(t) = π₀(t) + Σ_{s → t} x(s) P(s, t)`` over the ``layers`` of an acyclic chain."""
+    flow = init.copy()
+    prob: np.ndarray
+    if exact:
+        assert dtmc.prob_exact is not None
+        prob = np.empty(len(dtmc.prob_exact), dtype=object)
+        prob[:] = dtmc.prob_exact
+    else:
+        prob = dtmc.prob
+    ptr, idx = dtmc.ptr, dtmc.idx
+    for layer in layers:
+        starts = ptr[layer]
+        counts = ptr[layer + 1] - starts
+        if not counts.any():
+            continue
+        edges = np.repeat(starts - np.cumsum(counts) + counts, counts) + np.arange(int(counts.sum()))
+        np.add.at(flow, idx[edges], np.repeat(flow[layer], counts) * prob[edges])
+    return flow
+
+
 def bottom_absorption(dtmc: Dtmc, *, exact: bool | None = None) -> list[tuple[list[int], Fraction | float]]:
     """``[(component, Pr[the run ends up in component])]`` for every bottom SCC, from the initial
     distribution, with ONE linear solve: the expected numbers of visits ``x`` to the transient states
     solve ``x = π₀ + Qᵀ x`` (``Q`` the chain restricted to transient states), and the mass entering a
-    bottom component ``B`` is ``π₀(B) + Σ_{s transient} x(s) P(s, B)``."""
+    bottom component ``B`` is ``π₀(B) + Σ_{s transient} x(s) P(s, B)``.
+
+    On an acyclic chain (every bounded FL system) ``x`` is the mass flowing through each state, computed
+    without a solve: in topological order, ``x(t) = π₀(t) + Σ_{s → t} x(s) P(s, t)``
+    (:func:`checker.mc.reach.topological_layers`); the bottom components are the deadlocks, each
+    absorbing its ``x``. Exact rationals stay exact (one product and one sum per edge)."""
     use_exact = use_exact_solve(exact, dtmc.is_exact, dtmc.num_states)
     n = dtmc.num_states
     comps = bottom_components(dtmc)
@@ -120,6 +147,11 @@ def bottom_absorption(dtmc: Dtmc, *, exact: bool | None = None) -> list[tuple[li
     reach = forward_reach(dtmc, np.array([s for s, _ in dtmc.initial], dtype=np.int64)) & transient
     unknown = np.flatnonzero(reach)
     src = dtmc.src
+    layers = topological_layers(dtmc.ptr, dtmc.idx) if unknown.size else None
+    if layers is not None:
+        # an acyclic chain: every bottom component is a deadlock, and the mass flows forward once
+        flow = _forward_flow(dtmc, layers, init, use_exact)
+        return [(c, flow[c[0]]) for c in comps]
     if unknown.size:
         if use_exact:
             rows_t: dict[int, dict[int, Fraction]] = {int(s): {} for s in unknown.tolist()}

@@ -18,7 +18,8 @@ paths read off it do not depend on where the search hands over; for a tree the h
 level whose visit order is increasing (the virtual node's successors are visited in id order too).
 
 Three results of one search: :func:`reachable` (the visited mask), :func:`search_tree` (visit order and
-predecessors) and :func:`distances` (breadth-first distance from the nearest source).
+predecessors) and :func:`distances` (breadth-first distance from the nearest source). Beside them,
+:func:`topological_layers` orders an acyclic graph (Kahn's algorithm, a level at a time).
 """
 
 from __future__ import annotations
@@ -250,3 +251,32 @@ def shortest_path(ptr: np.ndarray, idx: np.ndarray, start: int, target: np.ndarr
         path.append(int(pred[path[-1]]))
     path.reverse()
     return path
+
+
+def topological_layers(ptr: np.ndarray, idx: np.ndarray) -> list[np.ndarray] | None:
+    """The states of an acyclic graph in layers, every edge leading from a layer to a later one:
+    layer 0 holds the states without predecessors, layer ``k + 1`` the states whose predecessors all
+    lie in layers ``0..k`` (Kahn's algorithm, one vectorised step per layer). ``None`` when the graph
+    has a cycle (a self-loop included): then some state is never freed.
+
+    >>> ptr, idx = csr_from_edges(4, np.array([0, 0, 1, 2]), np.array([1, 2, 3, 3]))
+    >>> [layer.tolist() for layer in topological_layers(ptr, idx)]
+    [[0], [1, 2], [3]]
+    >>> topological_layers(*csr_from_edges(2, np.array([0, 1]), np.array([1, 0]))) is None
+    True
+    """
+    n = len(ptr) - 1
+    indegree = np.bincount(np.asarray(idx, dtype=np.int64), minlength=n)
+    layer = np.flatnonzero(indegree == 0)
+    layers: list[np.ndarray] = []
+    placed = 0
+    while layer.size:
+        layers.append(layer)
+        placed += layer.size
+        succ = gather_ranges(ptr, idx, layer)
+        if not succ.size:
+            break
+        freed, counts = np.unique(succ, return_counts=True)
+        indegree[freed] -= counts
+        layer = freed[indegree[freed] == 0]
+    return layers if placed == n else None

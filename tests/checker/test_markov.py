@@ -384,3 +384,35 @@ def test_policy_iteration_does_not_switch_on_ties() -> None:
                           prob_exact=[F(2, 5), F(2, 5), F(1, 5), F(1), F(1, 3), F(2, 3), F(2, 3), F(1, 3)])
     res = mdp_reach(mdp_from_kripke(k), [3], "max", exact=True)
     assert res.initial_value == F(1, 3) and res.iterations == 1 and res.policy[0] == 0
+
+
+@st.composite
+def _acyclic_chains(draw: st.DrawFn) -> Kripke:
+    """A random acyclic chain: every edge leads to a larger id; some states are deadlocks."""
+    n = draw(st.integers(2, 25))
+    src: list[int] = []
+    dst: list[int] = []
+    probs: list[F] = []
+    for s in range(n - 1):
+        targets = sorted(draw(st.sets(st.integers(s + 1, n - 1), max_size=3)))
+        weights = draw(st.lists(st.integers(1, 5), min_size=len(targets), max_size=len(targets)))
+        for t, w in zip(targets, weights, strict=True):
+            src.append(s)
+            dst.append(t)
+            probs.append(F(w, sum(weights)))
+    initial = sorted(draw(st.sets(st.integers(0, n - 1), min_size=1, max_size=2)))
+    return Kripke.from_edges(n, initial, src, dst, prob_exact=probs)
+
+
+@settings(max_examples=60, deadline=None)
+@given(_acyclic_chains())
+def test_bottom_absorption_on_acyclic_chains_is_first_passage(k: Kripke) -> None:
+    """On acyclic chains the masses flow forward without a solve; each deadlock's mass is its exact
+    first-passage probability (a linear solve), they sum to 1, and the float flow agrees."""
+    d = dtmc_from_kripke(k)
+    ex = bottom_absorption(d, exact=True)
+    fl = bottom_absorption(d, exact=False)
+    assert all(len(c) == 1 for c, _ in ex) and sum(m for _, m in ex) == 1
+    for (comp, m), (comp2, mf) in zip(ex, fl, strict=True):
+        assert comp == comp2 and isinstance(m, F) and abs(float(m) - mf) < 1e-12
+        assert m == reach_probability(d, comp, exact=True)

@@ -180,3 +180,24 @@ def test_bad_sources_are_rejected() -> None:
         reach.reachable(ptr, idx, [2])
     with pytest.raises(ValueError, match="length 2"):
         reach.reachable(ptr, idx, np.array([True]))
+
+
+@settings(max_examples=80, deadline=None)
+@given(st.integers(1, 12).flatmap(lambda n: st.tuples(
+    st.just(n), st.lists(st.tuples(st.integers(0, n - 1), st.integers(0, n - 1)), max_size=3 * n))))
+def test_topological_layers_are_networkx_generations(graph: tuple[int, list[tuple[int, int]]]) -> None:
+    """On a random directed graph, the layers are networkx's topological generations when it is
+    acyclic (self-loops make it cyclic), and ``None`` exactly when networkx finds a cycle."""
+    n, edges = graph
+    src = np.array([a for a, _ in edges], dtype=np.int64)
+    dst = np.array([b for _, b in edges], dtype=np.int64)
+    layers = reach.topological_layers(*reach.csr_from_edges(n, src, dst))
+    g = nx.MultiDiGraph()
+    g.add_nodes_from(range(n))
+    g.add_edges_from(edges)
+    if not nx.is_directed_acyclic_graph(g):
+        assert layers is None
+        return
+    assert layers is not None
+    generations = [sorted(gen) for gen in nx.topological_generations(g)]
+    assert [sorted(layer.tolist()) for layer in layers] == generations
