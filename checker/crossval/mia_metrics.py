@@ -94,12 +94,25 @@ def fpr_resolved(n_nonmembers: int, fpr: float) -> bool:
 
 
 def best_threshold(scores: FloatArray, member: BoolArray) -> float:
-    """Threshold maximising balanced accuracy of ``score ≥ τ`` on labelled records."""
+    """Threshold maximising balanced accuracy of ``score ≥ τ`` on labelled records; of the thresholds
+    that reach the maximum, the middle of their range (the largest margin to both classes), not its end:
+    when the labelled records separate well, every ``τ`` in a wide gap is optimal and the end of the
+    gap is the least robust choice for new records.
+
+    >>> best_threshold(np.array([0.1, 0.2, 0.8, 0.9]), np.array([False, False, True, True]))
+    0.5
+    """
     member = np.asarray(member, dtype=bool)
     thr, tp, fp = roc_counts(scores, member)
     n_pos, n_neg = int(member.sum()), int((~member).sum())
     balanced = 0.5 * (tp / n_pos + 1.0 - fp / n_neg)
-    return float(thr[1:][int(np.argmax(balanced[1:]))])
+    best = np.flatnonzero(balanced[1:] >= balanced[1:].max() - 1e-12) + 1
+    lo, hi = int(best[0]), int(best[-1])
+    # "score >= τ" counts as at thr[hi] for every τ in (thr[hi + 1], thr[hi]], as at thr[lo] up to thr[lo]
+    below = float(thr[hi + 1]) if hi + 1 < len(thr) else float(thr[hi]) - 1.0
+    if hi - lo + 1 == len(best):  # one contiguous run of optimal thresholds
+        return 0.5 * (float(thr[lo]) + below)
+    return float(thr[int(best[len(best) // 2])])
 
 
 def auc_score(scores: FloatArray, member: BoolArray) -> float:
