@@ -56,7 +56,10 @@ def register(sub: argparse._SubParsersAction) -> None:
                    help="keep dead values (a client's gradient outside ready) instead of resetting them")
     p.add_argument("--no-symmetry", action="store_true",
                    help="store every state, not one representative per permutation of interchangeable "
-                        "clients (used only for ctl and probability properties)")
+                        "clients")
+    p.add_argument("--no-partial-order", action="store_true",
+                   help="explore every interleaving behind a privacy figure, not one order of commuting "
+                        "actions (applied only when the rules' footprints show that the actions commute)")
     p.add_argument("--observe", choices=("sequence", "final"), default="sequence",
                    help=f"privacy properties: {OBSERVE_HELP}")
     add_define_option(p)
@@ -84,7 +87,8 @@ def run(args: argparse.Namespace) -> int:
 
     limits = Limits(max_states=args.max_states, max_seconds=args.max_seconds, max_memory_mb=args.max_memory)
     reductions = Reductions.none() if args.no_reduce else Reductions(
-        dead_values=not args.no_dead_values, symmetry=not args.no_symmetry)
+        dead_values=not args.no_dead_values, symmetry=not args.no_symmetry,
+        partial_order=not args.no_partial_order)
     progress_line = None
     if args.progress:
 
