@@ -15,6 +15,7 @@ from dataclasses import replace
 from fractions import Fraction
 from pathlib import Path
 
+import jsonschema
 import numpy as np
 import pytest
 
@@ -158,6 +159,10 @@ def test_the_command_uses_the_statement_s_budget_and_the_option_overrides_it(tmp
     code, out, _ = run(["attack-tree", str(path), "--goal", GOAL, "--defence", "keep", "--budget", "4",
                         "--json"])
     doc = json.loads(out)
+    schema = json.loads((SPEC.parent / "schema" / "attack-tree.schema.json").read_text(encoding="utf-8"))
+    jsonschema.Draft202012Validator(schema).validate(doc)
+    assert doc["attributes"]["most_probable_attack"]["value"] == "9/20"
+    assert doc["attributes"]["fastest_attack"]["value"] == 2
     assert doc["defence"] == {
         "name": "keep", "removes": "link hop -- ground", "budget": 4, "blocks": False, "conclusive": True,
         "remaining": {"cost": 4, "steps": ["get_grad_round_noisy by sat2 at orbit2",
