@@ -49,6 +49,7 @@ from collections import deque
 from collections.abc import Callable, Iterator, Mapping
 from dataclasses import dataclass, field
 from fractions import Fraction
+from functools import cached_property
 from itertools import pairwise
 from typing import Literal, NamedTuple
 
@@ -115,13 +116,13 @@ class Network:
     tap: frozenset[Edge] = frozenset()
     cache: dict[object, object] = field(default_factory=dict, compare=False, hash=False, repr=False)
 
-    @property
+    @cached_property
     def round_horizon(self) -> int:
         """Rounds beyond this one are alike for every window (``round`` saturates here)."""
         ends = [w.last for ws in self.windows.values() for w in ws if w.unit == "rounds"]
         return max(ends, default=0)
 
-    @property
+    @cached_property
     def step_horizon(self) -> int:
         """Steps beyond this one are alike for every window (``clock`` saturates here)."""
         ends = [w.last for ws in self.windows.values() for w in ws if w.unit == "steps"]
@@ -193,11 +194,19 @@ class Network:
         return self.attacker[1] in path
 
     def delivery(self, path: tuple[Location, ...]) -> Fraction:
-        """``q = Π_hops (1 − p^(k+1))``: the probability a report sent along ``path`` arrives."""
+        """``q = Π_hops (1 − p^(k+1))``: the probability a report sent along ``path`` arrives
+        (memoized per path)."""
+        key = ("delivery", path)
+        hit = self.cache.get(key)
+        if hit is not None:
+            return hit  # type: ignore[return-value]
         q = ONE
         for hop in pairwise(path):
             p, k = self.losses.get(hop, (Fraction(0), 0))
             q *= 1 - p ** (k + 1)
+        if len(self.cache) > 1 << 16:
+            self.cache.clear()
+        self.cache[key] = q
         return q
 
     def advance(self, status: NetStatus, aggregates: bool) -> NetStatus:
@@ -296,13 +305,14 @@ def _reports(r: Rule, net: Network) -> Fire:
             if path is None:
                 continue
             q = net.delivery(path)
-            if q > 0:
+            sure = q == ONE
+            if q:
                 arrived = after
                 if c in net.tapped and net.crosses(path):
                     arrived = after._replace(crossed=after.crossed | {c})
                 yield t._replace(target=with_status(t.target, g.gra.edges, arrived),
-                                 probability=t.probability * q)
-            if q < 1 and c not in seen:
+                                 probability=t.probability if sure else t.probability * q)
+            if not sure and c not in seen:
                 seen.add(c)
                 lost = after._replace(lost=after.lost | {c})
                 yield t._replace(target=with_status(infra, g.gra.edges, lost), probability=1 - q)

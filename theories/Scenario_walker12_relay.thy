@@ -91,7 +91,7 @@ subsection \<open>Property round_can_complete\<close>
 
 text \<open>As written: property round_can_complete: ctl AG (round < 1 -> EF round = 1);\<close>
 
-text \<open>flcheck's verdict: holds on 14336 states under IIIf's deadlock semantics.\<close>
+text \<open>flcheck's verdict: holds on 18429 states under IIIf's deadlock semantics.\<close>
 
 text \<open>Not stated in Isabelle: observable 'round' is flcheck bookkeeping (or unknown) with no counterpart in the Isabelle state.\<close>
 
@@ -105,7 +105,7 @@ subsection \<open>Property copies_only_after_report\<close>
 
 text \<open>As written: property copies_only_after_report: ctl AG (seen_sat8 -> (ready_sat8 | round = 1));\<close>
 
-text \<open>flcheck's verdict: holds on 14336 states under IIIf's deadlock semantics.\<close>
+text \<open>flcheck's verdict: holds on 18429 states under IIIf's deadlock semantics.\<close>
 
 text \<open>Not stated in Isabelle: observable 'seen_sat8' is flcheck bookkeeping (or unknown) with no counterpart in the Isabelle state.\<close>
 
@@ -115,13 +115,13 @@ text \<open>As written: property insider_copies_report: attack_tree exists seen_
 
 text \<open>Attack-tree property: found exists (EF goal holds), expected exists: the scenario meets its expectation.\<close>
 
-text \<open>flcheck's verdict: holds (EF goal holds) on 14336 states under IIIf's deadlock semantics.\<close>
+text \<open>flcheck's verdict: holds (EF goal holds) on 18429 states under IIIf's deadlock semantics.\<close>
 
 text \<open>Not stated in Isabelle: observable 'seen_sat8' is flcheck bookkeeping (or unknown) with no counterpart in the Isabelle state.\<close>
 
 subsection \<open>Property relay_view\<close>
 
-text \<open>As written: property relay_view: privacy epsilon <= ln(2) between hot observing gradient_sat8\<close>
+text \<open>As written: property relay_view: privacy epsilon <= ln(2) between hot observing copied\<close>
 
 text \<open>Kind privacy (epsilon ln(2); ln(2) ~ 0.6931); verdict: holds. Properties of this kind are quantitative (path probabilities, NI-FL-DP, advantage): flcheck computes them on its explored Markov models, for NI-FL-DP on the two Kripke structures of neighbouring initial datasets. No proof script is generated from a numerical result.\<close>
 

@@ -11,7 +11,7 @@ from pathlib import Path
 import flcheck_spec
 import pytest
 
-from checker.app.check import check_file
+from checker.app.check import check_file, check_scenario
 from checker.app.load import load_model
 from checker.cli.main import main
 from flmodel.errors import ModelError
@@ -49,7 +49,10 @@ def _without(text: str, line: str) -> str:
 
 def test_removing_the_relay_link_is_an_error_naming_attacker_and_route(
         tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
+    """Observing sat8's report by name when no route of it reaches the insider."""
     text = _without(WALKER.read_text(encoding="utf-8"), "contact orbit[0] -- orbit[8] in rounds 1;")
+    text = text.replace("attacker sat0 observes copied", "attacker sat0 observes gradient_sat8").replace(
+        "between hot observing copied", "between hot observing gradient_sat8")
     with pytest.raises(ModelError) as info:
         parse_scenario(text, "w.fl")
     d, prop = info.value.diagnostics  # the attacker's statement, and the property observing it
@@ -64,6 +67,44 @@ def test_removing_the_relay_link_is_an_error_naming_attacker_and_route(
     assert main(["explore", str(bad)]) == 2
     err = capsys.readouterr().err
     assert re.search(rf"{re.escape(str(bad))}:{line}:\d+: .*attacker 'sat0'", err)
+
+
+HIDDEN = "property hidden: privacy epsilon <= 0 between hot observing copied\n"
+
+
+def _privacy(text: str, *names: str) -> dict[str, tuple[str, object]]:
+    """Verdict and ε* of the named privacy properties of the scenario ``text``."""
+    rep = check_scenario(parse_scenario(text, "w.fl"), only=list(names))
+    return {r.name: (r.verdict.value, r.details["ratio"]) for r in rep.results}
+
+
+@pytest.mark.slow
+def test_removing_the_relay_link_changes_the_privacy_verdict() -> None:
+    """The insider observes what it relays: with the link orbit0 -- orbit8 sat8's report crosses it
+    (ε* = ln 2, the ratio 2 of sat8's randomized response); without it the report goes round and the
+    insider copies nothing that depends on the secret (ε* = 0): 'hidden' turns from violated to holds."""
+    text = WALKER.read_text(encoding="utf-8") + HIDDEN
+    assert _privacy(text, "hidden", "relay_view") == {"hidden": ("violated", "2"), "relay_view": ("holds", "2")}
+    cut = _without(text, "contact orbit[0] -- orbit[8] in rounds 1;")
+    assert _privacy(cut, "hidden", "relay_view") == {"hidden": ("holds", "1"), "relay_view": ("holds", "1")}
+
+
+@pytest.mark.slow
+@pytest.mark.parametrize("link, ratio", [
+    ("orbit[0] -- orbit[7]", "2"),   # sat8's report: orbit8 -> orbit0 -> orbit7 -> ground
+    ("orbit[1] -- orbit[4]", "1"),   # sat1's report only (orbit1 -> orbit4 -> ground): no secret
+])
+def test_an_eavesdropper_on_a_link_sees_what_the_link_carries(link: str, ratio: str) -> None:
+    """An eavesdropper tapping a link of the Walker shell copies the reports routed over it: the link
+    that relays sat8's report gives ε* = ln 2, a link that carries no secret report ε* = 0 (while it
+    does copy reports: sat1's)."""
+    text = WALKER.read_text(encoding="utf-8").replace("attacker sat0 observes copied",
+                                                      f"attacker eve on {link} observes copied") + HIDDEN
+    text = "".join(ln for ln in text.splitlines(keepends=True) if "observing gradient_sat0" not in ln)
+    assert _privacy(text, "hidden") == {"hidden": ("holds" if ratio == "1" else "violated", ratio)}
+    copies = "property copies: ctl EF !(copied == {});\n"
+    rep = check_scenario(parse_scenario(text + copies, "w.fl"), only=["copies"])
+    assert rep.results[0].verdict.value == "holds"
 
 
 @pytest.mark.parametrize("observed, message", [
@@ -115,7 +156,7 @@ def test_walker_case_study_verdicts() -> None:
         "clean_link": "holds"}
     assert res["relay_view"].details["ratio"] == "2"   # sat8's randomized response, r = 1/2
     assert res["clean_link"].value == 0                # sat0's own report carries no secret
-    assert rep.kripke.num_states == 14336
+    assert rep.kripke.num_states == 18429
 
 
 @pytest.mark.parametrize("n", [2, 3, 4, 5])
