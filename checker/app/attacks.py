@@ -114,6 +114,7 @@ def run_sratta(
     return {
         "attack": "sratta",
         **metrics.as_dict(),
+        "rho_isolated": _isolated_share(run.activation),
         "v_measure_gain": metrics.v_measure - metrics.singleton_v_measure,
         "n_sets_reconstructed": len(res.sets),
         "n_sets_size_ge_2": int(sum(len(s.members) >= 2 for s in res.sets)),
@@ -130,6 +131,21 @@ def run_sratta(
         },
         "seconds": {"training": t1 - t0, "attack": t2 - t1},
     }
+
+
+def _isolated_share(activation: list[list[NDArray[np.bool_]]]) -> float:
+    """Share of the clients' samples that are, in some round ``t`` and for some neuron ``h``, alone in the
+    round-level activation set ``A^h_t`` (``activation[t−1][k]``: client ``k``'s ``H × n_k`` membership
+    matrix). By [SRATTA] Prop. 3.3 Step 1 recovers these samples (their ratio ``ΔW/Δb`` is the sample),
+    so this is the share the training leaves to the attack; ``rho_recovered`` exceeds it only by samples
+    whose co-activated samples contributed an exactly zero gradient (a saturated model)."""
+    isolated = [np.zeros(a.shape[1], dtype=bool) for a in activation[0]]
+    for round_active in activation:
+        alone = sum(a.sum(axis=1) for a in round_active) == 1
+        for k, a in enumerate(round_active):
+            isolated[k] |= a[alone].any(axis=0)
+    total = sum(len(i) for i in isolated)
+    return float(sum(int(i.sum()) for i in isolated) / total) if total else 0.0
 
 
 def _sratta_warnings(

@@ -126,7 +126,8 @@ def _sratta(args: argparse.Namespace) -> int:
     if args.json:
         emit_json(args.flcheck_command, res)
         return 0
-    keys = ("rho_recovered", "rho_matched", "rho_component", "v_measure", "homogeneity", "completeness",
+    keys = ("rho_recovered", "rho_isolated", "rho_matched", "rho_component", "v_measure", "homogeneity",
+            "completeness",
             "kmeans_v_measure", "singleton_v_measure", "v_measure_gain", "n_recovered", "n_false",
             "n_mixed_components",
             "n_sets_reconstructed",
@@ -218,7 +219,7 @@ def _plot_mia(res: dict[str, Any], path: str) -> None:
 
 # ----------------------------------------------------------------------------------------------- leakage
 def _leakage(args: argparse.Namespace) -> int:
-    full = {"networks": "paper", "steps": 4000, "n_samples": 8000} if args.full else {}
+    full = {"networks": "paper", "steps": 12000, "n_samples": 40000} if args.full else {}
     given = {"n_samples": args.samples, "steps": args.steps}
     res = _run("leakage", {
         "trend": args.trend, "values": args.values or None, "noise": args.noise, "batch": args.batch,

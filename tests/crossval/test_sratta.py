@@ -169,6 +169,7 @@ def test_omp_does_not_absorb_a_small_contribution_into_a_wrong_atom() -> None:
     assert omp_batch(dic, tiny[:, None], n_max=5, atol=np.array([1e-12]), margin=100.0)[0] is None
 
 
+@pytest.mark.slow
 @pytest.mark.parametrize("seed", [0, 1])
 def test_no_mixed_group_under_strong_heterogeneity(seed: int) -> None:
     """[SRATTA] Cor. 3.6: components never join clients, also at Dirichlet α = 0.1 where clients'
