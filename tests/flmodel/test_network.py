@@ -19,6 +19,7 @@ from checker.markov.mdp import mdp_reach
 from checker.markov.models import mdp_from_kripke
 from checker.mc.ctl import ModelChecker
 from checker.mc.ctl_parse import parse_formula
+from checker.mc.explore import explore
 from flmodel.errors import ModelError
 from flmodel.frozen import FrozenMap
 from flmodel.learning import Vec
@@ -26,6 +27,7 @@ from flmodel.network import Network, Window, renormalised_model
 from flmodel.rules import RULE_SETS
 from flmodel.scenario import parse_scenario
 from flmodel.scenario_build import build_fl_system, build_system
+from flmodel.system import FLState
 
 BUNDLED = flcheck_spec.bundled_scenarios()
 
@@ -281,3 +283,42 @@ def test_aggregate_errors(protocol: str, message: str) -> None:
         parse_scenario(swarm(2, "", protocol=protocol), "e.fl")
     messages = [d.message for d in info.value.diagnostics]
     assert any(message in m for m in messages), messages
+
+
+# ------------------------------------------------------------------- routes and link taps
+def relayed(extra: str, attacker: str = "") -> str:
+    """Two satellites whose sites o1, o2 reach the ground station g only over the relays r1 and r2
+    (the shortest routes go over r1: neighbours in name order)."""
+    text = swarm(2, extra, links="links o1 -- r1, o1 -- r2, o2 -- r1, o2 -- r2, r1 -- g, r2 -- g")
+    text = text.replace("locations g, o1, o2", "locations g, o1, o2, r1, r2")
+    return text + (f"attacker {attacker}\n" if attacker else "")
+
+
+def test_a_given_route_replaces_the_shortest_path(tmp_path: Path) -> None:
+    """The loss on r2 -- g is on sat1's given route only: the round completes with 1/2 (every
+    scheduler); over the shortest route (r1) always. A given route over a link that is down in round 1
+    cannot be taken at all."""
+    lossy = "loss r2 -- g 1/2"
+    assert probabilities(tmp_path, relayed(lossy)) == (1, 1, 1)
+    routed = relayed(lossy + "\nroute c1: o1 -> r2 -> g")
+    assert probabilities(tmp_path, routed) == (Fraction(1, 2),) * 3
+    down = relayed("contact r2 -- g in rounds 2\nroute c1: o1 -> r2 -> g").replace(", r2 -- g", "")
+    assert probabilities(tmp_path, down) == (0, 0, 0)
+
+
+def test_an_eavesdropper_on_a_link_copies_what_crosses_it() -> None:
+    """eve taps r1 -- g: c1's report (shortest route, over r1) crosses it, c2's (given route over r2)
+    does not; 'copied' holds the pair (client, report) after eve's own step."""
+    text = relayed("route c2: o2 -> r2 -> g", "eve on r1 -- g observes copied")
+    system = build_system(parse_scenario(text, "tap.fl"))
+    states: list[FLState] = list(explore(system).states or ())  # type: ignore[arg-type]  # the system's states
+    assert any(system.observe(s, "seen_c1") for s in states)
+    assert not any(system.observe(s, "seen_c2") for s in states)
+    (s0,) = system.initial_states()
+    for a, t, _ in system.successors(s0):
+        if a.actor != "c1":
+            continue
+        (copy, after, p), = system.successors(t)  # the copy is urgent: the only step
+        assert (copy.rule, copy.actor, copy.location, p) == ("eavesdrop", "eve", "r1--g", 1)
+        assert system.observe(t, "copied") == frozenset()
+        assert system.observe(after, "copied") == frozenset({("c1", system.observe(t, "gradient_c1"))})
