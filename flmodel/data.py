@@ -21,7 +21,7 @@ from __future__ import annotations
 
 import itertools
 from collections.abc import Callable, Iterable, Iterator, Sequence
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from fractions import Fraction
 from typing import Literal
 
@@ -41,6 +41,19 @@ class DataPoint:
     name: str
     features: tuple[Fraction, ...]
     target: Fraction
+    _hash: int = field(init=False, repr=False, compare=False, default=0)
+
+    def __post_init__(self) -> None:
+        # hashed once: a state holds its data points in frozensets and maps, and hashing the Fractions
+        # again whenever a state is interned or canonicalised costs more than the rest of a step
+        object.__setattr__(self, "_hash", hash((self.name, self.features, self.target)))
+
+    def __hash__(self) -> int:
+        return self._hash
+
+    def __reduce__(self) -> tuple[object, ...]:
+        # rebuilt, not restored: the hash of the name differs from one process to another
+        return (DataPoint, (self.name, self.features, self.target))
 
     def __str__(self) -> str:
         if self.name:

@@ -316,3 +316,17 @@ def test_datapoint_is_hashable_and_sorted_by_name() -> None:
     pts = sorted([point("b", 0, 0), point("a", 5, 5)])
     assert [p.name for p in pts] == ["a", "b"]
     assert isinstance(hash(pts[0]), int) and isinstance(pts[0], DataPoint)
+
+
+def test_data_point_hash_is_cached_and_rebuilt_on_unpickling() -> None:
+    """A data point hashes like its fields, once; unpickling rebuilds it (the stored hash of another
+    process, whose string hashes differ, is never carried over)."""
+    import pickle
+
+    from flmodel.data import DataPoint
+
+    a = DataPoint("x", (Fraction(1), Fraction(1, 3)), Fraction(2))
+    assert hash(a) == hash(("x", (Fraction(1), Fraction(1, 3)), Fraction(2)))
+    object.__setattr__(a, "_hash", 12345)  # as if computed in a process with another hash seed
+    b = pickle.loads(pickle.dumps(a))
+    assert b == a and hash(b) == hash(DataPoint("x", (Fraction(1), Fraction(1, 3)), Fraction(2)))
