@@ -341,7 +341,9 @@ def network_scenarios(draw: st.DrawFn) -> str:
     rounds = draw(st.integers(1, 2 if n == 2 and not relay else 1))
     tapped = draw(st.sampled_from([0, *range(1, n + 1)]))
     spy = "r1" if relay else "ground"
-    attacker = draw(st.sampled_from([None, f"eve at {spy} observes curmodpar"]))
+    tap = "r1 -- ground" if relay else "ground -- o1"
+    attacker = draw(st.sampled_from([None, f"eve at {spy} observes curmodpar",
+                                     f"eve on {tap} observes copied"]))
     if tapped and draw(st.booleans()):
         attacker = f"eve at {spy} observes gradient_sat{tapped}"
     props = [f"ctl AG ((round < {rounds} & lost == {{}}) -> EF round = {rounds})",
@@ -358,6 +360,8 @@ def network_scenarios(draw: st.DrawFn) -> str:
             f"probability uniform >= 1/4 reach ready_sat{i} & gradient_sat{i} == 1"])))
     if attacker is not None and "gradient_" in attacker:
         props.append(f"probability uniform >= 1/2 reach seen_sat{tapped}")
+    if attacker is not None:
+        props.append("probability max >= 1/2 reach !(copied == {})")
     return _network_text(values, profiles, relay=relay, aggregate=aggregate, rounds=rounds,
                          attacker=attacker, properties=props)
 
