@@ -67,6 +67,7 @@ def test_parse_define_values() -> None:
     assert [instance_key(d) for d in grid({"X": (1,), "N": (2, 3)})] == ["N=2 X=1", "N=3 X=1"]
 
 
+@pytest.mark.slow
 def test_dask_grid_of_30_with_a_killed_worker(scenario: Path, tmp_path: Path) -> None:
     distributed = pytest.importorskip("distributed")
     out = tmp_path / "results.jsonl"
