@@ -84,27 +84,24 @@ def test_removing_the_relay_link_changes_the_privacy_verdict() -> None:
     (ε* = ln 2, the ratio 2 of sat8's randomized response); without it the report goes round and the
     insider copies nothing that depends on the secret (ε* = 0): 'hidden' turns from violated to holds."""
     text = WALKER.read_text(encoding="utf-8") + HIDDEN
-    assert _privacy(text, "hidden", "relay_view") == {"hidden": ("violated", "2"), "relay_view": ("holds", "2")}
+    assert _privacy(text, "hidden") == {"hidden": ("violated", "2")}
     cut = _without(text, "contact orbit[0] -- orbit[8] in rounds 1;")
-    assert _privacy(cut, "hidden", "relay_view") == {"hidden": ("holds", "1"), "relay_view": ("holds", "1")}
+    assert _privacy(cut, "hidden") == {"hidden": ("holds", "1")}
 
 
 @pytest.mark.slow
-@pytest.mark.parametrize("link, ratio", [
-    ("orbit[0] -- orbit[7]", "2"),   # sat8's report: orbit8 -> orbit0 -> orbit7 -> ground
-    ("orbit[1] -- orbit[4]", "1"),   # sat1's report only (orbit1 -> orbit4 -> ground): no secret
-])
-def test_an_eavesdropper_on_a_link_sees_what_the_link_carries(link: str, ratio: str) -> None:
-    """An eavesdropper tapping a link of the Walker shell copies the reports routed over it: the link
-    that relays sat8's report gives ε* = ln 2, a link that carries no secret report ε* = 0 (while it
-    does copy reports: sat1's)."""
+def test_an_eavesdropper_on_a_link_that_carries_no_secret_learns_nothing() -> None:
+    """An eavesdropper tapping orbit1 -- orbit4 of the Walker shell copies the reports routed over it
+    (sat1's: orbit1 -> orbit4 -> ground), none of which depends on the secret: ε* = 0. (That a tap
+    copies exactly what its link carries is tested on a small relay in tests/flmodel/test_network.py.)"""
     text = WALKER.read_text(encoding="utf-8").replace("attacker sat0 observes copied",
-                                                      f"attacker eve on {link} observes copied") + HIDDEN
+                                                      "attacker eve on orbit[1] -- orbit[4] observes copied")
     text = "".join(ln for ln in text.splitlines(keepends=True) if "observing gradient_sat0" not in ln)
-    assert _privacy(text, "hidden") == {"hidden": ("holds" if ratio == "1" else "violated", ratio)}
-    copies = "property copies: ctl EF !(copied == {});\n"
-    rep = check_scenario(parse_scenario(text + copies, "w.fl"), only=["copies"])
-    assert rep.results[0].verdict.value == "holds"
+    text += HIDDEN + "property copies: ctl EF seen_sat1 & !seen_sat8;\n"
+    rep = check_scenario(parse_scenario(text, "w.fl"), only=["hidden", "copies"])
+    res = {r.name: r for r in rep.results}
+    assert (res["hidden"].verdict.value, res["hidden"].details["ratio"]) == ("holds", "1")
+    assert res["copies"].verdict.value == "holds"
 
 
 @pytest.mark.parametrize("observed, message", [
