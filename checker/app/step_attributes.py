@@ -226,9 +226,11 @@ class DefenceVerdict:
         judged on)."""
         out = f"defence {self.name}: {self.cut}"
         if self.links:
+            reach = ("the goal is still reachable" if self.goal_reachable
+                     else "the goal is no longer reachable" if self.cut.conclusive
+                     else "the goal is not reached in the explored states")
             out += (f" (the model explored again without the {'link' if len(self.links) == 1 else 'links'}: "
-                    f"{self.states} states; the goal is {'still' if self.goal_reachable else 'no longer'} "
-                    "reachable)")
+                    f"{self.states} states; {reach})")
         if self.static_links:
             out += ("; note: the scenario's links are static (no contact, loss, failure or partial "
                     "aggregation), no rule reads them, so removing one changes no step")

@@ -24,7 +24,7 @@ from checker.attack_trees.attributes import StepTable
 from checker.cli.main import main
 from checker.mc.ctl import ModelChecker
 from checker.mc.ctl_parse import parse_formula
-from checker.mc.explore import explore
+from checker.mc.explore import Limits, explore
 from checker.mc.kripke import Kripke
 from flmodel.scenario import parse_scenario
 from flmodel.scenario_ast import Scenario
@@ -233,3 +233,13 @@ def test_walker12_relay_without_the_insider_s_link(tmp_path: Path) -> None:
         assert bool(goal_of(reference, "seen_sat8").any()) == (not blocks)
         if not blocks:
             assert verdict["remaining"]["cost"] == 2
+
+
+def test_an_incomplete_exploration_proves_nothing() -> None:
+    scenario = with_defence(("relay -- orbit2",))
+    kripke = explore(build_system(scenario))
+    verdict = judge_defence(scenario, "d", kripke, goal_of, step_table(scenario), limits=Limits(max_states=3))
+    assert not verdict.cut.conclusive and not verdict.cut.blocks and verdict.states <= 3
+    assert verdict.text().endswith("the exploration is incomplete, so nothing is proved (the model explored "
+                                   f"again without the link: {verdict.states} states; the goal is not "
+                                   "reached in the explored states)")
