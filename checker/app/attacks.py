@@ -29,7 +29,7 @@ from checker.crossval import sratta as sratta_engine
 from checker.crossval.gaussian import gaussian_epsilon, gaussian_mu
 from checker.crossval.genomics import GenomicsConfig, GenomicsData, generate
 from checker.crossval.mia_lira import logit_confidence
-from checker.crossval.mia_metrics import best_threshold, dp_consistency, metrics_with_intervals
+from checker.crossval.mia_metrics import best_threshold, dp_consistency, metrics_with_intervals, seed_summary
 from checker.errors import InputError
 from flmodel.training import (
     ClientSplit,
@@ -57,6 +57,7 @@ __all__ = [
     "run_leakage",
     "run_mia",
     "run_sratta",
+    "run_sratta_seeds",
 ]
 
 
@@ -130,6 +131,38 @@ def run_sratta(
             "seed": seed,
         },
         "seconds": {"training": t1 - t0, "attack": t2 - t1},
+    }
+
+
+#: Seeds of ``flcheck attack sratta --full``: [SRATTA]'s figures average several trainings.
+SRATTA_FULL_SEEDS: tuple[int, ...] = (0, 1, 2, 3, 4)
+
+#: The figures of a SRATTA run that :func:`run_sratta_seeds` summarises over seeds.
+SRATTA_FIGURES: tuple[str, ...] = (
+    "rho_recovered", "rho_isolated", "rho_matched", "rho_component", "v_measure", "homogeneity",
+    "completeness", "singleton_v_measure", "v_measure_gain", "kmeans_v_measure", "model_accuracy",
+)
+
+
+def run_sratta_seeds(seeds: Sequence[int], **options: Any) -> dict[str, Any]:
+    """:func:`run_sratta` once per seed: the first seed's result, plus ``runs`` (every seed's result),
+    ``summary`` (per figure of :data:`SRATTA_FIGURES`: median and the 95 % Student-t interval of the mean
+    over the seeds, ``checker.crossval.mia_metrics.seed_summary``), ``n_mixed_components_total`` and the
+    union of the runs' warnings, each prefixed by its seed."""
+    if not seeds:
+        raise ValueError("at least one seed is needed")
+    runs = [run_sratta(seed=int(s), **options) for s in seeds]
+    summary = {}
+    for key in SRATTA_FIGURES:
+        stats = seed_summary([float(r[key]) for r in runs])
+        summary[key] = {"median": stats.median, "low": stats.low, "high": stats.high}
+    return {
+        **runs[0],
+        "seeds": [int(s) for s in seeds],
+        "runs": runs,
+        "summary": summary,
+        "n_mixed_components_total": sum(int(r["n_mixed_components"]) for r in runs),
+        "warnings": [f"seed {r['config']['seed']}: {w}" for r in runs for w in r["warnings"]],
     }
 
 

@@ -77,3 +77,45 @@ def test_headline_of_each_kind() -> None:
     assert headline(leak)["mi"]["hmine"] == leak["mi"]["hmine"]
     with pytest.raises(ValueError):
         headline({"attack": "other"})
+
+
+def test_isolated_share_matches_the_activation_sets() -> None:
+    """rho_isolated from the boolean activation matrices equals a brute-force count over every (t, h) of
+    the ground-truth activation sets, and SRATTA's Step 1 recovers exactly those samples here."""
+    import numpy as np
+
+    from checker.app.attacks import _isolated_share
+    from checker.crossval.sratta import DiscretePrior, evaluate, sratta
+    from flmodel.training import TrainingConfig, digits_dataset, split_clients, train
+
+    x, y = digits_dataset()
+    split = split_clients(y, 3, 30, None, np.random.default_rng(1))
+    run = train(TrainingConfig(hidden=120, rounds=6, n_updates=3, batch_size=2, lr=1.0, seed=1), x, y, split)
+    alone = {int(a[0]) for t in range(1, 7) for h in range(120) if len(a := run.activation_sets(t, h)) == 1}
+    assert _isolated_share(run.activation) == len(alone) / 90 > 0
+    res = sratta(run.first_layer_history(), DiscretePrior(0, 16, 1 / 16), n_clients=3)
+    m = evaluate(res, [x[i] for i in split.clients], DiscretePrior(0, 16, 1 / 16))
+    assert m.n_false == 0 and m.rho_recovered == len(alone) / 90
+
+
+def test_cli_sratta_full_summarises_five_seeds(capsys) -> None:  # type: ignore[no-untyped-def]
+    code = main(["attack", "sratta", "--clients", "2", "--per-client", "20", "--hidden", "40",
+                 "--rounds", "3", "--full", "--seed", "3", "--json"])
+    out = json.loads(capsys.readouterr().out)
+    assert code == 0 and out["seeds"] == [3, 4, 5, 6, 7] and len(out["runs"]) == 5
+    values = [r["rho_recovered"] for r in out["runs"]]
+    summary = out["summary"]["rho_recovered"]
+    assert summary["median"] == pytest.approx(sorted(values)[2])
+    assert summary["low"] <= sum(values) / 5 <= summary["high"]
+    assert out["n_mixed_components_total"] == sum(r["n_mixed_components"] for r in out["runs"])
+    from tests.cli.test_json_contract import validate
+
+    validate("attack", out)
+
+
+def test_leakage_paper_networks_keep_the_batch_size_apart_from_the_minibatch() -> None:
+    leak = run_attack("leakage", values=[2], n_samples=300, steps=10, gaussian_batches=(), networks="paper",
+                      batch=2)
+    cfg = leak["config"]
+    assert cfg["batch"] == 2 and cfg["minibatch"] == 64
+    assert cfg["block"] == [200, 200, 5] and cfg["lr"] == 5e-5
