@@ -158,7 +158,9 @@ def test_an_unknown_defence_is_an_input_error_listing_the_declared_ones() -> Non
 def test_the_bundled_link_loss_scenario_declares_eve_s_costs() -> None:
     s = load_scenario(SPEC / "moniteo_link_loss.fl")
     assert s.step_attributes()[("eavesdrop", "eve")] == {"cost": 3, "probability": Fraction(1, 2), "time": 1}
-    assert {d.name for d in s.defences} == {"revoke_sat3", "no_tap"}
+    assert {d.name for d in s.defences} == {"revoke_sat3", "no_tap", "cut_link"}
+    assert [lk.text() for lk in s.defence("cut_link").links] == ["ground_station -- orbit3"]
+    assert s.defence("cut_link").budget == 5
 
 
 # ================================================================ the command
@@ -378,12 +380,15 @@ def test_check_shows_the_optimum_of_an_attack_tree_property(tmp_path: Path) -> N
 
 @pytest.mark.slow
 def test_the_bundled_link_loss_attack_has_the_documented_figures() -> None:
-    """moniteo_link_loss.fl's comment: cost 3, probability 99/200, time 2; both defences block it."""
+    """moniteo_link_loss.fl's comment: cost 3, probability 99/200, time 2; every defence blocks it."""
     path = str(SPEC / "moniteo_link_loss.fl")
-    code, out, _ = run(["attack-tree", path, "--goal", "seen_sat3", "--json", "--defence", "no_tap"])
-    doc = json.loads(out)
-    attrs = doc["attributes"]
-    assert code == 0
-    assert (attrs["min_cost"]["value"], attrs["max_probability"]["value"], attrs["min_time"]["value"]) == (
-        3, "99/200", 2)
-    assert doc["defence"]["blocks"] is True
+    for name in ("no_tap", "revoke_sat3", "cut_link"):
+        code, out, _ = run(["attack-tree", path, "--goal", "seen_sat3", "--json", "--defence", name])
+        doc = json.loads(out)
+        attrs = doc["attributes"]
+        assert code == 0
+        optima = (attrs["min_cost"]["value"], attrs["max_probability"]["value"], attrs["min_time"]["value"])
+        assert optima == (3, "99/200", 2)
+        assert attrs["most_probable_attack"]["value"] == "99/200" and attrs["cheapest_attack"]["value"] == 3
+        assert doc["defence"]["blocks"] is True, name
+    assert doc["defence"]["budget"] == 5 and doc["defence"]["links"] == ["ground_station -- orbit3"]
