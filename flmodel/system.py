@@ -102,7 +102,11 @@ class ActionClass(NamedTuple):
     commute with every write of the same variable under the same key, whatever the order, and
     neither enables nor disables the other action nor changes its effect (``last`` set to the same
     rule name; ``evs`` under the ``drop`` abstraction); ``single``: at most one action of the class is
-    enabled in any state."""
+    enabled in any state.
+
+    Finer, for the cone of influence (:meth:`FLSystem.forgettable`): ``guard_reads`` are what the
+    enabledness reads; ``effects`` maps each written variable to what its new value (its distribution,
+    for a drawn one) depends on; ``reads`` is their union."""
 
     rule: str
     actor: str
@@ -112,6 +116,8 @@ class ActionClass(NamedTuple):
     commuting: frozenset[tuple[str, object]]
     single: bool
     aggregates: bool
+    guard_reads: frozenset[str] = frozenset()
+    effects: tuple[tuple[str, frozenset[str]], ...] = ()
 
 
 Successor = tuple[Action, FLState, Fraction]
@@ -151,6 +157,7 @@ class FLSystem:
         partitioned: bool = False,
         cache_size: int = 1 << 12,
         reset_unready: Iterable[str] = (),
+        forget: Iterable[str] = (),
     ) -> None:
         if isinstance(rules, str):
             if rules not in RULE_SETS:
@@ -193,8 +200,17 @@ class FLSystem:
             raise ModelError("reset_unready: the rules do not state the gradient footprint that makes "
                              "an unready client's gradient dead (flmodel.rules.Rule.gradients)")
         self._reset = reset
+        forgotten = frozenset(forget)
+        if not forgotten <= self.forgettable_of(initial):
+            raise ModelError(f"forget: {sorted(forgotten - self.forgettable_of(initial))} cannot be "
+                             f"forgotten (only {sorted(self.forgettable_of(initial))})")
+        self._forget = forgotten
+        self._forget_grads = tuple(sorted(v.partition(":")[2] for v in forgotten
+                                          if v.startswith("gradient:")))
+        self._forget_model = "curmodpar" in forgotten
+        self._forget_last = "last" in forgotten
         self._canon_memo: dict[tuple[frozenset[str], FrozenMap[str, Vector]], FrozenMap[str, Vector]] = {}
-        if reset:
+        if reset or forgotten:
             initial = self._dead_reset(initial)
         self.initial = initial
         self._noisy = mechanism is not None
@@ -241,6 +257,7 @@ class FLSystem:
             "partitioned": self.initial_partitioned,
             "cache_size": self._cache_size,
             "reset_unready": self._reset,
+            "forget": tuple(sorted(self._forget)),
         }
 
     def replace(self, *, initial: Infrastructure | None = None, **changes: Any) -> FLSystem:
@@ -288,15 +305,30 @@ class FLSystem:
         """The clients whose gradient this system resets outside ``ready`` (the dead-value reduction)."""
         return self._reset
 
+    @staticmethod
+    def forgettable_of(initial: Infrastructure) -> frozenset[str]:
+        """The variables ``forget`` may name: ``curmodpar``, ``last`` and each ``gradient:c``."""
+        return frozenset({"curmodpar", "last", *(f"gradient:{c}" for c in initial.igra.clients)})
+
+    def forgettable(self) -> frozenset[str]:
+        """The variables this system can forget (reset to their initial value in every state)."""
+        return self.forgettable_of(self.initial)
+
+    @property
+    def forgotten(self) -> frozenset[str]:
+        """The variables this system resets in every state (the cone-of-influence reduction)."""
+        return self._forget
+
     def _dead_reset(self, infra: Infrastructure) -> Infrastructure:
-        """``h(infra)``: the gradient of every client of ``reset_unready`` not in ``ready`` set to its
-        initial value (memoized per ``(ready, gradient)``)."""
+        """``h(infra)``: the gradient of every client of ``reset_unready`` not in ``ready``, and every
+        forgotten gradient and model, set to its initial value (memoized per ``(ready, gradient)``)."""
         g = infra.igra
         key = (g.ready, g.gradient)
         memo = self._canon_memo
         hit = memo.get(key)
+        ig = self.initial.igra if hasattr(self, "initial") else g
         if hit is None:
-            init = self.initial.igra.gradient if hasattr(self, "initial") else g.gradient
+            init = ig.gradient
             ready = g.ready
             grads = g.gradient
             for c in self._reset:
@@ -304,14 +336,20 @@ class FLSystem:
                     v = init[c]
                     if grads[c] != v:
                         grads = grads.set(c, v)
+            for c in self._forget_grads:
+                v = init[c]
+                if grads[c] != v:
+                    grads = grads.set(c, v)
             hit = g.gradient if grads == g.gradient else grads
             if len(memo) > 1 << 16:
                 memo.clear()
             memo[key] = hit
         grads = hit
-        if grads is g.gradient:
+        model = ig.curmodpar if self._forget_model else g.curmodpar
+        if grads is g.gradient and model is g.curmodpar:
             return infra
-        return tuple.__new__(Infrastructure, (g._replace(gradient=grads), infra.prot, infra.poli))
+        return tuple.__new__(Infrastructure, (g._replace(gradient=grads, curmodpar=model), infra.prot,
+                                              infra.poli))
 
     # -- footprints ----------------------------------------------------------------------------------
 
@@ -341,7 +379,6 @@ class FLSystem:
         static = frozenset({"aloc", "poli"})
         common_reads = static | {"evs"} | ({"round"} if self.bounds.max_rounds is not None else set()) \
             | ({"events"} if self.bounds.max_events is not None else set())
-        common_writes = {"evs", "last"} | ({"events"} if self.bounds.max_events is not None else set())
         ready = [f"ready:{c}" for c in clients]
         grads = [f"gradient:{c}" for c in clients]
         parts = [f"partition:{c}" for c in clients]
@@ -349,32 +386,43 @@ class FLSystem:
         for name, kind in zip(self._rule_names, kinds, strict=True):
             commuting = frozenset({("last", name), *((("evs", "drop"),) if drop else ())})
 
-            def cls(actor: str, reads: Iterable[str], writes: Iterable[str],
+            def cls(actor: str, guard_reads: Iterable[str], effects: dict[str, Iterable[str]],
                     guard: Iterable[tuple[str, object]], single: bool, aggregates: bool = False,
                     _name: str = name, _commuting: frozenset[tuple[str, object]] = commuting) -> ActionClass:
-                return ActionClass(_name, actor, frozenset(reads) | common_reads,
-                                   frozenset(writes) | common_writes, frozenset(guard), _commuting,
-                                   single, aggregates)
+                when = frozenset(guard_reads) | common_reads
+                eff = {v: frozenset(d) for v, d in effects.items()}
+                eff["evs"] = frozenset({"evs"})
+                eff["last"] = frozenset()
+                if self.bounds.max_events is not None:
+                    eff["events"] = frozenset({"events"})
+                reads = when.union(*eff.values())
+                return ActionClass(_name, actor, reads, frozenset(eff), frozenset(guard), _commuting,
+                                   single, aggregates, when, tuple(sorted(eff.items())))
 
             if kind == "put_part_once" and self.initial_partitioned:
                 continue  # never enabled: it needs ``partitioned`` false, which no rule sets
             if kind in ("put_part", "put_part_once"):
                 once = kind == "put_part_once"
-                out.append(cls(server, ["dataset", *(["partitioned"] if once else [])],
-                               [*parts, *(["partitioned"] if once else [])],
+                deploy: dict[str, Iterable[str]] = {p: ["dataset"] for p in parts}
+                if once:
+                    deploy["partitioned"] = []
+                out.append(cls(server, ["dataset", *(["partitioned"] if once else [])], deploy,
                                [("partitioned", False)] if once else [], single=False))
             elif kind in ("get_grad", "get_grad_round"):
                 rounds = kind == "get_grad_round"
                 for c in clients:
                     guard: list[tuple[str, object]] = [(f"ready:{c}", False), ("partitioned", True)] \
                         if rounds else []
-                    out.append(cls(c, ["curmodpar", f"partition:{c}", *([f"ready:{c}", "partitioned"]
-                                                                      if rounds else [])],
-                                   [f"ready:{c}", f"gradient:{c}"], guard, single=rounds and drop))
-            else:  # eval
-                out.append(cls(server, [*ready, *grads, *parts, "dataset", "curmodpar"],
-                               ["curmodpar", "round", *ready, *(grads if self._reset else [])],
-                               [(r, True) for r in ready], single=drop, aggregates=True))
+                    out.append(cls(c, [f"ready:{c}", "partitioned"] if rounds else [],
+                                   {f"ready:{c}": [], f"gradient:{c}": ["curmodpar", f"partition:{c}"]},
+                                   guard, single=rounds and drop))
+            else:  # eval: Newmodel = Σ_c (|part c| / n) · gradient c
+                aggregate: dict[str, Iterable[str]] = {"curmodpar": [*grads, *parts, "dataset"],
+                                                       "round": ["round"], **{r: [] for r in ready}}
+                if self._reset:
+                    aggregate.update({gr: [] for gr in grads})
+                out.append(cls(server, ready, aggregate, [(r, True) for r in ready], single=drop,
+                               aggregates=True))
         return tuple(out)
 
     def variable_reads(self, name: str) -> frozenset[str] | None:
@@ -416,7 +464,7 @@ class FLSystem:
                     if len(actions) > 1 << 16:
                         actions.clear()
                     act = actions[akey] = Action(t.rule, t.actor, t.location, t.detail)
-                target = self._dead_reset(t.target) if self._reset else t.target
+                target = self._dead_reset(t.target) if self._reset or self._forget else t.target
                 out.append((act, target, t.probability, rule.aggregates, rule.deploys))
         return tuple(out)
 
@@ -436,11 +484,20 @@ class FLSystem:
         part0 = state.partitioned
         out: list[Successor] = []
         new = tuple.__new__  # FLState's constructor without Python-level argument binding
+        forget_last = self._forget_last
         for act, target, p, aggregates, deploys in self._steps(state.infra, part0, first_only):
+            last = "none" if forget_last else act.rule
             if aggregates:
-                out.append((act, new(FLState, (target, rnd + 1, ev, act.rule, part0)), p))
+                out.append((act, new(FLState, (target, rnd + 1, ev, last, part0)), p))
             else:
-                out.append((act, new(FLState, (target, rnd, ev, act.rule, part0 or (deploys and track))), p))
+                out.append((act, new(FLState, (target, rnd, ev, last, part0 or (deploys and track))), p))
+        if self._forget:  # outcomes of one action that differ only in forgotten values: one step
+            merged: dict[tuple[Action, FLState], Fraction] = {}
+            for act, t, p in out:
+                key = (act, t)
+                merged[key] = merged[key] + p if key in merged else p
+            if len(merged) < len(out):
+                out = [(a, t, p) for (a, t), p in merged.items()]
         return out
 
     def observable_names(self) -> Sequence[str]:

@@ -193,6 +193,7 @@ class _Context:
         self.mdp: Any = None
         self.engine = "flcheck"
         self.reductions = Reductions()
+        self.explorations: list[dict[str, Any]] = []
         self.independent: dict[tuple[str, tuple[str, ...]], list[bool | None]] = {}
         self.artefacts: dict[str, Any] = {"attack_trees": {}, "privacy": {}}
 
@@ -237,6 +238,10 @@ class _Context:
             return None, ("exploration incomplete: the output distributions need the whole state space "
                           f"({exc})")
         (pair,) = rep.pairs
+        self.explorations.append({
+            "neighbour": neighbour, "observing": list(names), "scheduler": scheduler,
+            **{side: {"states": o.states, "transitions": o.transitions, "reductions": o.reductions}
+               for side, o in (("D0", rep.base), ("D1", rep.observations[pair.d1]))}})
         self.independent[(neighbour, names)] = [rep.base.scheduler_independent,
                                                 rep.observations[pair.d1].scheduler_independent]
         missing = [1 - sum(d.values(), Fraction(0)) for d in (pair.p0, pair.p1)]
@@ -664,8 +669,10 @@ def _check(scenario: Scenario, lim: Limits, watch: Watchdog, t0: float, *, path:
     if diags:
         raise ModelError(diags)
     # the kinds that explore on their own (privacy, D{ε,δ}, attacks) use the system without the
-    # symmetry quotient (checker.app.reductions.OWN_EXPLORATION_KINDS)
+    # symmetry quotient and the cone of influence (checker.app.reductions.OWN_EXPLORATION_KINDS)
     own = system.base if isinstance(system, SymmetricSystem) else system
+    if own.fl.forgotten:  # the cone of influence serves the explored structure's properties only
+        own = ScenarioSystem(own.fl.replace(forget=()), own.secrets, own.scenario)
     ctx = _Context(scenario, own, kripke, lim, observe)
     ctx.engine = engine
     ctx.reductions = reductions or Reductions()
@@ -692,6 +699,7 @@ def _check(scenario: Scenario, lim: Limits, watch: Watchdog, t0: float, *, path:
         results.append(res)
     report = CheckReport(path or scenario.source, scenario, kripke, results, t1 - t0)
     report.reductions = applied
+    applied.explorations = ctx.explorations
     watch.finish()
     report.neighbour_structures = {n: (int(k.num_states), int(k.num_transitions))
                                    for n, k in ctx.structures.items() if n}

@@ -46,6 +46,9 @@ from dataclasses import dataclass, field
 from fractions import Fraction
 from typing import Any
 
+from checker.app.scenario_formulas import parse_property
+from checker.mc import ctl_ast
+from checker.mc.cone import cone_of_influence
 from checker.mc.confluence import confluence_conflicts
 from flmodel.data import DataPoint
 from flmodel.scenario_ast import Scenario
@@ -58,7 +61,7 @@ __all__ = ["OWN_EXPLORATION_KINDS", "REDUCTIONS", "SYMMETRIC_KINDS", "Applied", 
 
 #: The reductions ``flcheck check`` knows, in the order they are applied (``--no-<name>`` switches one
 #: off with dashes for underscores; ``--no-reduce`` all).
-REDUCTIONS = ("dead_values", "symmetry", "partial_order")
+REDUCTIONS = ("dead_values", "cone", "symmetry", "partial_order")
 
 
 @dataclass(frozen=True)
@@ -68,11 +71,12 @@ class Reductions:
     dead_values: bool = True
     symmetry: bool = True
     partial_order: bool = True
+    cone: bool = True
 
     @classmethod
     def none(cls) -> Reductions:
         """Every reduction off (``--no-reduce``)."""
-        return cls(dead_values=False, symmetry=False, partial_order=False)
+        return cls(dead_values=False, symmetry=False, partial_order=False, cone=False)
 
     def enabled(self) -> list[str]:
         """The names of the reductions switched on."""
@@ -86,13 +90,17 @@ class Applied:
 
     names: list[str] = field(default_factory=list)
     details: dict[str, dict[str, Any]] = field(default_factory=dict)
+    explorations: list[dict[str, Any]] = field(default_factory=list)
 
     def to_json(self, states: int | None = None) -> dict[str, Any]:
-        """``{"applied", "states", "states_unreduced", <name>: details}``: ``states_unreduced`` is
-        ``states`` when nothing was applied, else unknown (``None``: the check explores once)."""
+        """``{"applied", "states", "states_unreduced", <name>: details, "explorations"}``:
+        ``states_unreduced`` is ``states`` when nothing was applied, else unknown (``None``: the check
+        explores once); ``explorations`` lists the privacy pipeline's own explorations (per neighbouring
+        pair: what the attacker observes, and per system its states and the reductions applied,
+        :class:`ObservationReducer`)."""
         return {"applied": list(self.names), "states": states,
                 "states_unreduced": states if not self.names else None,
-                **{k: dict(v) for k, v in self.details.items()}}
+                **{k: dict(v) for k, v in self.details.items()}, "explorations": list(self.explorations)}
 
 
 _WORD = re.compile(r"[A-Za-z_][A-Za-z0-9_:]*")
@@ -162,6 +170,12 @@ def reduce_system(system: ScenarioSystem, scenario: Scenario,
         applied.details["dead_values"] = info
     else:
         applied.details["dead_values"] = {"applied": False, "reason": "switched off"}
+    if choice.cone:
+        system, applied.details["cone"] = _cone(system, scenario)
+        if applied.details["cone"]["applied"]:
+            applied.names.append("cone")
+    else:
+        applied.details["cone"] = {"applied": False, "reason": "switched off"}
     if choice.symmetry:
         system, applied.details["symmetry"] = _symmetry(system, scenario)
         if applied.details["symmetry"]["applied"]:
@@ -169,6 +183,63 @@ def reduce_system(system: ScenarioSystem, scenario: Scenario,
     else:
         applied.details["symmetry"] = {"applied": False, "reason": "switched off"}
     return system, applied
+
+
+def structure_refusal(scenario: Scenario, reduction: str) -> str | None:
+    """Why a reduction of the explored structure that is proven for CTL and first-passage probabilities
+    only (the symmetry quotient, the cone of influence) may not be used: a property that reads the
+    structure with a kind outside :data:`SYMMETRIC_KINDS`, or a ``D{ε,δ}`` query; ``None`` when it may."""
+    for p in scenario.properties:
+        if p.kind in OWN_EXPLORATION_KINDS:
+            continue
+        if p.kind not in SYMMETRIC_KINDS:
+            return f"not applied: property {p.name} is of kind {p.kind}, whose result the {reduction} " \
+                   f"is not proven to preserve (only {', '.join(SYMMETRIC_KINDS)})"
+        if p.formula is not None and _DP_QUERY.search(p.formula.text):
+            return f"not applied: property {p.name} has a D{{ε,δ}} query (neighbouring systems)"
+    return None
+
+
+def _cone(system: ScenarioSystem, scenario: Scenario) -> tuple[ScenarioSystem, dict[str, Any]]:
+    """The cone of influence (:mod:`checker.mc.cone`) of what the properties that read the explored
+    structure read; the FL system forgets the values outside it (:meth:`FLSystem.forgettable`)."""
+    refusal = structure_refusal(scenario, "cone of influence")
+    if refusal is not None:
+        return system, {"applied": False, "reason": refusal}
+    classes = system.fl.action_classes()
+    if classes is None:
+        return system, {"applied": False, "reason": "not applied: a rule of the system states no footprint"}
+    observables = set(system.observable_names())
+    seeds: set[str] = set()
+    for p in scenario.properties:
+        if p.kind in OWN_EXPLORATION_KINDS or p.formula is None:
+            continue
+        for atom in ctl_ast.atoms_of(parse_property(p)):
+            for name in _atom_names(atom):
+                if name not in observables:
+                    continue  # a symbol (``last == get_grad``), not an observable
+                reads = system.variable_reads(name)
+                if reads is None:
+                    return system, {"applied": False, "reason": f"not applied: property {p.name} reads "
+                                    f"{name}, whose dependencies the model does not state"}
+                seeds |= reads
+    cone = cone_of_influence(classes, seeds)
+    forget = sorted(system.fl.forgettable() - cone - system.fl.forgotten)
+    if not forget:
+        return system, {"applied": False, "reason": "every value the model can forget influences a property"}
+    fl = system.fl.replace(forget=system.fl.forgotten | set(forget))
+    return ScenarioSystem(fl, system.secrets, system.scenario), {
+        "applied": True, "forgotten": forget, "what": "values no ctl or probability property reads, "
+        "directly or through the rules, reset to their initial value"}
+
+
+def _atom_names(atom: ctl_ast.Atom) -> list[str]:
+    """The identifiers an atom reads (observables or symbols)."""
+    if isinstance(atom, ctl_ast.Label):
+        return [atom.name]
+    terms = (atom.left, atom.right) if isinstance(atom, ctl_ast.Compare) else \
+        (atom.element, atom.collection) if isinstance(atom, ctl_ast.Member) else ()
+    return [t.name for t in terms if isinstance(t, ctl_ast.Ref)]
 
 
 #: The property kinds whose results the symmetry quotient preserves (module docstring).
@@ -202,14 +273,9 @@ def symmetry_fixed(scenario: Scenario, system: ScenarioSystem) -> tuple[set[str]
     ``enabled(...)`` with an action's full text, a quoted name compared with ``ready``...), or when a word or
     quoted string of those texts is a part of one of these names (the atoms compare strings by substring in
     places). The attacker itself and a client at the attacker's location are fixed too."""
-    for p in scenario.properties:
-        if p.kind in OWN_EXPLORATION_KINDS:
-            continue
-        if p.kind not in SYMMETRIC_KINDS:
-            return set(), f"not applied: property {p.name} is of kind {p.kind}, whose result the " \
-                          f"symmetry quotient is not proven to preserve (only {', '.join(SYMMETRIC_KINDS)})"
-        if p.formula is not None and _DP_QUERY.search(p.formula.text):
-            return set(), f"not applied: property {p.name} has a D{{ε,δ}} query (neighbouring systems)"
+    refusal = structure_refusal(scenario, "symmetry quotient")
+    if refusal is not None:
+        return set(), refusal
     return clients_named(read_texts(scenario), system, scenario), None
 
 
@@ -267,7 +333,8 @@ class ObservationReducer:
       (the confluence theorem of :mod:`checker.mc.confluence`), so only the first enabled action of
       each state is explored (``FLSystem.successors(first_only=True)``), exactly.
     * Symmetry: when the record names no client (neither a client's updates nor the trace) and what
-      the attacker observes names none of the clients the group moves, the states are replaced by
+      the attacker observes reads no variable of a client the group moves (by name, or as a value:
+      ``ready`` reads every client's ``ready:c``, so it fixes them all), the states are replaced by
       their orbit representatives (:class:`flmodel.symmetry.SymmetricSystem` of the neighbouring
       system itself): the record is a symmetric function of the run and the uniform scheduler (and,
       under confluence, the first-action one on representatives) is symmetric, so the lumped chain has
@@ -317,6 +384,12 @@ class ObservationReducer:
         if self.record_updates or self.record_trace:
             return None, {"applied": False, "reason": "the record names clients (updates or trace)"}
         fixed = clients_named(self.observing, system, self.scenario)
+        for name in self.observing:  # the recorded value itself must be invariant: a set of client names
+            reads = system.variable_reads(name)  # (``ready``) is not, a client's own value is if it is fixed
+            if reads is None:
+                return None, {"applied": False, "reason": f"the attacker observes {name}, whose variables "
+                              "the model does not state"}
+            fixed |= {v.partition(":")[2] for v in reads if ":" in v}
         sym, reason = detect_symmetry(system, fixed)
         if sym is None:
             return None, {"applied": False, "reason": reason, "fixed": sorted(fixed)}

@@ -57,6 +57,9 @@ def register(sub: argparse._SubParsersAction) -> None:
     p.add_argument("--no-symmetry", action="store_true",
                    help="store every state, not one representative per permutation of interchangeable "
                         "clients")
+    p.add_argument("--no-cone", action="store_true",
+                   help="keep the values no ctl or probability property reads (directly or through the "
+                        "rules) instead of resetting them")
     p.add_argument("--no-partial-order", action="store_true",
                    help="explore every interleaving behind a privacy figure, not one order of commuting "
                         "actions (applied only when the rules' footprints show that the actions commute)")
@@ -88,7 +91,7 @@ def run(args: argparse.Namespace) -> int:
     limits = Limits(max_states=args.max_states, max_seconds=args.max_seconds, max_memory_mb=args.max_memory)
     reductions = Reductions.none() if args.no_reduce else Reductions(
         dead_values=not args.no_dead_values, symmetry=not args.no_symmetry,
-        partial_order=not args.no_partial_order)
+        partial_order=not args.no_partial_order, cone=not args.no_cone)
     progress_line = None
     if args.progress:
 

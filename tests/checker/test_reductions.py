@@ -68,8 +68,12 @@ def test_bundled_scenarios_agree(name: str, defines: dict[str, int] | None) -> N
     # are decided on the system without it (OWN_EXPLORATION_KINDS); moniteo's name every client
     assert ("symmetry" in applied) == (name == "moniteo_swarm8")
     if name == "moniteo_swarm8":
-        _, alone, names = _compare(scenario, Reductions(dead_values=False))
+        _, alone, names = _compare(scenario, Reductions(dead_values=False, cone=False))
         assert names == ["symmetry"] and alone < before
+        # the swarm's ctl and probability properties read round, ready and enabledness only: the model,
+        # the gradients and the last rule are outside their cone of influence
+        _, alone, names = _compare(scenario, Reductions(dead_values=False, symmetry=False))
+        assert names == ["cone"] and alone < before
 
 
 @pytest.mark.slow
@@ -135,6 +139,32 @@ def test_a_reset_that_ignores_a_reader_changes_the_verdict(monkeypatch: pytest.M
     wrong = check_scenario(scenario, limits=LIMITS, only=["reset_visible"])
     assert wrong.reductions.details["dead_values"]["clients"] == ["sat1", "sat2", "sat3"]
     assert str(wrong.results[0].verdict) == "holds"
+
+
+def test_the_cone_keeps_what_a_property_reads_through_the_rules(monkeypatch: pytest.MonkeyPatch) -> None:
+    """A probability of the released model keeps the model and, through the aggregation, every
+    gradient; ``ready`` alone keeps none of them. A cone that skips the rules' dependencies (closure
+    switched off) forgets the gradients the model is computed from, and the comparison catches it."""
+    import checker.app.reductions as reductions
+
+    text = _scenario_text([1, 2], "rr grid {0, 1} r 1/2", 1, "fedavg_rounds",
+                          ["probability max >= 1/5 reach curmodpar == 1/2", "ctl EF ready_sat1"])
+    s = parse_scenario(text)
+    only_cone = Reductions(dead_values=False, symmetry=False, cone=True)
+    _, applied = reduce_system(build_system(s), s, only_cone)
+    assert applied.details["cone"]["forgotten"] == ["last"]
+    _compare(s, only_cone)
+    flag = parse_scenario(_scenario_text([1, 2], "rr grid {0, 1} r 1/2", 1, "fedavg_rounds",
+                                         ["ctl AG (ready == clients -> EF round = 1)"]))
+    _, applied = reduce_system(build_system(flag), flag, only_cone)
+    assert applied.details["cone"]["forgotten"] == ["curmodpar", "gradient:sat1", "gradient:sat2", "last"]
+    _compare(flag, only_cone)
+    monkeypatch.setattr(reductions, "cone_of_influence",
+                        lambda classes, seeds: frozenset(seeds).union(*(c.guard_reads for c in classes)))
+    plain = check_scenario(s, limits=LIMITS, reductions=Reductions.none())
+    wrong = check_scenario(s, limits=LIMITS, reductions=only_cone)
+    assert "gradient:sat1" in wrong.reductions.details["cone"]["forgotten"]
+    assert _figures(wrong) != _figures(plain)
 
 
 def test_rules_without_a_footprint_are_not_reduced() -> None:
