@@ -211,28 +211,27 @@ def test_a_link_defence_on_static_links_says_no_rule_reads_them(tmp_path: Path) 
 
 
 @pytest.mark.slow
-def test_walker12_relay_without_the_insider_s_link(tmp_path: Path) -> None:
+def test_walker12_relay_without_the_insider_s_link() -> None:
     """walker12_relay.fl: without orbit0 -- orbit8, sat8's report takes orbit8 -> orbit5 -> orbit2 ->
     orbit10 -> orbit7 -> ground and never crosses the insider sat0 (the scenario's comment): every copy is
     blocked; without orbit2 -- orbit5 (off sat8's route) the copy remains. Each defended structure equals
     the scenario text with the contact line deleted by hand, explored."""
     text = (SPEC / "walker12_relay.fl").read_text(encoding="utf-8")
-    path = tmp_path / "w.fl"
-    path.write_text(text + "attack_step eavesdrop by sat0 cost 2\n"
-                    "defence relay: remove link orbit0 -- orbit8 budget 10\n"
-                    "defence other: remove link orbit2 -- orbit5\n", encoding="utf-8")
+    scenario = parse_scenario(text + "attack_step eavesdrop by sat0 cost 2\n"
+                              "defence relay: remove link orbit0 -- orbit8 budget 10\n"
+                              "defence other: remove link orbit2 -- orbit5\n", "w.fl")
+    kripke = explore(build_system(scenario))
     for name, line, blocks in (("relay", "contact orbit[0] -- orbit[8] in rounds 1;\n", True),
                                ("other", "contact orbit[2] -- orbit[5] in rounds 1;\n", False)):
-        code, out, _ = run(["attack-tree", str(path), "--goal", "seen_sat8", "--json", "--defence", name,
-                            "--max-depth", "2"])
-        verdict = json.loads(out)["defence"]
-        assert code == 0 and verdict["blocks"] is blocks and verdict["goal_reachable"] is not blocks
+        verdict = judge_defence(scenario, name, kripke, lambda k: goal_of(k, "seen_sat8"),
+                                step_table(scenario))
+        assert verdict.cut.blocks is blocks and verdict.goal_reachable is not blocks
         assert line in text
         reference = explore(build_system(parse_scenario(text.replace(line, ""), "hand.fl", check=False)))
-        assert verdict["states"] == reference.num_states
+        assert verdict.states == reference.num_states
         assert bool(goal_of(reference, "seen_sat8").any()) == (not blocks)
         if not blocks:
-            assert verdict["remaining"]["cost"] == 2
+            assert verdict.cut.remaining is not None and verdict.cut.remaining.value == 2
 
 
 def test_an_incomplete_exploration_proves_nothing() -> None:
