@@ -261,6 +261,23 @@ def test_cli_zero_probability_note_and_refusals(tmp_path: Path, capsys: pytest.C
     assert "is a query" in capsys.readouterr().err
 
 
+def test_ctmc_untimed_queries_agree_with_stormpy(tmp_path: Path) -> None:
+    """Untimed P on a CTMC is P on its embedded chain: a rate r from s is the probability r / E(s), E(s)
+    the exit rate with self-loops counted (state 2, the goal: rates 1, 3 (itself) and 4 give X goal =
+    3/8; state 0: rates 2 and 6 (to the goal) give 6/8)."""
+    stormpy = pytest.importorskip("stormpy")
+    files = _files(tmp_path, "ctmc\n0 1 2\n0 2 6\n1 1 1\n2 0 1\n2 2 3\n2 1 4\n")
+    model = stormpy.build_model_from_explicit(*files)
+    k = read_explicit(files)
+    assert str(model.model_type).endswith("CTMC")
+    for text in ("P=? [F goal]", "P=? [X goal]", "P=? [!goal U goal]", "P=? [G !goal]", "P=? [init U goal]"):
+        quoted = text.replace("goal", '"goal"').replace("init", '"init"')
+        storm = stormpy.model_checking(model, stormpy.parse_properties(quoted)[0])
+        ours = _values(k, text, total=True)
+        assert np.max(np.abs(np.array(list(storm.get_value_vector())) - ours)) < 1e-9, text
+    assert _values(k, "P=? [X goal]", total=True).tolist() == [0.75, 0.0, 0.375]
+
+
 @pytest.mark.slow
 def test_cli_on_a_scenario_uses_its_markov_model(capsys: pytest.CaptureFixture[str]) -> None:
     import flcheck_spec
