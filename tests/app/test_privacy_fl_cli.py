@@ -24,7 +24,7 @@ def test_json_keys_and_violated_exit(capsys: pytest.CaptureFixture[str]) -> None
     data = json.loads(out)
     assert REQUIRED <= set(data)
     assert data["epsilon"] == "inf" and data["vacuous"] is False and data["verdict"] == "violated"
-    assert set(data["advantage"]) == {"best", "attackers"}
+    assert set(data["advantage"]) == {"best", "attackers", "checked"}
     assert "likelihood-ratio" in data["advantage"]["attackers"]
     assert isinstance(data["delta"], float)
     for name in ("seed_theorem1_stated", "seed_theorem1_proof", "tight_pure", "tight_approx"):
