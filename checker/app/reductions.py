@@ -27,6 +27,14 @@ attacker's observation names (by its name, its location or a point of its part),
 is or sits with, is fixed: it leaves its class (:func:`symmetry_fixed`). Tests compare every verdict and
 probability with the unreduced check.
 
+Cone of influence ([COI], :mod:`checker.mc.cone`): the values no ``ctl`` or ``probability`` property
+reads, directly or through what the rules compute them from (the footprints of
+:meth:`flmodel.system.FLSystem.action_classes`), are forgotten: reset to their initial value in every
+explored state (a functional bisimulation). Under the same condition on the property kinds as the
+symmetry; the other kinds decide on the system that keeps every value.
+
+Partial order and the privacy explorations: :class:`ObservationReducer`.
+
 Example::
 
     >>> from flmodel.scenario import load_scenario
@@ -35,7 +43,9 @@ Example::
     >>> from flmodel.scenario_build import build_system
     >>> reduced, applied = reduce_system(build_system(s), s)
     >>> applied.names, applied.details["dead_values"]["clients"]
-    (['dead_values', 'symmetry'], ['sat1', 'sat2', 'sat3'])
+    (['dead_values', 'cone', 'symmetry'], ['sat1', 'sat2', 'sat3'])
+    >>> applied.details["cone"]["forgotten"]
+    ['curmodpar', 'gradient:sat1', 'gradient:sat2', 'gradient:sat3', 'last']
 """
 
 from __future__ import annotations
