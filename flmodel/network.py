@@ -40,22 +40,47 @@ has its own name (``<base>+network``):
   reporters once ``D`` steps of the round have passed or every client that has not reported is lost;
   reports after the deadline are refused. Both use FedAvg renormalised over the reporters ``R``:
   ``Newmodel = Σ_{c ∈ R} (|Part c| / Σ_{c' ∈ R} |Part c'|) · gradient G c`` (the model is kept when
-  ``Σ = 0``). An aggregation resets the lost clients and the round's steps.
+  ``Σ = 0``). An aggregation resets the lost clients and the round's steps. Partial aggregation is
+  defined for the ``drop`` trace mode (the scenario checks require it).
+
+Footprints (:class:`flmodel.system.ActionClass`, :attr:`flmodel.rules.Rule.restate`). The status is
+named as variables: ``net:round``, ``net:clock``, ``net:steps`` (the steps of the round), per client
+``c`` ``lost:c``, ``crossed:c`` and ``seen:c`` (``kind:client``, as ``ready:c``), and per link that
+may fail ``link:a--b`` (the static links never change). A counter that stays constant in a scenario
+is not written (``net:round`` without round windows, ``net:clock`` without step windows,
+``net:steps`` without a deadline; ``lost:c`` without a positive loss; ``crossed:c`` and ``seen:c``
+only for the clients the attacker copies). A report's route reads the links that may fail and the
+counters its windows read (:attr:`StatusVariables.route`). Each transformed rule restates the
+classes of its base rule: ``get_grad`` of ``c`` also reads the route and ``lost:c`` (guard: ``c`` not
+lost) and writes ``lost:c`` and ``crossed:c``; with a loss the lost outcome leaves the report's
+variables as they were, so their new values also depend on the route and on their old values (the
+delivery and the loss are outcomes of one action); every step but ``eavesdrop`` advances the clock
+and the round's steps, and past a deadline every step but the aggregation is refused (reads
+``net:steps``); an aggregation resets the round's status; while a copy is due every rule but
+``eavesdrop`` waits (reads ``crossed:c`` and ``seen:c``); ``cut_link`` reads and writes the failing
+links; ``eavesdrop`` reads ``crossed:c`` and ``seen:c`` and writes ``seen:c`` (one copy at a time: a
+delivery that crosses the attacker disables every other rule until the copy). The dead-value
+footprint of the base rules carries over (:attr:`flmodel.rules.Rule.gradients`): a lost report
+inserts nothing into ``ready`` and writes no gradient, partial aggregation reads the reporters'
+gradients only, and ``cut_link`` and ``eavesdrop`` read no gradient (``copied`` reads the gradients of
+clients that crossed this round, which are in ``ready``).
 """
 
 from __future__ import annotations
 
 from collections import deque
-from collections.abc import Callable, Iterator, Mapping
-from dataclasses import dataclass, field
+from collections.abc import Callable, Iterable, Iterator, Mapping
+from dataclasses import dataclass, field, replace
 from fractions import Fraction
 from functools import cached_property
 from itertools import pairwise
 from typing import Literal, NamedTuple
 
+from flmodel.errors import ModelError
 from flmodel.infrastructure import Gra, Igraph, Infrastructure, Location
 from flmodel.learning import Vector, fedavg
 from flmodel.rules import Rule, RuleContext, RuleSet, Transition
+from flmodel.system import ActionClass, FLSystem
 
 Edge = tuple[Location, Location]
 Aggregate = Literal["all", "quorum", "deadline"]
@@ -127,6 +152,37 @@ class Network:
         """Steps beyond this one are alike for every window (``clock`` saturates here)."""
         ends = [w.last for ws in self.windows.values() for w in ws if w.unit == "steps"]
         return max(ends, default=0)
+
+    @cached_property
+    def variables(self) -> StatusVariables:
+        """The status as footprint variables (module docstring)."""
+        return StatusVariables.of(self)
+
+    def observable_reads(self, name: str, clients: Iterable[str], edge: Edge | None = None,
+                         ) -> frozenset[str] | None:
+        """The variables the network observable ``name`` reads (``lost``, ``lost_c``, ``step``,
+        ``seen``, ``seen_c``, ``copied``; ``link_a_b`` with its directed ``edge``); ``None`` for
+        another name."""
+        v = self.variables
+        cs = tuple(clients)
+        if name == "lost":
+            return frozenset(lost_var(c) for c in cs)
+        if name.startswith("lost_") and name[5:] in cs:
+            return frozenset({lost_var(name[5:])})
+        if name == "step":
+            return frozenset({CLOCK})
+        if name == "seen":
+            return frozenset(seen_var(c) for c in v.tapped)
+        if name.startswith("seen_") and name[5:] in v.tapped:
+            return frozenset({seen_var(name[5:])})
+        if name == "copied":  # (c, gradient c) for c crossed and seen
+            return frozenset(x for c in v.tapped for x in (crossed_var(c), seen_var(c), f"gradient:{c}"))
+        if edge is not None and name.startswith("link_"):
+            units = {w.unit for w in self.windows.get(edge, ())}
+            return frozenset({*(link_var(lk) for lk in self.failures if edge in lk),
+                              *((ROUND,) if "rounds" in units else ()),
+                              *((CLOCK,) if "steps" in units else ())})
+        return None
 
     def edge_up(self, edges: frozenset[Edge], e: Edge, status: NetStatus) -> bool:
         """Whether the directed edge ``e`` is up in the next step (see the module docstring)."""
@@ -219,6 +275,92 @@ class Network:
         return status._replace(clock=clock, round_steps=min(status.round_steps + 1, deadline))
 
 
+ROUND = "net:round"
+CLOCK = "net:clock"
+STEPS = "net:steps"
+
+
+def lost_var(c: str) -> str:
+    """The footprint variable of ``c ∈ lost``."""
+    return f"lost:{c}"
+
+
+def crossed_var(c: str) -> str:
+    """The footprint variable of ``c ∈ crossed``."""
+    return f"crossed:{c}"
+
+
+def seen_var(c: str) -> str:
+    """The footprint variable of ``c ∈ seen``."""
+    return f"seen:{c}"
+
+
+def link_var(link: frozenset[Edge]) -> str:
+    """The footprint variable of a link that may fail (its directed edges): ``link:a--b``."""
+    a, b = min(link)
+    return f"link:{a}--{b}"
+
+
+@dataclass(frozen=True)
+class StatusVariables:
+    """Which status variables a network writes (module docstring: a counter that stays constant is
+    not written): ``round``, ``clock``, ``steps`` (``net:steps``, with a deadline), ``lose`` (some
+    loss is positive: ``lost:c``), ``tapped`` (the clients with ``crossed:c`` and ``seen:c``); what
+    a route reads (``route``); what every rule but ``eavesdrop`` reads while a copy is due
+    (``wait``)."""
+
+    round: bool
+    clock: bool
+    steps: bool
+    lose: bool
+    tapped: tuple[str, ...]
+    route: frozenset[str]
+    wait: frozenset[str]
+
+    @classmethod
+    def of(cls, net: Network) -> StatusVariables:
+        tapped = tuple(sorted(net.tapped)) if net.attacker is not None else ()
+        route = frozenset({*(link_var(lk) for lk in net.failures),
+                           *((ROUND,) if net.round_horizon else ()), *((CLOCK,) if net.step_horizon else ())})
+        return cls(net.round_horizon > 0, net.step_horizon > 0, net.aggregate == "deadline",
+                   any(p > 0 for p, _ in net.losses.values()), tapped, route,
+                   frozenset(x for c in tapped for x in (crossed_var(c), seen_var(c))))
+
+    def advance(self, clients: Iterable[str], aggregates: bool) -> dict[str, frozenset[str]]:
+        """What :meth:`Network.advance` writes, each with what its new value depends on."""
+        out: dict[str, frozenset[str]] = {}
+        if self.clock:
+            out[CLOCK] = frozenset({CLOCK})
+        if not aggregates:
+            if self.steps:
+                out[STEPS] = frozenset({STEPS})
+            return out
+        if self.round:
+            out[ROUND] = frozenset({ROUND})
+        if self.steps:
+            out[STEPS] = frozenset()
+        if self.lose:
+            out.update({lost_var(c): frozenset() for c in clients})
+        out.update({crossed_var(c): frozenset() for c in self.tapped})
+        return out
+
+
+def amend(c: ActionClass, *, guard_reads: Iterable[str] = (),
+          effects: Mapping[str, Iterable[str]] | None = None,
+          guard: frozenset[tuple[str, object]] | None = None) -> ActionClass:
+    """``c`` with more guard reads, more written variables (or more dependencies of written ones:
+    ``effects`` adds to what is there) and, when given, another guard; ``reads`` and ``writes``
+    follow."""
+    eff = {v: set(d) for v, d in c.effects}
+    for v, d in (effects or {}).items():
+        eff.setdefault(v, set()).update(d)
+    when = c.guard_reads | frozenset(guard_reads)
+    frozen = {v: frozenset(d) for v, d in eff.items()}
+    return c._replace(reads=when.union(*frozen.values()), writes=frozenset(frozen),
+                      guard=c.guard if guard is None else guard, guard_reads=when,
+                      effects=tuple(sorted(frozen.items())))
+
+
 def gra_status(gra: Gra) -> NetStatus:
     """The network status kept in ``gra`` (the initial one when none is kept)."""
     status = gra.status
@@ -245,22 +387,159 @@ def renormalised_model(g: Igraph, reporters: frozenset[str]) -> Vector:
 def networked(base: RuleSet, net: Network) -> RuleSet:
     """``base`` over the network ``net`` (see the module docstring): every rule advances the status;
     ``get_grad`` needs an up route and may lose the report; ``cut_link`` when links
-    may fail; ``eval_quorum``/``eval_deadline`` instead of the base aggregation for partial rounds."""
+    may fail; ``eval_quorum``/``eval_deadline`` instead of the base aggregation for partial rounds.
+    Each rule keeps its base rule's footprints and restates its action classes (module docstring)."""
     rules: list[Rule] = []
     for r in base.rules:
         if r.kind == "get_grad":
-            rules.append(Rule(r.name, r.kind, _reports(r, net), r.aggregates, r.deploys))
+            rules.append(Rule(r.name, r.kind, _reports(r, net), r.aggregates, r.deploys, r.gradients,
+                              r.footprint, _then(r.restate, _report_classes(net))))
         elif r.aggregates and net.aggregate != "all":
             name = f"eval_{net.aggregate}"
-            rules.append(Rule(name, r.kind, _timed(_partial_eval(r, net, name), net, True), True))
+            rules.append(Rule(name, r.kind, _timed(_partial_eval(r, net, name), net, True), True, False,
+                              r.gradients, r.footprint,
+                              _then(r.restate, _partial_classes(net), _timed_classes(net, True))))
         else:
-            rules.append(Rule(r.name, r.kind, _timed(r.fire, net, r.aggregates), r.aggregates, r.deploys))
+            rules.append(Rule(r.name, r.kind, _timed(r.fire, net, r.aggregates), r.aggregates, r.deploys,
+                              r.gradients, r.footprint, _then(r.restate, _timed_classes(net, r.aggregates))))
     if net.failures:
-        rules.append(Rule("cut_link", "network", _cuts(net)))
+        rules.append(Rule("cut_link", "network", _cuts(net), gradients="ready", restate=_cut_classes(net)))
     if net.attacker is not None and net.tapped:
-        rules = [Rule(r.name, r.kind, _after_copies(r.fire), r.aggregates, r.deploys) for r in rules]
-        rules.append(Rule("eavesdrop", "attack", _eavesdrop(net)))
+        rules = [replace(r, fire=_after_copies(r.fire), restate=_then(r.restate, _waiting(net)))
+                 for r in rules]
+        rules.append(Rule("eavesdrop", "attack", _eavesdrop(net), gradients="ready",
+                          restate=_eavesdrop_classes(net)))
     return RuleSet(base.name + "+network", tuple(rules), base.tracks_partitioned)
+
+
+# --- footprints of the transformed rules ----------------------------------------------------------
+
+Restate = Callable[[FLSystem, tuple[ActionClass, ...]], tuple[ActionClass, ...]]
+
+
+def _then(*steps: Restate | None) -> Restate | None:
+    """The restatements one after the other (``None`` when there is none)."""
+    todo = [f for f in steps if f is not None]
+    if not todo:
+        return None
+
+    def restate(system: FLSystem, classes: tuple[ActionClass, ...]) -> tuple[ActionClass, ...]:
+        for f in todo:
+            classes = f(system, classes)
+        return classes
+
+    return restate
+
+
+def _bound_effects(system: FLSystem) -> tuple[frozenset[str], dict[str, frozenset[str]]]:
+    """What every step reads and writes of the bounds' bookkeeping (``round`` and ``events``) and
+    ``last`` (:meth:`flmodel.system.FLSystem.action_classes`)."""
+    b = system.bounds
+    reads = frozenset({*(("round",) if b.max_rounds is not None else ()),
+                       *(("events",) if b.max_events is not None else ())})
+    effects = {"last": frozenset(), **({"events": frozenset({"events"})} if b.max_events is not None else {})}
+    return reads, effects
+
+
+def _timed_classes(net: Network, aggregates: bool) -> Restate:
+    """A step that advances the status (refused past a deadline unless it aggregates)."""
+
+    def restate(system: FLSystem, classes: tuple[ActionClass, ...]) -> tuple[ActionClass, ...]:
+        v = net.variables
+        when = (STEPS,) if v.steps and not aggregates else ()
+        effects = v.advance(system.clients, aggregates)
+        return tuple(amend(c, guard_reads=when, effects=effects) for c in classes)
+
+    return restate
+
+
+def _report_classes(net: Network) -> Restate:
+    """``get_grad`` of ``c`` over the network: reads the route, ``lost:c`` (guard: not lost) and the
+    round's steps (deadline); writes ``lost:c`` and ``crossed:c``; with a loss every variable the
+    report writes keeps its old value in the lost outcome."""
+
+    def restate(system: FLSystem, classes: tuple[ActionClass, ...]) -> tuple[ActionClass, ...]:
+        v = net.variables
+        out = []
+        for c in classes:
+            x = c.actor
+            effects: dict[str, frozenset[str]] = v.advance(system.clients, False)
+            if v.lose:
+                for w in c.writes - {"last", "events"}:
+                    effects[w] = v.route | {w}
+                effects[lost_var(x)] = v.route
+            if x in v.tapped:
+                effects[crossed_var(x)] = v.route
+            when = v.route | ({STEPS} if v.steps else set()) | ({lost_var(x)} if v.lose else set())
+            out.append(amend(c, guard_reads=when, effects=effects,
+                             guard=c.guard | {(lost_var(x), False)} if v.lose else None))
+        return tuple(out)
+
+    return restate
+
+
+def _partial_classes(net: Network) -> Restate:
+    """``eval_quorum``/``eval_deadline``: no longer needs every client ready (the guard reads the
+    reporters and, for a deadline, the round's steps and the lost clients); the model is the FedAvg of
+    the reporters, or the old model when they hold no data."""
+
+    def restate(system: FLSystem, classes: tuple[ActionClass, ...]) -> tuple[ActionClass, ...]:
+        v = net.variables
+        cs = system.clients
+        model = frozenset({"curmodpar",
+                           *(f"{k}:{c}" for c in cs for k in ("ready", "gradient", "partition"))})
+        when = {STEPS, *(lost_var(c) for c in cs if v.lose)} if net.aggregate == "deadline" else set()
+        out = []
+        for c in classes:
+            eff = {w: (model if w == "curmodpar" else d) for w, d in c.effects}
+            c = c._replace(effects=tuple(sorted(eff.items())))
+            out.append(amend(c, guard_reads=when, guard=frozenset()))
+        return tuple(out)
+
+    return restate
+
+
+def _cut_classes(net: Network) -> Restate:
+    """``cut_link`` (the environment): reads and writes the failing links."""
+
+    def restate(system: FLSystem, classes: tuple[ActionClass, ...]) -> tuple[ActionClass, ...]:
+        v = net.variables
+        links = [link_var(lk) for lk in net.failures]
+        bounds, effects = _bound_effects(system)
+        effects.update({lk: frozenset({lk}) for lk in links})
+        effects.update(v.advance(system.clients, False))
+        blank = ActionClass("cut_link", ENVIRONMENT, frozenset(), frozenset(), frozenset(),
+                            frozenset({("last", "cut_link")}), len(links) == 1, False)
+        return (*classes, amend(blank, guard_reads={*links, *bounds, *((STEPS,) if v.steps else ())},
+                                effects=effects))
+
+    return restate
+
+
+def _waiting(net: Network) -> Restate:
+    """Every rule but ``eavesdrop`` waits while a copy is due."""
+
+    def restate(system: FLSystem, classes: tuple[ActionClass, ...]) -> tuple[ActionClass, ...]:
+        return tuple(amend(c, guard_reads=net.variables.wait) for c in classes)
+
+    return restate
+
+
+def _eavesdrop_classes(net: Network) -> Restate:
+    """``eavesdrop``: copies a report that crossed and is not yet seen. At most one is due at a time
+    (a delivery that crosses disables every other rule until the copy): ``single``."""
+    assert net.attacker is not None
+    who = net.attacker[0]
+
+    def restate(system: FLSystem, classes: tuple[ActionClass, ...]) -> tuple[ActionClass, ...]:
+        v = net.variables
+        bounds, effects = _bound_effects(system)
+        effects.update({seen_var(c): frozenset({seen_var(c), crossed_var(c)}) for c in v.tapped})
+        blank = ActionClass("eavesdrop", who, frozenset(), frozenset(), frozenset(),
+                            frozenset({("last", "eavesdrop")}), True, False)
+        return (*classes, amend(blank, guard_reads=v.wait | bounds, effects=effects))
+
+    return restate
 
 
 Fire = Callable[[RuleContext, Infrastructure, bool], Iterator[Transition]]
@@ -326,6 +605,8 @@ def _partial_eval(r: Rule, net: Network, name: str) -> Fire:
 
     def fire(ctx: RuleContext, infra: Infrastructure, partitioned: bool) -> Iterator[Transition]:
         g = infra.igra
+        if ctx.trace_mode != "drop":
+            raise ModelError(f"{name} needs the drop trace mode (traces drop)")
         if not g.clients or not infra.prot.evs:
             return
         status = gra_status(g.gra)

@@ -50,7 +50,7 @@ from collections.abc import Callable, Iterator
 from dataclasses import dataclass, field
 from fractions import Fraction
 from functools import lru_cache
-from typing import Literal, NamedTuple
+from typing import TYPE_CHECKING, Literal, NamedTuple
 
 from flmodel.data import Dataset, Partition, partitions
 from flmodel.infrastructure import (
@@ -68,6 +68,9 @@ from flmodel.infrastructure import (
 )
 from flmodel.learning import Loss, Vec, Vector, fedavg, grad_step, mean_gradient
 from flmodel.noise import Mechanism
+
+if TYPE_CHECKING:
+    from flmodel.system import ActionClass, FLSystem
 
 TraceMode = Literal["full", "drop"]
 #: The rules whose footprint :meth:`flmodel.system.FLSystem.action_classes` knows: ``put_part`` (any
@@ -388,7 +391,12 @@ class Rule:
     ``footprint`` names which of the published or round-based rules this rule is, so that
     :meth:`flmodel.system.FLSystem.action_classes` can state what each of its actions reads, writes
     and requires (:data:`FOOTPRINT_KINDS`); ``None`` — unknown (the system then states no action
-    classes)."""
+    classes unless ``restate`` does).
+
+    ``restate`` states the action classes of a rule built around another one (or of a new rule):
+    ``restate(system, base)`` gets the classes of its ``footprint`` kind (empty when that is
+    ``None``) and returns the rule's own, with what the transformation adds to or changes in each
+    (e.g. :func:`flmodel.network.networked`: the network status it reads and writes)."""
 
     name: str
     kind: str
@@ -397,6 +405,7 @@ class Rule:
     deploys: bool = False
     gradients: Literal["ready"] | None = None
     footprint: FootprintKind | None = None
+    restate: Callable[[FLSystem, tuple[ActionClass, ...]], tuple[ActionClass, ...]] | None = None
 
 
 @dataclass(frozen=True, slots=True)

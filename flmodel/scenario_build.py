@@ -319,7 +319,7 @@ def per_client_noise(base: RuleSet, mechs: dict[str, Mechanism | None], targets:
                         yield t._replace(rule=_name)
 
         # the client's own mechanism changes the update distribution only: the footprints stay the rule's
-        rules.append(Rule(r.name, r.kind, fire, r.aggregates, r.deploys, r.gradients, r.footprint))
+        rules.append(Rule(r.name, r.kind, fire, r.aggregates, r.deploys, r.gradients, r.footprint, r.restate))
     return RuleSet(base.name, tuple(rules), base.tracks_partitioned)
 
 
@@ -400,12 +400,17 @@ class ScenarioSystem:
 
     def variable_reads(self, name: str) -> frozenset[str] | None:
         """The FL system's variables (:class:`flmodel.system.ActionClass`) the observable ``name``
-        reads; ``None`` when unknown (the network's observables, ``enabled``)."""
+        reads (the network's: :meth:`flmodel.network.Network.observable_reads`); ``None`` when unknown
+        (``enabled``)."""
         if name == "secret_in_dataset":
             return frozenset({"dataset"})
         if name.startswith("holds_") and any(p.name == name[len("holds_"):] for p in self.secrets):
             return frozenset(f"partition:{c}" for c in self.fl.clients)
-        real = self._alias.get(name)  # the network's observables have no alias: unknown
+        if self.network is not None and name in self._names:
+            reads = self.network.observable_reads(name, self.fl.clients, self._links.get(name))
+            if reads is not None:
+                return reads
+        real = self._alias.get(name)
         return None if real is None else self.fl.variable_reads(real)
 
     # extras

@@ -369,10 +369,12 @@ class FLSystem:
         abstraction after a step only depends on ``[] ∈ evs``, which no step removes; in ``full``
         mode each step picks a trace ``l``, one action per trace), sets ``last`` to its rule name,
         reads ``round`` under a rounds bound and reads and writes ``events`` under an events bound.
-        ``put_part_once`` is left out when the data start deployed: no rule makes it enabled again."""
-        kinds = [r.footprint for r in self.rules.rules]
-        if any(k is None for k in kinds):
+        ``put_part_once`` is left out when the data start deployed: no rule makes it enabled again.
+        A rule's :attr:`~flmodel.rules.Rule.restate` then restates the classes of its kind (a rule
+        built around another one, e.g. over a network: :func:`flmodel.network.networked`)."""
+        if any(r.footprint is None and r.restate is None for r in self.rules.rules):
             return None
+        kinds = [r.footprint for r in self.rules.rules]
         clients = self._clients
         server = self.initial.igra.server
         drop = self.ctx.trace_mode == "drop"
@@ -399,8 +401,8 @@ class FLSystem:
                 return ActionClass(_name, actor, reads, frozenset(eff), frozenset(guard), _commuting,
                                    single, aggregates, when, tuple(sorted(eff.items())))
 
-            if kind == "put_part_once" and self.initial_partitioned:
-                continue  # never enabled: it needs ``partitioned`` false, which no rule sets
+            if kind is None or (kind == "put_part_once" and self.initial_partitioned):
+                continue  # no kind; or never enabled: it needs ``partitioned`` false, which no rule sets
             if kind in ("put_part", "put_part_once"):
                 once = kind == "put_part_once"
                 deploy: dict[str, Iterable[str]] = {p: ["dataset"] for p in parts}
@@ -423,7 +425,11 @@ class FLSystem:
                     aggregate.update({gr: [] for gr in grads})
                 out.append(cls(server, ready, aggregate, [(r, True) for r in ready], single=drop,
                                aggregates=True))
-        return tuple(out)
+        restated: list[ActionClass] = []
+        for rule, name in zip(self.rules.rules, self._rule_names, strict=True):
+            mine = tuple(c for c in out if c.rule == name)
+            restated.extend(mine if rule.restate is None else rule.restate(self, mine))
+        return tuple(restated)
 
     def variable_reads(self, name: str) -> frozenset[str] | None:
         """The variables (:class:`ActionClass`) observable ``name`` reads; ``None`` when it may read

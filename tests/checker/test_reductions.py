@@ -4,6 +4,7 @@ dead-value reset is a functional bisimulation of the model (checked step by step
 
 from __future__ import annotations
 
+import dataclasses
 from typing import Any
 
 import pytest
@@ -16,7 +17,7 @@ from checker.app.reductions import Reductions, gradient_readers, reduce_system
 from checker.mc.explore import Limits, explore
 from flmodel.scenario import load_scenario, parse_scenario
 from flmodel.scenario_ast import Scenario
-from flmodel.scenario_build import build_system
+from flmodel.scenario_build import ScenarioSystem, build_system
 from flmodel.system import FLState
 from tests.strategies import star_scenario_text
 
@@ -169,7 +170,11 @@ def test_the_cone_keeps_what_a_property_reads_through_the_rules(monkeypatch: pyt
 
 def test_rules_without_a_footprint_are_not_reduced() -> None:
     s = load_scenario(resolve_scenario_path("moniteo_link_loss"))
-    _, applied = reduce_system(build_system(s), s)
+    system = build_system(s)
+    rules = system.fl.rules
+    bare = dataclasses.replace(rules, rules=tuple(dataclasses.replace(r, gradients=None, footprint=None,
+                                                                      restate=None) for r in rules.rules))
+    _, applied = reduce_system(ScenarioSystem(system.fl.replace(rules=bare), system.secrets, s), s)
     assert applied.names == [] and "reason" in applied.details["dead_values"]
 
 
