@@ -52,7 +52,7 @@ from checker.app.scenario_formulas import formula_diagnostics, parse_property, v
 from checker.app.step_attributes import step_table, summarise
 from checker.attack_trees.generation import AttackFound, generate_attack_tree
 from checker.errors import ExplorationIncomplete, InputError, Position
-from checker.io.render import json_value
+from checker.io.render import json_value, number_text
 from checker.markov.first_passage import reach_probability
 from checker.markov.mdp import mdp_reach
 from checker.markov.models import dtmc_from_kripke, mdp_from_kripke
@@ -161,10 +161,9 @@ def _compare(a: Fraction | float, op: str, b: Fraction | float) -> bool:
 
 
 def _number_text(x: Fraction | float) -> str:
-    """An exact figure with its decimal value (``2263/11664 ≈ 0.194``), an integer as it is."""
-    if isinstance(x, Fraction):
-        return str(x) if x.denominator == 1 else f"{x} ≈ {float(x):.4g}"
-    return f"{x:.6g}"
+    """An exact figure with its decimal value (``2263/11664 ≈ 0.194016``), an integer as it is
+    (:func:`checker.io.render.number_text`)."""
+    return number_text(x, max_denominator=10**100)
 
 
 def _trace_text(trace: Any, limit: int = 8) -> str:
@@ -663,7 +662,7 @@ def _check(scenario: Scenario, lim: Limits, watch: Watchdog, t0: float, *, path:
         kripke = explore(system, limits=lim, source=scenario.source, progress=explored)
     kripke.vocabulary = vocabulary
     t1 = time.perf_counter()
-    watch.phase(f"evaluating atoms on {kripke.num_states:,} states")
+    watch.phase(f"evaluating atoms on {kripke.num_states} states")
     with watch.exploring():  # the atoms on the structure (reported together): the properties need them
         diags = formula_diagnostics(scenario, kripke, vocabulary)
     if diags:

@@ -59,6 +59,7 @@ from typing import Any, Literal
 from checker.app.privacy_observation import DatasetObservation
 from checker.app.privacy_results import PairResult, PrivacyReport, number_json
 from checker.crossval.privacy_curves import DiscretePLD, GridPLD
+from checker.io.render import number_text
 from checker.privacy.ni_fl_dp import (
     END,
     Eps,
@@ -317,9 +318,7 @@ class Exceedance:
 
 
 def _num(x: Number) -> str:
-    if isinstance(x, Fraction):
-        return str(x) if x.denominator == 1 or x.denominator > 10**12 else f"{x} ≈ {float(x):.4g}"
-    return f"{x:.6g}"
+    return number_text(x)
 
 
 def _exceeds(p0: Dist, p1: Dist, eps: Eps, delta: Number) -> tuple[bool, EpsilonResult, Number]:

@@ -80,7 +80,7 @@ def check_trials_fit(trials: int, dim: int = 1) -> None:
     if have is not None and need > have:
         raise InputError(f"{trials} trials need about {_bytes_text(need)} of memory "
                          f"({need // trials} bytes a trial), more than the {_bytes_text(have)} available",
-                         Position("--trials"), f"at most about {have // (need // trials):,} trials")
+                         Position("--trials"), f"at most about {have // (need // trials)} trials")
 
 
 def _bytes_text(n: int) -> str:
@@ -91,8 +91,8 @@ def _bytes_text(n: int) -> str:
     for unit in ("KB", "MB", "GB"):
         size /= 1024
         if size < 1024:
-            return f"{size:,.1f} {unit}"
-    return f"{size / 1024:,.1f} TB"
+            return f"{size:.1f} {unit}"
+    return f"{size / 1024:.1f} TB"
 
 
 def _short(v: list[float], k: int = 6) -> str:

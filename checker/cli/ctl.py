@@ -32,6 +32,7 @@ from checker.cli.json_output import emit_json, json_text
 from checker.cli.options import output_file
 from checker.errors import InputError
 from checker.io.files import check_output_path, write_atomic
+from checker.io.render import number_text
 from checker.markov.pctl import PctlEvaluator
 from checker.mc.ctl import ModelChecker
 from checker.mc.ctl_ast import DPQuery, Formula, ProbQuery, has_probabilistic
@@ -79,9 +80,7 @@ def _value_json(value: Fraction | float) -> dict[str, Any]:
 
 
 def _value_text(value: Fraction | float) -> str:
-    if isinstance(value, Fraction) and value.denominator != 1:
-        return f"{value} ≈ {float(value):.10g}"
-    return f"{float(value):.10g}" if not isinstance(value, Fraction) else str(value)
+    return number_text(value, max_denominator=10**100)
 
 
 def _write_all_states(path: str, formula: Formula, values: Any, inputs: list[Path]) -> Path:

@@ -38,6 +38,7 @@ from checker.cli.json_output import emit_json
 from checker.cli.options import OBSERVE_HELP, READING_CHOICES, memory_mb, positive_int, seconds
 from checker.cli.tables import table_text
 from checker.errors import ExplorationIncomplete, InputError
+from checker.io.render import DIGITS
 from checker.mc.explore import LimitReached, Limits, Watchdog
 from checker.verdict import EXIT_HOLDS
 from flmodel.data import NeighbourReading
@@ -191,7 +192,7 @@ def _within(limits: Limits, job: Callable[[], PrivacyReport]) -> PrivacyReport:
     return report
 
 
-def _figure(x: Any, digits: int = 6) -> str:
+def _figure(x: Any, digits: int = DIGITS) -> str:
     """A figure for the terminal: ``digits`` significant digits, ``inf``, or a text kept as it is."""
     if isinstance(x, str):
         return x

@@ -2,7 +2,8 @@
 
 Model values are exact numbers (``Fraction``), names, booleans, tuples (vectors) and sets of them.
 
-Text (:func:`value_text`): ``1/2``, ``true``, ``(1, 2)``, ``{sat1, sat2}`` (set members sorted).
+Text (:func:`value_text`): ``1/2``, ``true``, ``(1, 2)``, ``{sat1, sat2}`` (set members sorted); figures
+(:func:`number_text`): ``9009``, ``2263/11664 ≈ 0.194016``, ``0.123457`` (one format in every command).
 
 JSON (:func:`json_value`, :func:`dumps`) is strict JSON (RFC 8259, no ``NaN``/``Infinity`` tokens):
 
@@ -29,7 +30,7 @@ from typing import Any
 
 import numpy as np
 
-__all__ = ["dumps", "json_value", "value_text"]
+__all__ = ["DIGITS", "dumps", "json_value", "number_text", "value_text"]
 
 
 def json_value(value: object) -> Any:
@@ -61,6 +62,29 @@ def json_value(value: object) -> Any:
 def dumps(obj: object, *, indent: int | None = None) -> str:
     """``obj`` as strict JSON text (UTF-8 characters kept, ``allow_nan=False`` as a guarantee)."""
     return json.dumps(json_value(obj), indent=indent, ensure_ascii=False, allow_nan=False)
+
+
+#: Significant digits of every approximate figure flcheck prints (terminal tables, evidence, reports).
+DIGITS = 6
+
+
+def number_text(x: Fraction | float | int, *, max_denominator: int = 10**12) -> str:
+    """A figure as every command prints it: an integer as it is (no thousands separators); an exact
+    rational as ``p/q ≈ d`` with :data:`DIGITS` significant digits (the decimal alone when the
+    denominator exceeds ``max_denominator``); a float with :data:`DIGITS` significant digits; ``inf``.
+
+    >>> number_text(Fraction(2263, 11664)), number_text(Fraction(9009)), number_text(0.1234567)
+    ('2263/11664 ≈ 0.194016', '9009', '0.123457')
+    """
+    if isinstance(x, Fraction):
+        if x.denominator == 1:
+            return str(x.numerator)
+        if x.denominator > max_denominator:
+            return f"{float(x):.{DIGITS}g}"
+        return f"{x} ≈ {float(x):.{DIGITS}g}"
+    if isinstance(x, int | np.integer):
+        return str(int(x))
+    return f"{float(x):.{DIGITS}g}"
 
 
 def value_text(value: object) -> str:

@@ -117,8 +117,8 @@ class Progress:
     depth: int
 
     def text(self) -> str:
-        return (f"explored {self.states:,} states ({self.frontier:,} in frontier), "
-                f"{self.transitions:,} transitions, depth {self.depth}, {self.rate:,.0f} states/s")
+        return (f"explored {self.states} states ({self.frontier} in frontier), "
+                f"{self.transitions} transitions, depth {self.depth}, {self.rate:.0f} states/s")
 
 
 ProgressCallback = Callable[[Progress], None]
@@ -195,9 +195,9 @@ class Watchdog:
         parts = [self._phase]
         if self._progress is not None:
             parts.append(self._progress.text())
-        parts.append(f"{now - self.start:,.0f} s elapsed")
+        parts.append(f"{now - self.start:.0f} s elapsed")
         if self.limits.deadline is not None:
-            parts.append(f"time limit in {max(0.0, self.limits.deadline - now):,.0f} s")
+            parts.append(f"time limit in {max(0.0, self.limits.deadline - now):.0f} s")
         return "; ".join(parts)
 
     def check(self) -> None:
@@ -434,7 +434,7 @@ def explore(
                 if tid == fresh:
                     if max_states is not None and fresh >= max_states:
                         del index[target]
-                        overflow = f"state limit of {max_states:,} reached"
+                        overflow = f"state limit of {max_states} reached"
                         break
                     states_append(target)
                     depth_append(d)
@@ -455,7 +455,7 @@ def explore(
                     nontrivial_prob = True
                 probs_append(p)
             if overflow is None and max_trans is not None and len(dst) > max_trans:
-                overflow = f"transition limit of {max_trans:,} reached"
+                overflow = f"transition limit of {max_trans} reached"
             if overflow is not None:
                 # roll back this state's partial expansion: it stays on the frontier
                 for s in states[n_before:]:

@@ -99,7 +99,7 @@ def test_progress_line_names_phase_states_rate_and_time_left() -> None:
     watch.explored(Progress(states=1200, expanded=1000, frontier=200, transitions=5000, seconds=2.0,
                             rate=600.0, depth=3))
     line = watch.line()
-    assert line.startswith("exploring; explored 1,200 states (200 in frontier), 5,000 transitions")
+    assert line.startswith("exploring; explored 1200 states (200 in frontier), 5000 transitions")
     assert "600 states/s" in line and "time limit in" in line and "s elapsed" in line
 
 

@@ -295,14 +295,16 @@ LINK_PROFILES = ["", "contact {} in steps 1..2", "contact {} in rounds 1", "loss
 
 
 def _network_text(values: list[int], profiles: list[int], *, relay: bool, aggregate: str, rounds: int,
-                  attacker: str | None, properties: list[str], noise: str = NOISES[0]) -> str:
+                  attacker: str | None, properties: list[str], noise: str = NOISES[0], hot: bool = False) -> str:
     """A star scenario (:func:`tests.strategies.star_scenario_text`) over a network: client i's site
     ``o{i}`` is linked to the ground station directly or, with ``relay``, to both relays ``r1`` and
     ``r2`` (linked to the ground; reports take the shortest route, ties by name); every link at the
     site has the profile :data:`LINK_PROFILES` ``[profiles[i-1]]``; ``aggregate`` is ``all``,
-    ``quorum Q`` or ``deadline D``."""
+    ``quorum Q`` or ``deadline D``; with ``hot`` the last datum is secret and the neighbour ``hot``
+    replaces it."""
     n = len(values)
-    text = star_scenario_text(values, noise=noise, rounds=rounds, attacker=attacker, properties=properties)
+    text = star_scenario_text(values, noise=noise, rounds=rounds, attacker=attacker, properties=properties,
+                              hot=hot)
     sites = [[f"o{i} -- r1", f"o{i} -- r2"] if relay else [f"ground -- o{i}"] for i in range(1, n + 1)]
     static = ["r1 -- ground", "r2 -- ground"] if relay else []
     network: list[str] = []
@@ -527,7 +529,7 @@ def test_routes_that_break_the_symmetry_refuse_it(monkeypatch: pytest.MonkeyPatc
     sym, reason = detect_symmetry(build_system(s))
     assert sym is None and reason == "no two clients are interchangeable"
     plain = _results(check_scenario(s, limits=LIMITS, reductions=Reductions.none()))
-    assert plain[0][3] == "97/240 ≈ 0.4042"
+    assert plain[0][3] == "97/240 ≈ 0.404167"
     real = symmetry._network_valid
     monkeypatch.setattr(symmetry, "_network_valid", lambda net, perm, lam, routes: real(net, perm, lam, {}))
     wrong = check_scenario(s, limits=LIMITS, reductions=ONLY_SYMMETRY)

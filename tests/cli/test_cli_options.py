@@ -81,7 +81,7 @@ def test_too_many_audit_trials_are_refused_with_the_memory_estimate(capsys: pyte
 
     monkeypatch.setattr("checker.crossval.audit.audit", never)
     line = _one_line_error(capsys, ["audit", "gaussian:mu=1", "--trials", "20000"])
-    assert "at most about 10,000 trials" in line
+    assert "at most about 10000 trials" in line
 
 
 def test_trials_zero_in_a_crossval_property_is_bad_input(tmp_path: Path,
