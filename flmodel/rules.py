@@ -50,7 +50,7 @@ from collections.abc import Callable, Iterator
 from dataclasses import dataclass, field
 from fractions import Fraction
 from functools import lru_cache
-from typing import TYPE_CHECKING, Literal, NamedTuple
+from typing import Any, Literal, NamedTuple
 
 from flmodel.data import Dataset, Partition, partitions
 from flmodel.infrastructure import (
@@ -68,9 +68,6 @@ from flmodel.infrastructure import (
 )
 from flmodel.learning import Loss, Vec, Vector, fedavg, grad_step, mean_gradient
 from flmodel.noise import Mechanism
-
-if TYPE_CHECKING:
-    from flmodel.system import ActionClass, FLSystem
 
 TraceMode = Literal["full", "drop"]
 #: The rules whose footprint :meth:`flmodel.system.FLSystem.action_classes` knows: ``put_part`` (any
@@ -394,8 +391,9 @@ class Rule:
     classes unless ``restate`` does).
 
     ``restate`` states the action classes of a rule built around another one (or of a new rule):
-    ``restate(system, base)`` gets the classes of its ``footprint`` kind (empty when that is
-    ``None``) and returns the rule's own, with what the transformation adds to or changes in each
+    ``restate(system, base)`` gets the :class:`flmodel.system.FLSystem` and the classes
+    (:class:`flmodel.system.ActionClass`) of its ``footprint`` kind (empty when that is ``None``) and
+    returns the rule's own, with what the transformation adds to or changes in each
     (e.g. :func:`flmodel.network.networked`: the network status it reads and writes)."""
 
     name: str
@@ -405,7 +403,7 @@ class Rule:
     deploys: bool = False
     gradients: Literal["ready"] | None = None
     footprint: FootprintKind | None = None
-    restate: Callable[[FLSystem, tuple[ActionClass, ...]], tuple[ActionClass, ...]] | None = None
+    restate: Callable[[Any, tuple[Any, ...]], tuple[Any, ...]] | None = None
 
 
 @dataclass(frozen=True, slots=True)
