@@ -62,8 +62,9 @@ links; ``eavesdrop`` reads ``crossed:c`` and ``seen:c`` and writes ``seen:c`` (o
 delivery that crosses the attacker disables every other rule until the copy). The dead-value
 footprint of the base rules carries over (:attr:`flmodel.rules.Rule.gradients`): a lost report
 inserts nothing into ``ready`` and writes no gradient, partial aggregation reads the reporters'
-gradients only, and ``cut_link`` and ``eavesdrop`` read no gradient (``copied`` reads the gradients of
-clients that crossed this round, which are in ``ready``).
+gradients only (through their weighted sum), ``cut_link`` reads and writes no gradient, client or
+part; ``eavesdrop`` copies a ready client's own report (``copied`` reads the gradients of clients that
+crossed this round, which are in ``ready``), so it states ``"ready"`` only.
 """
 
 from __future__ import annotations
@@ -402,12 +403,17 @@ def networked(base: RuleSet, net: Network) -> RuleSet:
         else:
             rules.append(Rule(r.name, r.kind, _timed(r.fire, net, r.aggregates), r.aggregates, r.deploys,
                               r.gradients, r.footprint, _then(r.restate, _timed_classes(net, r.aggregates))))
+    # cut_link reads and writes no gradient, ready client or part: it states the base rules' common
+    # dead-value footprint; eavesdrop copies a ready client's own report (``copied`` reads it)
+    shared = {r.gradients for r in base.rules}
+    gradients = shared.pop() if len(shared) == 1 else None
     if net.failures:
-        rules.append(Rule("cut_link", "network", _cuts(net), gradients="ready", restate=_cut_classes(net)))
+        rules.append(Rule("cut_link", "network", _cuts(net), gradients=gradients, restate=_cut_classes(net)))
     if net.attacker is not None and net.tapped:
         rules = [replace(r, fire=_after_copies(r.fire), restate=_then(r.restate, _waiting(net)))
                  for r in rules]
-        rules.append(Rule("eavesdrop", "attack", _eavesdrop(net), gradients="ready",
+        copies: Literal["ready"] | None = None if gradients is None else "ready"
+        rules.append(Rule("eavesdrop", "attack", _eavesdrop(net), gradients=copies,
                           restate=_eavesdrop_classes(net)))
     return RuleSet(base.name + "+network", tuple(rules), base.tracks_partitioned)
 

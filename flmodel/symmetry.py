@@ -384,9 +384,25 @@ class SymmetricSystem(ScenarioSystem):
         self.symmetry = sym
         self._owner: dict[DataPoint, str] = {x: c for c, ref in sym.reference.items() for x in ref}
         self._memo: dict[FLState, FLState] = {}
+        self._parts: dict[tuple[str, frozenset[DataPoint]], tuple[Any, ...]] = {}
+        self._ranks: dict[object, int] = {}
+
+    def _rank(self, value: object) -> int:
+        """A number per value, fixed once given (sorting by it is as canonical as by the value, and
+        cheaper than comparing vectors of fractions)."""
+        r = self._ranks.get(value)
+        if r is None:
+            r = self._ranks[value] = len(self._ranks)
+        return r
 
     def _part_key(self, c: str, ps: frozenset[DataPoint]) -> tuple[Any, ...]:
-        """A description of ``ps`` (the part of ``c``) that ``δ`` and ``π`` leave unchanged."""
+        """A description of ``ps`` (the part of ``c``) that ``δ`` and ``π`` leave unchanged (memoized)."""
+        hit = self._parts.get((c, ps))
+        if hit is None:
+            hit = self._parts[(c, ps)] = self._describe_part(c, ps)
+        return hit
+
+    def _describe_part(self, c: str, ps: frozenset[DataPoint]) -> tuple[Any, ...]:
         own = self._owner
         ref = self.symmetry.reference
         out: list[tuple[Any, ...]] = []
@@ -418,8 +434,8 @@ class SymmetricSystem(ScenarioSystem):
         net = self._status_key(g.gra)
         perm: dict[str, str] = {}
         for cls in self.symmetry.classes:
-            keyed = sorted(cls, key=lambda c: (c in g.ready, g.gradient[c], self._part_key(c, g.part(c)),
-                                               net(c), c))
+            keyed = sorted(cls, key=lambda c: (c in g.ready, self._rank(g.gradient[c]),
+                                               self._part_key(c, g.part(c)), net(c), c))
             for src, dst in zip(keyed, cls, strict=True):
                 if src != dst:
                     perm[src] = dst

@@ -295,7 +295,8 @@ LINK_PROFILES = ["", "contact {} in steps 1..2", "contact {} in rounds 1", "loss
 
 
 def _network_text(values: list[int], profiles: list[int], *, relay: bool, aggregate: str, rounds: int,
-                  attacker: str | None, properties: list[str], noise: str = NOISES[0], hot: bool = False) -> str:
+                  attacker: str | None, properties: list[str], noise: str = NOISES[0],
+                  hot: bool = False) -> str:
     """A star scenario (:func:`tests.strategies.star_scenario_text`) over a network: client i's site
     ``o{i}`` is linked to the ground station directly or, with ``relay``, to both relays ``r1`` and
     ``r2`` (linked to the ground; reports take the shortest route, ties by name); every link at the

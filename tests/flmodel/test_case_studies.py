@@ -169,5 +169,12 @@ def test_family_swarm_verdicts() -> None:
     assert {n: r.verdict.value for n, r in res.items()} == {
         "round_can_complete_unless_lost": "holds", "completes": "holds", "ni_fl_dp": "holds"}
     assert res["completes"].details["probability"] == "99/100"
-    # sat1 and sat3 (equal anomalies, equal links) are interchangeable: 401 states, 254 orbits
-    assert rep.reductions.names == ["symmetry"] and rep.kripke.num_states == 254
+    # the properties read the round and the lost reports: the cone forgets the model and the reports'
+    # values; sat1 and sat3 (equal anomalies, equal links) are interchangeable: 401 states, 19 explored
+    # (3 kinds of sat1/sat3 pairs by how many reported, times sat2, times sat4 unreported, reported or
+    # lost, and the aggregated state)
+    assert rep.reductions.names == ["dead_values", "cone", "symmetry"] and rep.kripke.num_states == 19
+    # the privacy pair: the reports commute (one action per state), on orbit representatives
+    (pair,) = rep.reductions.explorations
+    applied = pair["D0"]["reductions"]
+    assert applied["partial_order"]["applied"] and applied["symmetry"]["applied"]
