@@ -16,11 +16,14 @@ ends with exit 1 (``unknown``) instead of occupying the machine. ``--bundled`` p
 reduction factor of every bundled scenario (states with and without the reductions, in process; and,
 ``ctl/P red.``, with the scenario's ctl and probability properties alone, the only kinds the symmetry
 reduction serves); with ``--family NAME`` only of the bundled parametric scenario NAME at ``N`` in
-``--sizes``.
+``--sizes`` (``--no-plain``: without the unreduced exploration), and with ``--checks`` the whole
+``flcheck check`` of it at each ``N`` in its own process (exit code, CPU seconds, peak RSS, the states of
+the explored structure and of every privacy exploration, the verdicts) under ``--check-seconds`` and
+``--check-memory``.
 
 Usage: python bench/bench_scale.py [--satellites 2-6] [--rounds 1-2] [--values 2-3] [--repeats 3]
                                    [--timeout 900] [--check-seconds 300] [--no-check] [--no-storm]
-                                   [--no-plain] [--bundled [--family NAME --sizes 2-8]]
+                                   [--no-plain] [--bundled [--family NAME --sizes 2-8 [--checks]]]
 """
 
 from __future__ import annotations
@@ -210,10 +213,10 @@ def print_row(row: dict[str, Any], with_storm: bool) -> None:
     print(line, flush=True)
 
 
-def bundled_factors(family: str | None = None, sizes: list[int] | None = None) -> None:
+def bundled_factors(family: str | None = None, sizes: list[int] | None = None, *, plain: bool = True) -> None:
     """The reduction factor of every bundled scenario (or of the bundled ``family`` at ``N`` in
-    ``sizes``): states explored without and with the reductions ``flcheck check`` derives
-    (:func:`checker.app.reductions.reduce_system`)."""
+    ``sizes``): states explored without (unless not ``plain``) and with the reductions ``flcheck check``
+    derives (:func:`checker.app.reductions.reduce_system`)."""
     import flcheck_spec
 
     from checker.app.reductions import SYMMETRIC_KINDS, Reductions, reduce_system
@@ -234,12 +237,12 @@ def bundled_factors(family: str | None = None, sizes: list[int] | None = None) -
         system = build_system(scenario)
         limits = Limits(max_states=2_000_000, max_seconds=300)
         t0 = _cpu()
-        plain = explore(system, limits=limits, keep_states=False)
+        unreduced = explore(system, limits=limits, keep_states=False).num_states if plain else None
         t1 = _cpu()
         reduced_system, applied = reduce_system(system, scenario, Reductions())
         reduced = explore(reduced_system, limits=limits, keep_states=False)
         t2 = _cpu()
-        factor = plain.num_states / reduced.num_states
+        factor = f"{unreduced / reduced.num_states:>7.2f}" if unreduced else f"{'-':>7}"
         # the symmetry applies only when every property is ctl or probability: the same scenario
         # with just those properties
         symmetric = dataclasses.replace(scenario, properties=tuple(
@@ -247,10 +250,40 @@ def bundled_factors(family: str | None = None, sizes: list[int] | None = None) -
         sym_system, sym_applied = reduce_system(build_system(symmetric), symmetric, Reductions())
         sym = explore(sym_system, limits=limits, keep_states=False)
         t3 = _cpu()
-        print(f"{label:<20} {plain.num_states:>9d} {reduced.num_states:>9d} {factor:>7.2f} "
+        sym_factor = f"{unreduced / sym.num_states:>7.2f}" if unreduced else f"{'-':>7}"
+        print(f"{label:<20} {unreduced if unreduced else '-':>9} {reduced.num_states:>9d} {factor} "
               f"{t1 - t0:>10.2f} {t2 - t1:>10.2f} {','.join(applied.names) or '-':<20} "
-              f"{sym.num_states:>10d} {plain.num_states / sym.num_states:>7.2f} {t3 - t2:>7.2f} "
+              f"{sym.num_states:>10d} {sym_factor} {t3 - t2:>7.2f} "
               f"{','.join(sym_applied.names) or '-'}", flush=True)
+
+
+def family_checks(family: str, sizes: list[int], *, seconds: float, memory_mb: int, timeout: float) -> None:
+    """``flcheck check`` of the bundled ``family`` at every ``N`` of ``sizes``, each in its own process
+    under ``--max-seconds`` and ``--max-memory``: exit code, CPU seconds, peak RSS, the explored
+    structure's states, the states of each privacy exploration (``D0``/``D1`` of every neighbouring
+    pair, :class:`checker.app.reductions.ObservationReducer`) with the reductions applied to them, and
+    the verdicts."""
+    import flcheck_spec
+
+    path = flcheck_spec.resource("scenarios", f"{family}.fl")
+    print(f"{'scenario':<20} {'exit':>4} {'CPU s':>8} {'RSS MB':>7} {'states':>8} {'privacy D0/D1':>17} "
+          f"{'privacy reductions':<24} verdicts", flush=True)
+    for n in sizes:
+        cmd = [sys.executable, "-m", "checker", "check", str(path), "-D", f"N={n}", "--json",
+               "--max-seconds", str(seconds), "--max-memory", str(memory_mb)]
+        code, cpu, rss, stdout, last_error = _run_measured(cmd, timeout)
+        try:
+            report = json.loads(stdout)
+        except ValueError:
+            print(f"{family + f' N={n}':<20} {code:>4} {cpu:>8.1f} {rss:>7.0f} {last_error}", flush=True)
+            continue
+        red = report.get("reductions") or {}
+        pairs = red.get("explorations") or []
+        sizes_text = ",".join(f"{p['D0']['states']}/{p['D1']['states']}" for p in pairs) or "-"
+        applied = sorted({k for p in pairs for k, v in p["D0"]["reductions"].items() if v.get("applied")})
+        verdicts = " ".join(f"{p['name']}={p['verdict']}" for p in report.get("properties", []))
+        print(f"{family + f' N={n}':<20} {code:>4} {cpu:>8.1f} {rss:>7.0f} {red.get('states', '-')!s:>8} "
+              f"{sizes_text:>17} {','.join(applied) or '-':<24} {verdicts}", flush=True)
 
 
 def main(argv: list[str] | None = None) -> None:
@@ -271,6 +304,11 @@ def main(argv: list[str] | None = None) -> None:
     parser.add_argument("--family", metavar="NAME",
                         help="with --bundled: only the bundled scenario NAME at every N of --sizes")
     parser.add_argument("--sizes", default="2-8", help="N values of --family (default 2-8)")
+    parser.add_argument("--checks", action="store_true",
+                        help="with --bundled --family: run flcheck check at every N instead (CPU, RSS, "
+                             "states of the structure and of the privacy explorations, verdicts)")
+    parser.add_argument("--check-memory", type=int, default=8192,
+                        help="--max-memory of each flcheck check run of --checks, MB (default 8192)")
     parser.add_argument("--worker", type=Path, help=argparse.SUPPRESS)
     parser.add_argument("--prism", type=Path, help=argparse.SUPPRESS)
     parser.add_argument("--storm", action="store_true", help=argparse.SUPPRESS)
@@ -279,7 +317,11 @@ def main(argv: list[str] | None = None) -> None:
         print(json.dumps(worker(args.worker, args.prism, args.storm)))
         return
     if args.bundled:
-        bundled_factors(args.family, _int_range(args.sizes))
+        if args.family is not None and args.checks:
+            family_checks(args.family, _int_range(args.sizes), seconds=args.check_seconds,
+                          memory_mb=args.check_memory, timeout=args.timeout)
+            return
+        bundled_factors(args.family, _int_range(args.sizes), plain=not args.no_plain)
         return
     with_storm = not args.no_storm and importlib.util.find_spec("stormpy") is not None
     if not args.no_storm and not with_storm:
