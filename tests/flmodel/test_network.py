@@ -255,6 +255,56 @@ def test_link_loss_deadline_variant_epsilon() -> None:
     assert variant.details["ratio"] == "3095/917"
 
 
+def _deadline_release_distribution(secret: tuple[Fraction, Fraction]) -> dict[tuple[Fraction, ...], Fraction]:
+    """The released model of the link-loss scenario with 'aggregate deadline 2', by enumerating its runs
+    under the uniform scheduler, written from the scenario's text alone: the data are deployed and
+    every update is ``w − η·∇L = (y/2)·(1, x)`` from ``w = (0, 0)`` (squared loss with intercept,
+    η = 1/2); randomized response on {0, 1, 2, 3} with r = 1/3 snaps each coordinate to the nearest
+    grid point (ties down) and keeps it with probability 1/2, each other point 1/6; sat3's link is up in
+    steps 1 and 2 and its report arrives with probability 1 − (1/10)^2 (then it is lost for the round).
+    The deadline refuses reports after two steps and aggregates the reporters' mean (equal parts), so
+    every run is two report steps, each by a satellite chosen uniformly among those that may still
+    report, then the release."""
+    def rr(u: Fraction) -> dict[Fraction, Fraction]:
+        snapped = min(range(4), key=lambda g: (abs(g - u), g))
+        return {Fraction(g): Fraction(1, 2) if g == snapped else Fraction(1, 6) for g in range(4)}
+
+    def reports(x: Fraction, y: Fraction) -> dict[tuple[Fraction, Fraction], Fraction]:
+        a, b = rr(y / 2), rr(y / 2 * x)
+        return {(u, v): p * q for u, p in a.items() for v, q in b.items()}
+
+    data = {"sat1": (Fraction(0), Fraction(3)), "sat2": (Fraction(1), Fraction(2)), "sat3": secret}
+    arrive = 1 - Fraction(1, 10) ** 2
+    out: dict[tuple[Fraction, ...], Fraction] = {}
+
+    def run(steps: int, sent: dict[str, tuple[Fraction, Fraction]], lost: bool, p: Fraction) -> None:
+        if steps == 2:
+            model = tuple(sum(u[i] for u in sent.values()) / len(sent) for i in range(2))
+            out[model] = out.get(model, Fraction(0)) + p
+            return
+        able = [c for c in data if c not in sent and not (c == "sat3" and lost)]
+        for c in able:
+            q = p / len(able)
+            keep = arrive if c == "sat3" else Fraction(1)
+            for u, pu in reports(*data[c]).items():
+                run(steps + 1, {**sent, c: u}, lost, q * keep * pu)
+            if c == "sat3":
+                run(steps + 1, sent, True, q * (1 - arrive))
+
+    run(0, {}, False, Fraction(1))
+    return out
+
+
+def test_link_loss_deadline_epsilon_by_enumeration() -> None:
+    """An independent reference for the deadline variant's ε* = ln(3095/917)
+    (:func:`test_link_loss_deadline_variant_epsilon`): the largest ratio of the release probabilities
+    on the two datasets, enumerated run by run."""
+    d0 = _deadline_release_distribution((Fraction(2), Fraction(1)))
+    d1 = _deadline_release_distribution((Fraction(2), Fraction(3)))
+    assert sum(d0.values()) == sum(d1.values()) == 1 and d0.keys() == d1.keys()
+    assert max(max(d0[v] / d1[v], d1[v] / d0[v]) for v in d0) == Fraction(3095, 917)
+
+
 @pytest.mark.parametrize("statement, message", [
     ("contact g -- o2 in steps 3..1", "empty window"),
     ("contact g -- o2 in rounds 0", "round or step number >= 1"),
