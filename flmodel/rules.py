@@ -382,8 +382,12 @@ class Rule:
     reduction of :class:`flmodel.system.FLSystem` relies on): ``"ready"`` — it reads ``gradient G c``
     only for ``c ∈ ready G``, it writes ``gradient G c`` whenever it inserts ``c`` into ``ready``, and
     nothing else it computes (enabledness, actions, probabilities, the other components) depends on a
-    gradient; ``None`` — unknown (no reduction). A rule built around another one keeps ``None`` unless
-    it states its own footprint.
+    gradient; ``"sum"`` — as ``"ready"``, and moreover it reads the gradients of the ready clients
+    only through ``Σ_{c ∈ ready G} card (partition G c) · gradient G c`` (the aggregation, plain or
+    renormalised over the reporters), never writes the gradient of a ready client, and changes no part
+    while a client is ready (so the sum's weights stay put: the partial-sum reduction of
+    :class:`flmodel.system.FLSystem`); ``None`` — unknown (no reduction). A rule built around another
+    one keeps ``None`` unless it states its own footprint.
 
     ``footprint`` names which of the published or round-based rules this rule is, so that
     :meth:`flmodel.system.FLSystem.action_classes` can state what each of its actions reads, writes
@@ -401,7 +405,7 @@ class Rule:
     fire: Callable[[RuleContext, Infrastructure, bool], Iterator[Transition]]
     aggregates: bool = False
     deploys: bool = False
-    gradients: Literal["ready"] | None = None
+    gradients: Literal["ready", "sum"] | None = None
     footprint: FootprintKind | None = None
     restate: Callable[[Any, tuple[Any, ...]], tuple[Any, ...]] | None = None
 
@@ -441,10 +445,10 @@ PUBLISHED = RuleSet(
 FEDAVG_ROUNDS = RuleSet(
     "fedavg_rounds",
     (
-        Rule("put_part_once", "put_part", put_part_once, deploys=True, gradients="ready",
+        Rule("put_part_once", "put_part", put_part_once, deploys=True, gradients="sum",
              footprint="put_part_once"),
-        Rule("get_grad_round", "get_grad", get_grad_round, gradients="ready", footprint="get_grad_round"),
-        Rule("eval_round", "eval_server", eval_round, aggregates=True, gradients="ready", footprint="eval"),
+        Rule("get_grad_round", "get_grad", get_grad_round, gradients="sum", footprint="get_grad_round"),
+        Rule("eval_round", "eval_server", eval_round, aggregates=True, gradients="sum", footprint="eval"),
     ),
     tracks_partitioned=True,
 )

@@ -51,7 +51,7 @@ from flcheck_spec.vocab import Action
 from flmodel.data import DataPoint, Dataset, partition_by
 from flmodel.errors import MODEL_POSITION, Diagnostic, ModelError
 from flmodel.frozen import FrozenMap
-from flmodel.infrastructure import Infrastructure, Protocol, validate_igraph
+from flmodel.infrastructure import Igraph, Infrastructure, Protocol, validate_igraph
 from flmodel.learning import Loss, SquaredLoss, Vec, Vector, as_vec
 from flmodel.noise import Mechanism
 from flmodel.rules import (
@@ -158,6 +158,7 @@ class FLSystem:
         cache_size: int = 1 << 12,
         reset_unready: Iterable[str] = (),
         forget: Iterable[str] = (),
+        sum_gradients: bool = False,
     ) -> None:
         if isinstance(rules, str):
             if rules not in RULE_SETS:
@@ -209,8 +210,12 @@ class FLSystem:
                                           if v.startswith("gradient:")))
         self._forget_model = "curmodpar" in forgotten
         self._forget_last = "last" in forgotten
-        self._canon_memo: dict[tuple[frozenset[str], FrozenMap[str, Vector]], FrozenMap[str, Vector]] = {}
-        if reset or forgotten:
+        if sum_gradients and not (rules.rules and all(r.gradients == "sum" for r in rules.rules)):
+            raise ModelError("sum_gradients: the rules do not state that they read the gradients only "
+                             "through their weighted sum (flmodel.rules.Rule.gradients)")
+        self._sum = bool(sum_gradients)
+        self._canon_memo: dict[tuple[object, ...], FrozenMap[str, Vector]] = {}
+        if reset or forgotten or self._sum:
             initial = self._dead_reset(initial)
         self.initial = initial
         self._noisy = mechanism is not None
@@ -258,6 +263,7 @@ class FLSystem:
             "cache_size": self._cache_size,
             "reset_unready": self._reset,
             "forget": tuple(sorted(self._forget)),
+            "sum_gradients": self._sum,
         }
 
     def replace(self, *, initial: Infrastructure | None = None, **changes: Any) -> FLSystem:
@@ -291,10 +297,16 @@ class FLSystem:
     @staticmethod
     def dead_gradient_clients_of(rules: RuleSet, initial: Infrastructure) -> tuple[str, ...]:
         """The clients whose gradient is dead outside ``ready`` under ``rules`` (all clients when every
-        rule states the footprint ``gradients="ready"``, else none)."""
-        if rules.rules and all(r.gradients == "ready" for r in rules.rules):
+        rule states the footprint ``gradients="ready"`` or ``"sum"``, else none)."""
+        if rules.rules and all(r.gradients in ("ready", "sum") for r in rules.rules):
             return tuple(sorted(initial.igra.clients))
         return ()
+
+    def gradients_summed(self) -> bool:
+        """Whether every rule reads the ready clients' gradients only through their weighted sum
+        (``gradients="sum"``, :attr:`flmodel.rules.Rule.gradients`): the partial-sum reduction
+        (``sum_gradients``) may then be used."""
+        return bool(self.rules.rules) and all(r.gradients == "sum" for r in self.rules.rules)
 
     def dead_gradient_clients(self) -> tuple[str, ...]:
         """The clients whose ``gradient`` may be reset outside ``ready`` (see the module docstring)."""
@@ -304,6 +316,25 @@ class FLSystem:
     def reset_unready(self) -> tuple[str, ...]:
         """The clients whose gradient this system resets outside ``ready`` (the dead-value reduction)."""
         return self._reset
+
+    @staticmethod
+    def _summed(g: Igraph, grads: FrozenMap[str, Vector], init: FrozenMap[str, Vector]
+                ) -> FrozenMap[str, Vector]:
+        """``grads`` with the ready clients' gradients replaced by their weighted sum (see
+        :meth:`_dead_reset`)."""
+        weights = [(c, len(g.part(c))) for c in sorted(g.ready)]
+        live = [(c, k) for c, k in weights if k]
+        out = dict(grads.items_tuple)
+        for c, _ in weights:
+            out[c] = init[c]
+        if live:
+            # the others keep their initial gradient; the holder carries the rest of the sum
+            c0, k0 = live[0]
+            dim = len(g.curmodpar)
+            rest = [sum((k * (grads[c][i] - (init[c][i] if c != c0 else 0)) for c, k in live), Fraction(0))
+                    for i in range(dim)]
+            out[c0] = Vec(x / k0 for x in rest)
+        return FrozenMap(out)
 
     @staticmethod
     def forgettable_of(initial: Infrastructure) -> frozenset[str]:
@@ -319,11 +350,21 @@ class FLSystem:
         """The variables this system resets in every state (the cone-of-influence reduction)."""
         return self._forget
 
+    @property
+    def sums_gradients(self) -> bool:
+        """Whether this system keeps the ready clients' gradients as their weighted sum only."""
+        return self._sum
+
     def _dead_reset(self, infra: Infrastructure) -> Infrastructure:
         """``h(infra)``: the gradient of every client of ``reset_unready`` not in ``ready``, and every
-        forgotten gradient and model, set to its initial value (memoized per ``(ready, gradient)``)."""
+        forgotten gradient and model, set to its initial value; with ``sum_gradients``, the ready
+        clients' gradients replaced by their weighted sum ``S = Σ_{c ∈ ready} card (part c) · gradient c``
+        held by the first ready client ``c0`` with a non-empty part: the others' gradients set to their
+        initial value ``i_c`` and ``gradient c0 = (S − Σ_{c ∈ ready, c ≠ c0} card (part c) · i_c) /
+        card (part c0)``, so the sum, all that every rule stating ``gradients="sum"`` reads, is unchanged
+        (memoized per ``(ready, gradient, partition)``)."""
         g = infra.igra
-        key = (g.ready, g.gradient)
+        key: tuple[object, ...] = (g.ready, g.gradient, g.partition) if self._sum else (g.ready, g.gradient)
         memo = self._canon_memo
         hit = memo.get(key)
         ig = self.initial.igra if hasattr(self, "initial") else g
@@ -340,6 +381,8 @@ class FLSystem:
                 v = init[c]
                 if grads[c] != v:
                     grads = grads.set(c, v)
+            if self._sum and ready:
+                grads = self._summed(g, grads, init)
             hit = g.gradient if grads == g.gradient else grads
             if len(memo) > 1 << 16:
                 memo.clear()
@@ -470,7 +513,7 @@ class FLSystem:
                     if len(actions) > 1 << 16:
                         actions.clear()
                     act = actions[akey] = Action(t.rule, t.actor, t.location, t.detail)
-                target = self._dead_reset(t.target) if self._reset or self._forget else t.target
+                target = self._dead_reset(t.target) if self._reset or self._forget or self._sum else t.target
                 out.append((act, target, t.probability, rule.aggregates, rule.deploys))
         return tuple(out)
 
@@ -497,7 +540,7 @@ class FLSystem:
                 out.append((act, new(FLState, (target, rnd + 1, ev, last, part0)), p))
             else:
                 out.append((act, new(FLState, (target, rnd, ev, last, part0 or (deploys and track))), p))
-        if self._forget:  # outcomes of one action that differ only in forgotten values: one step
+        if self._forget or self._sum:  # outcomes of one action that h makes equal: one step
             merged: dict[tuple[Action, FLState], Fraction] = {}
             for act, t, p in out:
                 key = (act, t)

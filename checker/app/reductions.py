@@ -71,7 +71,7 @@ __all__ = ["OWN_EXPLORATION_KINDS", "REDUCTIONS", "SYMMETRIC_KINDS", "Applied", 
 
 #: The reductions ``flcheck check`` knows, in the order they are applied (``--no-<name>`` switches one
 #: off with dashes for underscores; ``--no-reduce`` all).
-REDUCTIONS = ("dead_values", "cone", "symmetry", "partial_order")
+REDUCTIONS = ("dead_values", "cone", "gradient_sum", "symmetry", "partial_order")
 
 
 @dataclass(frozen=True)
@@ -82,11 +82,12 @@ class Reductions:
     symmetry: bool = True
     partial_order: bool = True
     cone: bool = True
+    gradient_sum: bool = True
 
     @classmethod
     def none(cls) -> Reductions:
         """Every reduction off (``--no-reduce``)."""
-        return cls(dead_values=False, symmetry=False, partial_order=False, cone=False)
+        return cls(dead_values=False, symmetry=False, partial_order=False, cone=False, gradient_sum=False)
 
     def enabled(self) -> list[str]:
         """The names of the reductions switched on."""
@@ -342,6 +343,11 @@ class ObservationReducer:
       step), every scheduler gives the same distribution of the record at the end of the runs
       (the confluence theorem of :mod:`checker.mc.confluence`), so only the first enabled action of
       each state is explored (``FLSystem.successors(first_only=True)``), exactly.
+    * Gradient sum: when every rule reads the ready clients' gradients only through their weighted
+      sum (:meth:`flmodel.system.FLSystem.gradients_summed`) and neither the record nor what the
+      attacker observes reads a client's gradient, only that sum is kept (``sum_gradients``: a
+      functional bisimulation of the FL system, the record unchanged), so reports that add up to the
+      same sum lead to one state.
     * Symmetry: when the record names no client (neither a client's updates nor the trace) and what
       the attacker observes reads no variable of a client the group moves (by name, or as a value:
       ``ready`` reads every client's ``ready:c``, so it fixes them all), the states are replaced by
@@ -406,9 +412,29 @@ class ObservationReducer:
         return SymmetricSystem(system, sym), {"applied": True, "classes": [list(c) for c in sym.classes],
                                               "fixed": sorted(fixed)}
 
+    def _summed(self, system: ScenarioSystem) -> tuple[bool, dict[str, Any]]:
+        fl = system.fl
+        if not fl.gradients_summed():
+            return False, {"applied": False, "reason": "the rules do not state that they read the gradients "
+                           "only through their weighted sum"}
+        if self.record_updates or self.record_trace:
+            return False, {"applied": False, "reason": "the record holds the clients' updates"}
+        for name in self.observing:
+            reads = system.variable_reads(name)
+            if reads is None or any(v.startswith("gradient:") for v in reads):
+                return False, {"applied": False, "reason": f"the attacker observes {name}, which reads a "
+                               "client's gradient (or variables the model does not state)"}
+        return True, {"applied": True, "what": "the ready clients' gradients kept as their weighted sum"}
+
     def steps(self, fl: FLSystem) -> tuple[Callable[[FLState], list[Step]] | None, dict[str, Any]]:
-        system = ScenarioSystem(fl, self.secrets, self.scenario)
         info: dict[str, Any] = {}
+        if self.choice.gradient_sum:
+            summed, info["gradient_sum"] = self._summed(ScenarioSystem(fl, self.secrets, self.scenario))
+            if summed:
+                fl = fl.replace(sum_gradients=True)
+        else:
+            info["gradient_sum"] = {"applied": False, "reason": "switched off"}
+        system = ScenarioSystem(fl, self.secrets, self.scenario)
         one = False
         if self.choice.partial_order:
             one, info["partial_order"] = self._confluent(system)
@@ -420,7 +446,7 @@ class ObservationReducer:
         else:
             info["symmetry"] = {"applied": False, "reason": "switched off"}
         if not one and quotient is None:
-            return None, info
+            return (fl.successors if fl.sums_gradients else None), info
         successors = fl.successors
         if quotient is None:
             return (lambda state: successors(state, first_only=True)), info

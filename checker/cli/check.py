@@ -60,6 +60,9 @@ def register(sub: argparse._SubParsersAction) -> None:
     p.add_argument("--no-cone", action="store_true",
                    help="keep the values no ctl or probability property reads (directly or through the "
                         "rules) instead of resetting them")
+    p.add_argument("--no-gradient-sum", action="store_true",
+                   help="keep every ready client's gradient in the privacy explorations, not only their "
+                        "weighted sum (applied only when the rules read them through that sum alone)")
     p.add_argument("--no-partial-order", action="store_true",
                    help="explore every interleaving behind a privacy figure, not one order of commuting "
                         "actions (applied only when the rules' footprints show that the actions commute)")
@@ -91,7 +94,8 @@ def run(args: argparse.Namespace) -> int:
     limits = Limits(max_states=args.max_states, max_seconds=args.max_seconds, max_memory_mb=args.max_memory)
     reductions = Reductions.none() if args.no_reduce else Reductions(
         dead_values=not args.no_dead_values, symmetry=not args.no_symmetry,
-        partial_order=not args.no_partial_order, cone=not args.no_cone)
+        partial_order=not args.no_partial_order, cone=not args.no_cone,
+        gradient_sum=not args.no_gradient_sum)
     progress_line = None
     if args.progress:
 

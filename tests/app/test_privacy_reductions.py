@@ -8,6 +8,7 @@ conflict check is what keeps it exact."""
 
 from __future__ import annotations
 
+from dataclasses import replace
 from fractions import Fraction
 from typing import Any
 
@@ -24,9 +25,11 @@ from flmodel.scenario_ast import Scenario
 from flmodel.scenario_build import build_system, neighbour_dataset
 from tests.strategies import star_scenario_text
 
-CHOICES = {"partial_order": Reductions(dead_values=False, symmetry=False),
-           "symmetry": Reductions(dead_values=False, partial_order=False),
-           "both": Reductions(dead_values=False)}
+_NONE = Reductions.none()
+CHOICES = {"partial_order": replace(_NONE, partial_order=True),
+           "symmetry": replace(_NONE, symmetry=True),
+           "gradient_sum": replace(_NONE, gradient_sum=True),
+           "all": Reductions(dead_values=False)}
 
 
 def _observations(scenario: Scenario, observing: tuple[str, ...], choice: Reductions | None, *,
@@ -106,7 +109,7 @@ def test_bundled_scenarios_keep_every_distribution(name: str, defines: dict[str,
     observing = tuple(o.name for o in scenario.attacker.observes) if scenario.attacker else ("curmodpar",)
     neighbour = scenario.neighbours[0].name if scenario.neighbours else None
     plain, _ = _observations(scenario, observing, None, neighbour=neighbour)
-    reduced, info = _observations(scenario, observing, Reductions(dead_values=False), neighbour=neighbour)
+    reduced, info = _observations(scenario, observing, CHOICES["all"], neighbour=neighbour)
     for a, b in zip(plain, reduced, strict=True):
         assert _distributions(b) == _distributions(a)
     assert info[0]["partial_order"]["applied"] is confluent
@@ -138,6 +141,36 @@ def test_confluent_swarm_explores_far_fewer_states() -> None:
     of the states; the record stays exact rationals."""
     scenario = load_scenario(resolve_scenario_path("moniteo_swarm8"), defines={"N": 4})
     plain, _ = _observations(scenario, ("curmodpar",), None)
-    reduced, _ = _observations(scenario, ("curmodpar",), CHOICES["both"])
+    reduced, _ = _observations(scenario, ("curmodpar",), CHOICES["all"])
     assert reduced[0].states * 3 < plain[0].states
     assert all(isinstance(p, Fraction) for p in reduced[0].releases.values())
+
+
+def test_gradient_sum_with_unequal_parts_and_a_nonzero_start() -> None:
+    """The partial sum keeps FedAvg's weights: parts of 2, 1 and 0 points, a start model of 1 (the
+    clients' initial gradients too), two rounds; the released sequence is the same as without it."""
+    text = """scenario "unequal parts"
+locations g, o1, o2, o3
+links g -- o1, g -- o2, g -- o3
+server srv at g
+clients c1 at o1, c2 at o2, c3 at o3
+policies default
+data a = (1) -> 2
+data b = (1) -> 0
+data c = (1) -> 1 secret
+data c_hot = (1) -> 3 secret observed by c2
+dataset a, b, c
+partition c1: {a, b}, c2: {c}, c3: {}
+model squared_nobias rate 1/2 initial (1)
+noise rr grid {0, 1, 2} r 1/2 on update
+protocol fedavg_rounds traces drop
+bounds rounds 2
+neighbour hot: replace c with c_hot
+attacker eve at g observes curmodpar
+"""
+    scenario = parse_scenario(text)
+    plain, _ = _observations(scenario, ("curmodpar",), None)
+    summed, info = _observations(scenario, ("curmodpar",), CHOICES["gradient_sum"])
+    assert info[0]["gradient_sum"]["applied"]
+    assert [_distributions(o) for o in summed] == [_distributions(o) for o in plain]
+    assert summed[0].states < plain[0].states
