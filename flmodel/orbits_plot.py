@@ -43,7 +43,8 @@ def plot_contact_windows(
         f"minutes from {plan.epoch.isoformat()} (shaded: alternate rounds of {sampling.round_seconds:g} s)"
     )
     axes.set_title(
-        title or f"contact windows: {len(plan.satellite_names)} satellites, {len(plan.stations)} stations"
+        title or f"contact windows: {len(plan.satellite_names)} satellites, {len(plan.stations)} "
+                 f"station{'' if len(plan.stations) == 1 else 's'}"
     )
     figure.tight_layout()
     return figure

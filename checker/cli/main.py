@@ -46,6 +46,7 @@ COMMAND_MODULES: tuple[str, ...] = (
     "checker.cli.attack",
     "checker.cli.export",
     "checker.cli.sweep",
+    "checker.cli.contacts",
     "checker.cli.list",
 )
 
