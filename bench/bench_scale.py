@@ -56,11 +56,12 @@ HERE = Path(__file__).resolve().parent
 
 
 def _int_range(text: str) -> list[int]:
-    """``"2-6"`` or ``"2,4,8"`` as a list of integers."""
-    if "-" in text:
-        lo, hi = text.split("-", 1)
-        return list(range(int(lo), int(hi) + 1))
-    return [int(part) for part in text.split(",")]
+    """``"2-6"``, ``"2,4,8"`` or ``"2-8,16,32"`` as a list of integers."""
+    out: list[int] = []
+    for part in text.split(","):
+        lo, _, hi = part.partition("-")
+        out += list(range(int(lo), int(hi or lo) + 1))
+    return out
 
 
 # ------------------------------------------------------------------------------------------ worker side
