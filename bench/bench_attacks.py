@@ -16,7 +16,8 @@ of the difference it is about lies on its side of 0, "fails" when it lies on the
   1 % FPR above LiRA's at ε = 200; near random at ε = 10 (accuracy interval below 0.6).
 * ``sratta`` ([SRATTA]): digits, 5 clients × 100, n_updates = 5, t_max = 20, MLP with 1000 hidden
   neurons, lr 1.0, secure aggregation: batch size 1..32 on IID clients (and batch 32 with 4000 hidden
-  neurons: [SRATTA] Sec. 4 says recovery grows with the width), Dirichlet α ∈ {0.1, 1, 10} at batch 4,
+  neurons: [SRATTA] Sec. 4 says recovery grows with the width; batch 1 also at lr 0.1, since at lr 1.0
+  that training stays at chance), Dirichlet α ∈ {0.1, 1, 10} at batch 4,
   α = 0.1 at lr 0.3 (at lr 1.0 that training stays at chance) and the censoring defence. ``rho_isolated``
   is the share of samples alone in some activation set: what Step 1 can recover (Prop. 3.3). Claims:
   ρ_recovered > 0.1 at batch 32, no component mixing clients (Cor. 3.6), V-measure gain over the
@@ -147,6 +148,8 @@ def bench_sratta(seeds: Sequence[int], batches: Sequence[int]) -> None:
 
     for b in batches:
         row(f"IID batch={b}", batch_size=b)
+    if 1 in batches:
+        row("IID batch=1 lr=0.1", batch_size=1, lr=0.1)  # lr 1.0 leaves the batch-1 training at chance
     if 32 in batches:
         row("IID batch=32 H=4000", batch_size=32, hidden=4000)
     for alpha in (0.1, 1.0, 10.0):
