@@ -10,7 +10,9 @@ comparisons."""
 from __future__ import annotations
 
 import dataclasses
+import math
 import random
+from fractions import Fraction
 from typing import Any
 
 import pytest
@@ -380,5 +382,71 @@ def test_walker_family_structure_at_scale(n: int) -> None:
     report = check_scenario(s, limits=LIMITS)
     assert report.reductions.names == ["dead_values", "cone", "symmetry"]
     assert int(report.kripke.num_states) == walker_family_cone_quotient(n)
+    assert walker_family_cone_quotient(32) == 4051  # the 32-satellite figure of the scenario's comment
     assert [(r.name, str(r.verdict), r.value_text) for r in report.results] == [
         ("round_can_complete_unless_lost", "holds", ""), ("completes", "holds", "99/100 ≈ 0.99")]
+
+
+def _family_releases(n: int, hot: bool) -> dict[tuple[tuple[Fraction, ...], ...], Fraction]:
+    """walker_family's release distribution by convolution, from the scenario's text: satellite i < N
+    reports ``y/2`` (squared loss without intercept, rate 1/2, w = 0, x = 1) for ``y`` its anomaly,
+    satellite N for ``y = 1`` (``3`` with the neighbour hot), snapped to {0, 1, 2} (ties down) and
+    kept with probability 1/2, each other point 1/4 (randomized response, r = 1/2); satellite N's
+    report arrives with probability 99/100, else the round never completes (no release); the release
+    is the mean of the N reports (equal parts)."""
+    anomaly = [1, 2, 1, 0, 2, 1, 0]
+    targets = [anomaly[(i - 1) % 7] for i in range(1, n)] + [3 if hot else 1]
+    sums = {0: Fraction(1)}
+    for y in targets:
+        snapped = min(range(3), key=lambda g: (abs(g - Fraction(y, 2)), g))
+        report = {g: Fraction(1, 2) if g == snapped else Fraction(1, 4) for g in range(3)}
+        nxt: dict[int, Fraction] = {}
+        for total, p in sums.items():
+            for g, q in report.items():
+                nxt[total + g] = nxt.get(total + g, Fraction(0)) + p * q
+        sums = nxt
+    arrive = 1 - Fraction(1, 10) ** 2
+    return {((Fraction(k, n),),): p * arrive for k, p in sums.items()} | {(): 1 - arrive}
+
+
+def _family_order_states(n: int) -> int:
+    """States of walker_family's privacy exploration with one report order on orbit representatives,
+    keeping every report: the first enabled report is the unready satellite of smallest name, and a
+    representative puts a class's unready satellites first, so the classes report one after the other
+    in the order of their first names (satellite N alone: 3 reports or lost); while a class of ``m``
+    satellites fills, its reports are multisets (``Σ_{k ≤ m} C(k+2, 2)`` states times the full classes'
+    ``C(m+2, 2)``); then one state per released sum (``2N + 1``)."""
+    anomaly = [1, 2, 1, 0, 2, 1, 0]
+    classes: dict[object, list[str]] = {}
+    for i in range(1, n):
+        classes.setdefault(anomaly[(i - 1) % 7], []).append(f"sat{i}")
+    classes["last"] = [f"sat{n}"]
+    total, full = 1, 1
+    for members in sorted(classes.values(), key=min):
+        if members == [f"sat{n}"]:
+            total, full = total + 4 * full, 4 * full
+            continue
+        m = len(members)
+        total, full = total + full * (math.comb(m + 3, 3) - 1), full * math.comb(m + 2, 2)
+    return total + 2 * n + 1
+
+
+@pytest.mark.slow
+def test_walker_family_privacy_pair_at_32_satellites() -> None:
+    """The 32-satellite swarm's privacy pair: one report order, the reports' weighted sum and orbit
+    representatives leave 1217 states per dataset (without the sum 2391025 by the closed form, checked
+    at N = 8; 2.3·10^19 without any reduction); both release distributions equal the convolution of the
+    satellites' reports, and the largest ratio is 2 (ε* = ln 2)."""
+    s = load_scenario(resolve_scenario_path("walker_family"), defines={"N": 32})
+    d0, d1 = _observations(s, ("curmodpar",), Reductions(), "hot")
+    assert (d0.states, d1.states) == (1217, 1217)
+    applied = {k for k, v in d0.reductions.items() if v["applied"]}
+    assert applied == {"gradient_sum", "partial_order", "symmetry"}
+    assert d0.sequence == _family_releases(32, hot=False) and d1.sequence == _family_releases(32, hot=True)
+    ratios = [max(d0.sequence[v] / d1.sequence[v], d1.sequence[v] / d0.sequence[v]) for v in d0.sequence]
+    assert max(ratios) == 2
+    eight = load_scenario(resolve_scenario_path("walker_family"), defines={"N": 8})
+    kept = check_scenario(eight, limits=LIMITS, only=["ni_fl_dp"], reductions=Reductions(gradient_sum=False))
+    (pair,) = kept.reductions.explorations
+    assert pair["D0"]["states"] == _family_order_states(8) == 2107 and _family_order_states(32) == 2391025
+    assert str(kept.results[0].verdict) == "holds"
