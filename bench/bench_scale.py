@@ -2,6 +2,8 @@
 {0 .. V-1} (``bench/swarm_models.py``), each measured in its own process (prints a table; no assertions).
 
 Columns: states and transitions of the explored structure; for R = 1 the closed form (V+1)^N + V^N;
+``priv. red.``: the states of the privacy pipeline's own explorations (both neighbouring systems, with
+their reductions, from ``check --json``'s ``reductions.explorations``);
 exploration CPU seconds and states per CPU second; CPU seconds and peak RSS of the full
 ``flcheck check`` process (interpreter start-up included); with stormpy installed, the time to build the
 Storm MDP of the explored structure (``checker.markov.storm.from_mdp``), Storm's Pmin of reaching
@@ -169,7 +171,11 @@ def measure(satellites: int, rounds: int, values: int, folder: Path, *, repeats:
             code, cpu, rss, stdout, _ = _run_measured(check_cmd + extra, timeout)
             out: dict[str, Any] = {f"{prefix}_exit": code, f"{prefix}_cpu": cpu, f"{prefix}_rss_mb": rss}
             try:
-                out[f"{prefix}_states"] = int(json.loads(stdout)["states"])
+                data = json.loads(stdout)
+                out[f"{prefix}_states"] = int(data["states"])
+                out[f"{prefix}_priv_states"] = sum(int(e[side]["states"]) for e in
+                                                   data["reductions"].get("explorations", ())
+                                                   for side in ("D0", "D1"))
             except (ValueError, KeyError, TypeError):
                 out[f"{prefix}_states"] = None
             return out
@@ -187,7 +193,8 @@ def _cell(row: dict[str, Any], key: str, spec: str) -> str:
 
 def print_header(with_storm: bool) -> None:
     head = (f"{'N':>2} {'R':>1} {'V':>1} {'states':>9} {'closed':>9} {'trans':>10} {'expl CPU s':>10} "
-            f"{'states/s':>9} {'states red.':>11} {'check CPU s':>11} {'exit':>4} {'peak MB':>8} "
+            f"{'states/s':>9} {'states red.':>11} {'priv. red.':>10} {'check CPU s':>11} {'exit':>4} "
+            f"{'peak MB':>8} "
             f"{'plain CPU s':>11} {'exit':>4} {'peak MB':>8}")
     if with_storm:
         head += f" {'Storm build s':>13} {'Pmin':>5} {'Storm chk s':>11} {'PRISM states':>12} {'PRISM s':>7}"
@@ -203,7 +210,7 @@ def print_row(row: dict[str, Any], with_storm: bool) -> None:
     line = (f"{row['N']:>2} {row['R']:>1} {row['V']:>1} {_cell(row, 'states', 'd'):>9} "
             f"{'-' if closed is None else closed:>9} {_cell(row, 'transitions', 'd'):>10} "
             f"{_cell(row, 'explore_cpu', '.2f'):>10} {'-' if rate is None else f'{rate:.0f}':>9} "
-            f"{_cell(row, 'check_states', 'd'):>11} "
+            f"{_cell(row, 'check_states', 'd'):>11} {_cell(row, 'check_priv_states', 'd'):>10} "
             f"{_cell(row, 'check_cpu', '.2f'):>11} {_cell(row, 'check_exit', 'd'):>4} "
             f"{_cell(row, 'check_rss_mb', '.0f'):>8} {_cell(row, 'plain_cpu', '.2f'):>11} "
             f"{_cell(row, 'plain_exit', 'd'):>4} {_cell(row, 'plain_rss_mb', '.0f'):>8}")
