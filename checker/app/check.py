@@ -67,7 +67,6 @@ from flmodel.errors import ModelError
 from flmodel.scenario import load_scenario
 from flmodel.scenario_ast import PropertyDecl, Scenario
 from flmodel.scenario_build import ScenarioSystem, build_system, neighbour_dataset
-from flmodel.symmetry import SymmetricSystem
 
 __all__ = ["CheckReport", "PropertyResult", "check_file", "check_scenario", "default_scenario"]
 
@@ -667,11 +666,11 @@ def _check(scenario: Scenario, lim: Limits, watch: Watchdog, t0: float, *, path:
         diags = formula_diagnostics(scenario, kripke, vocabulary)
     if diags:
         raise ModelError(diags)
-    # the kinds that explore on their own (privacy, D{ε,δ}, attacks) use the system without the
-    # symmetry quotient and the cone of influence (checker.app.reductions.OWN_EXPLORATION_KINDS)
-    own = system.base if isinstance(system, SymmetricSystem) else system
-    if own.fl.forgotten:  # the cone of influence serves the explored structure's properties only
-        own = ScenarioSystem(own.fl.replace(forget=()), own.secrets, own.scenario)
+    # the trace abstraction, the cone of influence and the symmetry quotient serve the explored
+    # structure's properties only; the others get the system with its dead values reset alone
+    choice = reductions or Reductions()
+    own, _ = reduce_system(build_system(scenario), scenario, Reductions(
+        dead_values=choice.dead_values, traces=False, cone=False, symmetry=False))
     ctx = _Context(scenario, own, kripke, lim, observe)
     ctx.engine = engine
     ctx.reductions = reductions or Reductions()

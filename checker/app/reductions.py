@@ -71,7 +71,7 @@ __all__ = ["OWN_EXPLORATION_KINDS", "REDUCTIONS", "SYMMETRIC_KINDS", "Applied", 
 
 #: The reductions ``flcheck check`` knows, in the order they are applied (``--no-<name>`` switches one
 #: off with dashes for underscores; ``--no-reduce`` all).
-REDUCTIONS = ("dead_values", "cone", "gradient_sum", "symmetry", "partial_order")
+REDUCTIONS = ("dead_values", "traces", "cone", "gradient_sum", "symmetry", "partial_order")
 
 
 @dataclass(frozen=True)
@@ -83,11 +83,13 @@ class Reductions:
     partial_order: bool = True
     cone: bool = True
     gradient_sum: bool = True
+    traces: bool = True
 
     @classmethod
     def none(cls) -> Reductions:
         """Every reduction off (``--no-reduce``)."""
-        return cls(dead_values=False, symmetry=False, partial_order=False, cone=False, gradient_sum=False)
+        return cls(dead_values=False, symmetry=False, partial_order=False, cone=False, gradient_sum=False,
+                   traces=False)
 
     def enabled(self) -> list[str]:
         """The names of the reductions switched on."""
@@ -181,6 +183,12 @@ def reduce_system(system: ScenarioSystem, scenario: Scenario,
         applied.details["dead_values"] = info
     else:
         applied.details["dead_values"] = {"applied": False, "reason": "switched off"}
+    if choice.traces:
+        system, applied.details["traces"] = _traces(system, scenario)
+        if applied.details["traces"]["applied"]:
+            applied.names.append("traces")
+    else:
+        applied.details["traces"] = {"applied": False, "reason": "switched off"}
     if choice.cone:
         system, applied.details["cone"] = _cone(system, scenario)
         if applied.details["cone"]["applied"]:
@@ -220,6 +228,22 @@ def _cone(system: ScenarioSystem, scenario: Scenario) -> tuple[ScenarioSystem, d
     classes = system.fl.action_classes()
     if classes is None:
         return system, {"applied": False, "reason": "not applied: a rule of the system states no footprint"}
+    seeds, why = _read_names(system, scenario)
+    if why is not None:
+        return system, {"applied": False, "reason": why}
+    cone = cone_of_influence(classes, seeds)
+    forget = sorted(system.fl.forgettable() - cone - system.fl.forgotten)
+    if not forget:
+        return system, {"applied": False, "reason": "every value the model can forget influences a property"}
+    fl = system.fl.replace(forget=system.fl.forgotten | set(forget))
+    return ScenarioSystem(fl, system.secrets, system.scenario), {
+        "applied": True, "forgotten": forget, "what": "values no ctl or probability property reads, "
+        "directly or through the rules, reset to their initial value"}
+
+
+def _read_names(system: ScenarioSystem, scenario: Scenario) -> tuple[set[str], str | None]:
+    """The variables the properties that read the explored structure read through their atoms, or
+    why they cannot be told (a name whose reads the model does not state)."""
     observables = set(system.observable_names())
     seeds: set[str] = set()
     for p in scenario.properties:
@@ -231,17 +255,41 @@ def _cone(system: ScenarioSystem, scenario: Scenario) -> tuple[ScenarioSystem, d
                     continue  # a symbol (``last == get_grad``), not an observable
                 reads = system.variable_reads(name)
                 if reads is None:
-                    return system, {"applied": False, "reason": f"not applied: property {p.name} reads "
-                                    f"{name}, whose dependencies the model does not state"}
+                    return seeds, f"not applied: property {p.name} reads {name}, whose dependencies the " \
+                                  "model does not state"
                 seeds |= reads
-    cone = cone_of_influence(classes, seeds)
-    forget = sorted(system.fl.forgettable() - cone - system.fl.forgotten)
-    if not forget:
-        return system, {"applied": False, "reason": "every value the model can forget influences a property"}
-    fl = system.fl.replace(forget=system.fl.forgotten | set(forget))
-    return ScenarioSystem(fl, system.secrets, system.scenario), {
-        "applied": True, "forgotten": forget, "what": "values no ctl or probability property reads, "
-        "directly or through the rules, reset to their initial value"}
+    return seeds, None
+
+
+def _traces(system: ScenarioSystem, scenario: Scenario) -> tuple[ScenarioSystem, dict[str, Any]]:
+    """The trace abstraction (``traces drop``, :mod:`flmodel.rules`): the published rules read the
+    trace set only through ``[] ∈ evs`` and ``∃ l. l ∈ evs``, and the next igraph does not depend on the
+    trace ``l`` a step extends, so keeping ``evs ∩ {[]}`` and one marker for the rest is a functional
+    bisimulation of the Markov decision process whose actions are the steps without their trace
+    (each ``l``-variant of a step has the same distribution of abstracted successors): CTL verdicts and
+    minimal and maximal probabilities over atoms that read no trace are the same. The uniform
+    scheduler is not kept (it weighs a step by its number of traces), nor are attack trees' alternatives
+    (paths that differ in the trace they extend): only ``ctl`` without ``P``/``D`` queries and
+    ``probability`` properties with ``min`` or ``max`` read the abstracted structure."""
+    fl = system.fl
+    if fl.ctx.trace_mode != "full":
+        return system, {"applied": False, "reason": "the scenario already drops the traces"}
+    for p in scenario.properties:
+        if p.kind in OWN_EXPLORATION_KINDS:
+            continue
+        if p.kind == "probability" and p.scheduler in ("min", "max", None):
+            continue
+        if p.kind == "ctl" and p.formula is not None and not ctl_ast.has_probabilistic(parse_property(p)):
+            continue
+        return system, {"applied": False, "reason": f"not applied: property {p.name} ({p.kind}) may depend "
+                        "on how many traces a step can extend (the uniform scheduler, attack trees' ways)"}
+    reads, why = _read_names(system, scenario)
+    if why is not None:
+        return system, {"applied": False, "reason": why}
+    if "evs" in reads:
+        return system, {"applied": False, "reason": "not applied: a property reads the traces"}
+    return ScenarioSystem(fl.replace(trace_mode="drop"), system.secrets, system.scenario), {
+        "applied": True, "what": "the trace set abstracted to [] ∈ evs and whether it holds another trace"}
 
 
 def _atom_names(atom: ctl_ast.Atom) -> list[str]:

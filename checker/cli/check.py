@@ -57,6 +57,9 @@ def register(sub: argparse._SubParsersAction) -> None:
     p.add_argument("--no-symmetry", action="store_true",
                    help="store every state, not one representative per permutation of interchangeable "
                         "clients")
+    p.add_argument("--no-traces", action="store_true",
+                   help="keep the protocol's trace sets in full instead of abstracting them when no "
+                        "property reads them (ctl and Pmin/Pmax properties only)")
     p.add_argument("--no-cone", action="store_true",
                    help="keep the values no ctl or probability property reads (directly or through the "
                         "rules) instead of resetting them")
@@ -95,7 +98,7 @@ def run(args: argparse.Namespace) -> int:
     reductions = Reductions.none() if args.no_reduce else Reductions(
         dead_values=not args.no_dead_values, symmetry=not args.no_symmetry,
         partial_order=not args.no_partial_order, cone=not args.no_cone,
-        gradient_sum=not args.no_gradient_sum)
+        gradient_sum=not args.no_gradient_sum, traces=not args.no_traces)
     progress_line = None
     if args.progress:
 

@@ -148,6 +148,7 @@ def run(args: argparse.Namespace) -> int:
     else:
         sys.stdout.write(text)
     if args.plot is not None:
+        # lazy: matplotlib, a second to import, only when a plot is asked for
         from checker.crossval.plots import save_figure
         from flmodel.orbits_plot import plot_contact_windows
 

@@ -112,7 +112,7 @@ def scenario_export(path: str | Path, limits: Limits | None = None) -> ScenarioE
     decided = _quantitative_results(scenario, limits)
     props = tuple(_with_result(_property_from_scenario(p), decided.get(p.name)) for p in scenario.properties)
     return ScenarioExport(Path(path).stem, system.fl, props, source=Path(path).name, limits=limits,
-                          checked=system, path=Path(path))
+                          checked=system, path=Path(path), scenario=scenario)
 
 
 def load_export(spec: str, *, limits: Limits | None = None) -> ScenarioExport:

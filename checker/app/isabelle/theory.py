@@ -9,6 +9,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import cast
 
+from checker.app.check import check_scenario
 from checker.app.isabelle.base import BASE_THEORY_NAME
 from checker.app.isabelle.ctl_sets import CtlSetTranslator, reads_only_static
 from checker.app.isabelle.proofs import (
@@ -42,6 +43,7 @@ from checker.mc.explore import Limits, explore
 from checker.mc.kripke import Kripke
 from checker.verdict import Verdict
 from flmodel.data import DataPoint
+from flmodel.scenario_ast import Scenario
 from flmodel.scenario_build import ScenarioSystem
 from flmodel.system import FLState, FLSystem
 
@@ -83,6 +85,9 @@ class ScenarioExport:
     checked: ScenarioSystem | None = field(default=None, compare=False)
     #: The scenario file exported (``None`` for an flmodel example): an input the export never overwrites.
     path: Path | None = field(default=None, compare=False)
+    #: The scenario itself, to decide its CTL properties on flcheck check's reduced structure when the
+    #: relation's reachable states exceed the export's limits.
+    scenario: Scenario | None = field(default=None, compare=False)
 
 
 def scenario_theory_text(exp: ScenarioExport) -> str:
@@ -166,17 +171,30 @@ def scenario_theory_text(exp: ScenarioExport) -> str:
         body.text(comment_safe(f"No relation is exported for this scenario: {learner_reason}."))
     ctl_props = [p for p in exp.properties if p.formula is not None]
     kripke: Kripke | None = None
+    reduced: dict[str, str] = {}
     if ctl_props and learner_ok:
         ts = exp.checked if exp.checked is not None else sysm
         kripke = explore(ts, limits=exp.limits or Limits(max_states=200_000),  # type: ignore[arg-type]  # TransitionSystem is invariant in its state type; FLSystem's is FLState
                          source=exp.source or exp.name)
         mc = ModelChecker(kripke)
+        if not kripke.complete and exp.scenario is not None:
+            report = check_scenario(exp.scenario, limits=exp.limits, only=[p.name for p in ctl_props])
+            reduced = {r.name: str(r.verdict) for r in report.results}
+            body.text(comment_safe(
+                f"The relation's reachable states exceed the export's limit ({kripke.limit_reason}): the "
+                "CTL properties below are not stated as lemmas; their verdicts are flcheck check's, on "
+                f"the structure its reductions ({', '.join(report.reductions.names) or 'none'}) keep "
+                f"exact ({report.kripke.num_states} states)."))
+            kripke = None
     used_names: set[str] = set()
     secrets = exp.checked.secrets if exp.checked is not None else None
     for prop in exp.properties:
         pname = _unique_name(ident(f"{sid}_{prop.name}".lower()), used_names)
         body.add(f"subsection \\<open>Property {comment_safe(prop.name)}\\<close>", "")
         body.text(comment_safe(f"As written: {prop.text}"))
+        if prop.name in reduced:
+            body.text(comment_safe(f"Kind {prop.kind}; verdict: {reduced[prop.name]} (flcheck check)."))
+            continue
         if prop.formula is None or kripke is None:
             _other_property(body, pname, prop, voc, learner_ok)
             continue
