@@ -148,9 +148,8 @@ def run(args: argparse.Namespace) -> int:
     else:
         sys.stdout.write(text)
     if args.plot is not None:
-        # lazy: matplotlib, a second to import, only when a plot is asked for
-        from checker.crossval.plots import save_figure
-        from flmodel.orbits_plot import plot_contact_windows
+        from checker.crossval.plots import save_figure  # lazy: matplotlib, only for a plot
+        from flmodel.orbits_plot import plot_contact_windows  # lazy: matplotlib, only for a plot
 
         save_figure(plot_contact_windows(plan), args.plot)
     return EXIT_HOLDS
