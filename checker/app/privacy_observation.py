@@ -42,6 +42,7 @@ from checker.mc.atoms import freeze
 from checker.mc.explore import Limits, explore
 from checker.mc.kripke import Kripke
 from flmodel.data import DataPoint, Dataset
+from flmodel.network import gra_status
 from flmodel.system import FLState, FLSystem
 
 __all__ = [
@@ -151,7 +152,8 @@ class ObservedSystem:
             if target.round > state.fl.round:
                 releases = (*releases, g.curmodpar)
                 value = g.curmodpar
-            elif kind == "get_grad" and act.actor in self._index:
+            elif kind == "get_grad" and act.actor in self._index \
+                    and not _lost_now(state.fl, target, act.actor):
                 v = g.gradient[act.actor]
                 if self.record_updates:
                     i = self._index[act.actor]
@@ -189,6 +191,13 @@ class ObservedSystem:
         if name.startswith("updates:") and name[8:] in self._index:
             return state.updates[self._index[name[8:]]]
         raise KeyError(f"unknown observable {name!r}")
+
+
+def _lost_now(before: FLState, after: FLState, client: str) -> bool:
+    """Whether ``client``'s report was lost in flight on this step (it joined the network status's lost
+    clients): the report was sent but not received, so it is no update (:mod:`flmodel.network`)."""
+    lost = gra_status(after.infra.igra.gra).lost
+    return client in lost and client not in gra_status(before.infra.igra.gra).lost
 
 
 # ---------------------------------------------------------------------------------------------------

@@ -174,3 +174,14 @@ attacker eve at g observes curmodpar
     assert info[0]["gradient_sum"]["applied"]
     assert [_distributions(o) for o in summed] == [_distributions(o) for o in plain]
     assert summed[0].states < plain[0].states
+
+
+def test_a_report_lost_in_flight_is_no_update() -> None:
+    """moniteo_link_loss: sat3 reports while its link is up with probability 2/3 and the report arrives
+    with 99/100 (the scenario's closed form); a lost report is sent but never received, so sat3's
+    recorded updates are non-empty with probability 2/3 · 99/100 = 33/50, not 2/3."""
+    scenario = load_scenario(resolve_scenario_path("moniteo_link_loss"))
+    system = build_system(scenario)
+    o = observe_dataset(system.fl, record_updates=True, observing=("curmodpar",), observer=system.observe,
+                        exact=True, check_scheduler=False)
+    assert sum(p for seq, p in o.updates["sat3"].items() if seq) == Fraction(33, 50)
