@@ -183,24 +183,13 @@ def reduce_system(system: ScenarioSystem, scenario: Scenario,
         applied.details["dead_values"] = info
     else:
         applied.details["dead_values"] = {"applied": False, "reason": "switched off"}
-    if choice.traces:
-        system, applied.details["traces"] = _traces(system, scenario)
-        if applied.details["traces"]["applied"]:
-            applied.names.append("traces")
-    else:
-        applied.details["traces"] = {"applied": False, "reason": "switched off"}
-    if choice.cone:
-        system, applied.details["cone"] = _cone(system, scenario)
-        if applied.details["cone"]["applied"]:
-            applied.names.append("cone")
-    else:
-        applied.details["cone"] = {"applied": False, "reason": "switched off"}
-    if choice.symmetry:
-        system, applied.details["symmetry"] = _symmetry(system, scenario)
-        if applied.details["symmetry"]["applied"]:
-            applied.names.append("symmetry")
-    else:
-        applied.details["symmetry"] = {"applied": False, "reason": "switched off"}
+    for name, reduce in (("traces", _traces), ("cone", _cone), ("symmetry", _symmetry)):
+        if not getattr(choice, name):
+            applied.details[name] = {"applied": False, "reason": "switched off"}
+            continue
+        system, applied.details[name] = reduce(system, scenario)
+        if applied.details[name]["applied"]:
+            applied.names.append(name)
     return system, applied
 
 

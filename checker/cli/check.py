@@ -52,27 +52,27 @@ def register(sub: argparse._SubParsersAction) -> None:
                         "(default) or Storm (stormpy, the extra flcheck[storm]; exact rationals)")
     p.add_argument("--no-reduce", action="store_true",
                    help="explore without any state-space reduction (the reductions never change a result)")
-    p.add_argument("--no-dead-values", action="store_true",
-                   help="keep dead values (a client's gradient outside ready) instead of resetting them")
-    p.add_argument("--no-symmetry", action="store_true",
-                   help="store every state, not one representative per permutation of interchangeable "
-                        "clients")
-    p.add_argument("--no-traces", action="store_true",
-                   help="keep the protocol's trace sets in full instead of abstracting them when no "
-                        "property reads them (ctl and Pmin/Pmax properties only)")
-    p.add_argument("--no-cone", action="store_true",
-                   help="keep the values no ctl or probability property reads (directly or through the "
-                        "rules) instead of resetting them")
-    p.add_argument("--no-gradient-sum", action="store_true",
-                   help="keep every ready client's gradient in the privacy explorations, not only their "
-                        "weighted sum (applied only when the rules read them through that sum alone)")
-    p.add_argument("--no-partial-order", action="store_true",
-                   help="explore every interleaving behind a privacy figure, not one order of commuting "
-                        "actions (applied only when the rules' footprints show that the actions commute)")
+    for name, text in REDUCTION_HELP.items():
+        p.add_argument(f"--no-{name.replace('_', '-')}", action="store_true", help=text)
     p.add_argument("--observe", choices=("sequence", "final"), default="sequence",
                    help=f"privacy properties: {OBSERVE_HELP}")
     add_define_option(p)
     p.set_defaults(func=run)
+
+
+#: One switch per reduction of checker.app.reductions (``--no-<name>``).
+REDUCTION_HELP = {
+    "dead_values": "keep dead values (a client's gradient outside ready) instead of resetting them",
+    "traces": "keep the protocol's trace sets in full instead of abstracting them when no property reads "
+              "them (ctl and Pmin/Pmax properties only)",
+    "cone": "keep the values no ctl or probability property reads (directly or through the rules) instead "
+            "of resetting them",
+    "symmetry": "store every state, not one representative per permutation of interchangeable clients",
+    "gradient_sum": "keep every ready client's gradient in the privacy explorations, not only their "
+                    "weighted sum (applied only when the rules read them through that sum alone)",
+    "partial_order": "explore every interleaving behind a privacy figure, not one order of commuting "
+                     "actions (applied only when the rules' footprints show that the actions commute)",
+}
 
 
 def run(args: argparse.Namespace) -> int:
@@ -96,9 +96,7 @@ def run(args: argparse.Namespace) -> int:
 
     limits = Limits(max_states=args.max_states, max_seconds=args.max_seconds, max_memory_mb=args.max_memory)
     reductions = Reductions.none() if args.no_reduce else Reductions(
-        dead_values=not args.no_dead_values, symmetry=not args.no_symmetry,
-        partial_order=not args.no_partial_order, cone=not args.no_cone,
-        gradient_sum=not args.no_gradient_sum, traces=not args.no_traces)
+        **{name: not getattr(args, f"no_{name}") for name in REDUCTION_HELP})
     progress_line = None
     if args.progress:
 

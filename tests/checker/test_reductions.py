@@ -255,3 +255,25 @@ def test_the_trace_abstraction_keeps_away_from_the_uniform_scheduler(monkeypatch
     forced = check_scenario(s, limits=LIMITS, reductions=only)
     assert forced.reductions.names == ["traces"]
     assert forced.results[0].value != plain.results[0].value
+
+
+def test_one_switch_per_reduction(tmp_path: Any, capsys: pytest.CaptureFixture[str]) -> None:
+    """``check --no-<name>`` switches exactly that reduction off, for every reduction, and says so under
+    ``reductions`` in the JSON (the privacy explorations' own under ``explorations``)."""
+    import json
+
+    from checker.app.reductions import REDUCTIONS
+    from checker.cli.check import REDUCTION_HELP
+    from checker.cli.main import main
+
+    assert set(REDUCTION_HELP) == set(REDUCTIONS)
+    path = tmp_path / "s.fl"
+    path.write_text(_scenario_text([1, 2, 1], "rr grid {0, 1} r 1/2", 1, "fedavg_rounds",
+                                   ["ctl AG (round < 1 -> EF round = 1)",
+                                    "privacy epsilon <= ln(4) between hot"]))
+    for name in REDUCTIONS:
+        main(["check", str(path), "--json", f"--no-{name.replace('_', '-')}"])
+        data = json.loads(capsys.readouterr().out)["reductions"]
+        where = data["explorations"][0]["D0"]["reductions"] if name in ("gradient_sum", "partial_order") \
+            else data
+        assert where[name] == {"applied": False, "reason": "switched off"}, name
