@@ -350,6 +350,20 @@ class FLSystem:
         """The variables this system resets in every state (the cone-of-influence reduction)."""
         return self._forget
 
+    def abstract(self, state: FLState) -> FLState:
+        """The state of this system that a state of the same system without its reductions (full trace
+        sets, every value kept) stands for: the trace set abstracted under ``drop``, dead, forgotten and
+        summed values reset as :meth:`_dead_reset` does, the last rule forgotten. It maps the successors
+        of a state onto the successors of its image (the reductions are functional bisimulations), so a
+        path of this system lifts to a path of the unreduced one step by step."""
+        infra = state.infra
+        if self.ctx.trace_mode == "drop" and infra.prot.evs != abstract_evs(infra.prot.evs):
+            infra = Infrastructure(infra.igra, Protocol(abstract_evs(infra.prot.evs)), infra.poli)
+        if self._reset or self._forget or self._sum:
+            infra = self._dead_reset(infra)
+        last = "none" if self._forget_last else state.last
+        return FLState(infra, state.round, state.events, last, state.partitioned)
+
     @property
     def sums_gradients(self) -> bool:
         """Whether this system keeps the ready clients' gradients as their weighted sum only."""

@@ -43,11 +43,12 @@ from typing import Any, Literal, cast
 import flcheck_spec
 import numpy as np
 
+from checker.app.lift import lift_trace
 from checker.app.load import resolve_scenario_path
 from checker.app.privacy_dp import dp_check, history_text
 from checker.app.privacy_fl import assess_pair, privacy_report
 from checker.app.privacy_results import PairResult, outcome_text
-from checker.app.reductions import Applied, ObservationReducer, Reductions, reduce_system
+from checker.app.reductions import Applied, ObservationReducer, Reductions, reduce_system, state_abstraction
 from checker.app.scenario_formulas import formula_diagnostics, parse_property, validate_scenario
 from checker.app.step_attributes import step_table, summarise
 from checker.attack_trees.generation import AttackFound, generate_attack_tree
@@ -58,6 +59,7 @@ from checker.markov.mdp import mdp_reach
 from checker.markov.models import dtmc_from_kripke, mdp_from_kripke
 from checker.mc import ctl_ast
 from checker.mc.ctl import ModelChecker
+from checker.mc.evidence import Trace
 from checker.mc.explore import LimitReached, Limits, Progress, ProgressCallback, Watchdog, explore
 from checker.mc.kripke import Kripke
 from checker.privacy.dp_query import SchedulerClass
@@ -192,6 +194,8 @@ class _Context:
         self.engine = "flcheck"
         self.reductions = Reductions()
         self.explorations: list[dict[str, Any]] = []
+        #: replays a witness or counterexample of the reduced structure on the model's own states
+        self.lift: Callable[[Trace], Trace | None] | None = None
         self.independent: dict[tuple[str, tuple[str, ...]], list[bool | None]] = {}
         self.artefacts: dict[str, Any] = {"attack_trees": {}, "privacy": {}}
 
@@ -264,6 +268,8 @@ def _ctl(ctx: _Context, p: PropertyDecl) -> PropertyResult:
     f = parse_property(p)
     res = ctx.mc.check(f)
     ev = res.evidence
+    if ev is not None and ctx.lift is not None:
+        ev = ctx.lift(ev) or ev
     details: dict[str, Any] = {"semantics": str(res.semantics)}
     if ev is not None:
         details["trace"] = ev.to_json()
@@ -674,6 +680,11 @@ def _check(scenario: Scenario, lim: Limits, watch: Watchdog, t0: float, *, path:
     ctx = _Context(scenario, own, kripke, lim, observe)
     ctx.engine = engine
     ctx.reductions = reductions or Reductions()
+    if applied.names:
+        plain = build_system(scenario)
+        abstract = state_abstraction(system)
+        names = list(plain.observable_names())
+        ctx.lift = lambda trace: lift_trace(trace, kripke, plain, abstract, names)
     results: list[PropertyResult] = []
     selected = [p for p in scenario.properties if only is None or p.name in only]
     stopped: str | None = None

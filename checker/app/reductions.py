@@ -67,7 +67,8 @@ from flmodel.symmetry import SymmetricSystem, detect_symmetry
 from flmodel.system import FLState, FLSystem
 
 __all__ = ["OWN_EXPLORATION_KINDS", "REDUCTIONS", "SYMMETRIC_KINDS", "Applied", "ObservationReducer",
-           "Reductions", "clients_named", "gradient_readers", "names_in", "reduce_system", "symmetry_fixed"]
+           "Reductions", "clients_named", "gradient_readers", "names_in", "reduce_system",
+           "state_abstraction", "symmetry_fixed"]
 
 #: The reductions ``flcheck check`` knows, in the order they are applied (``--no-<name>`` switches one
 #: off with dashes for underscores; ``--no-reduce`` all).
@@ -191,6 +192,17 @@ def reduce_system(system: ScenarioSystem, scenario: Scenario,
         if applied.details[name]["applied"]:
             applied.names.append(name)
     return system, applied
+
+
+def state_abstraction(system: ScenarioSystem) -> Callable[[FLState], FLState]:
+    """The map from the unreduced system's states onto ``system``'s (a reduced system of
+    :func:`reduce_system`): :meth:`flmodel.system.FLSystem.abstract`, then the orbit representative
+    under a symmetry quotient (used to replay evidence, :mod:`checker.app.lift`)."""
+    if isinstance(system, SymmetricSystem):
+        inner = system.base.fl.abstract
+        canonical = system.canonical
+        return lambda state: canonical(inner(state))
+    return system.fl.abstract
 
 
 def structure_refusal(scenario: Scenario, reduction: str) -> str | None:

@@ -15,6 +15,7 @@ from hypothesis import strategies as st
 from checker.app.check import check_scenario
 from checker.app.load import resolve_scenario_path
 from checker.app.reductions import Reductions, gradient_readers, reduce_system
+from checker.io.render import json_value
 from checker.mc.explore import Limits, explore
 from flmodel.scenario import load_scenario, parse_scenario
 from flmodel.scenario_ast import Scenario
@@ -110,9 +111,10 @@ def _scenario_text(values: list[int], noise: str, rounds: int, protocol: str, pr
     """A star scenario (:func:`tests.strategies.star_scenario_text`): one datum per satellite, the last
     one secret with the neighbour ``hot`` replacing it, one noise mechanism on every update, the
     attacker ``eve`` at the ground station reading the model."""
+    events = (3 if traces == "full" else 4) if protocol == "published" else None
     return star_scenario_text(values, noise=noise, protocol=protocol, rounds=rounds, traces=traces,
-                              events=(3 if traces == "full" else 4) if protocol == "published" else None, hot=True,
-                              attacker="eve at ground observes curmodpar", properties=properties)
+                              events=events, hot=True, attacker="eve at ground observes curmodpar",
+                              properties=properties)
 
 
 def test_properties_naming_a_gradient_keep_it() -> None:
@@ -251,7 +253,8 @@ def test_the_trace_abstraction_keeps_away_from_the_uniform_scheduler(monkeypatch
     _, applied = reduce_system(build_system(s), s, only)
     assert not applied.details["traces"]["applied"] and "uniform" in applied.details["traces"]["reason"]
     plain = check_scenario(s, limits=LIMITS, reductions=Reductions.none())
-    monkeypatch.setattr(reductions, "OWN_EXPLORATION_KINDS", (*reductions.OWN_EXPLORATION_KINDS, "probability"))
+    own = (*reductions.OWN_EXPLORATION_KINDS, "probability")
+    monkeypatch.setattr(reductions, "OWN_EXPLORATION_KINDS", own)
     forced = check_scenario(s, limits=LIMITS, reductions=only)
     assert forced.reductions.names == ["traces"]
     assert forced.results[0].value != plain.results[0].value
@@ -277,3 +280,35 @@ def test_one_switch_per_reduction(tmp_path: Any, capsys: pytest.CaptureFixture[s
         where = data["explorations"][0]["D0"]["reductions"] if name in ("gradient_sum", "partial_order") \
             else data
         assert where[name] == {"applied": False, "reason": "switched off"}, name
+
+
+@pytest.mark.parametrize("name,defines,formula", [
+    ("moniteo_swarm8", {"N": 4}, "EF (ready == clients & round = 0)"),
+    ("moniteo_swarm8", {"N": 4}, "AG (round = 0)"),
+    ("moniteo_published", None, 'AG !(ready == {"sat1"} & last == get_grad_noisy)'),
+])
+def test_evidence_is_replayed_on_the_models_own_states(name: str, defines: dict[str, int] | None,
+                                                        formula: str) -> None:
+    """A witness or counterexample found on the reduced structure (symmetry and cone on the swarm; the
+    trace abstraction and cone on the published rules) is shown in the model's own states: replaying
+    its actions on the unreduced system from the initial state reaches states whose values are the
+    ones shown, step by step (curmodpar and the traces included, which the reduced states forget)."""
+    path = resolve_scenario_path(name)
+    text = path.read_text() + f"property shown: ctl {formula};\n"
+    scenario = parse_scenario(text, source=str(path), defines=defines)
+    report = check_scenario(scenario, limits=LIMITS, only=["shown"])
+    assert report.reductions.names
+    trace = report.results[0].details["trace"]
+    assert "replayed on the model's own states" in trace["note"]
+    system = build_system(scenario)
+    (state,) = system.initial_states()
+    values: dict[str, Any] = {}
+    for i, step in enumerate(trace["steps"]):
+        if i:
+            nexts = [t for a, t, _ in system.successors(state) if str(a) == step["action"]]
+            state = next(t for t in nexts if all(
+                json_value(system.observe(t, k)) == v for k, v in step["changed"].items()))
+        now = {k: json_value(system.observe(state, k)) for k in system.observable_names()}
+        assert {k: v for k, v in now.items() if i == 0 or values.get(k) != v} == step["changed"]
+        values = now
+    assert len(trace["steps"]) > 1
