@@ -296,6 +296,8 @@ def _plot_leakage(res: dict[str, Any], path: str) -> None:
         if name in res["mi"]:
             ax.plot(res["values"], res["mi"][name], marker="o", label=name)
     ax.set_xlabel(res["trend"])
+    if all(float(v).is_integer() for v in res["values"]):  # batch sizes, epochs: whole-number ticks only
+        ax.set_xticks([int(v) for v in res["values"]])
     ax.set_ylabel("I(X_B; G) estimate [nats]")
     ax.set_title(f"Leakage of a FedSGD client: I(X_B; G) against {res['trend']}", fontsize=9)
     ax.legend()

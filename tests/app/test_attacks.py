@@ -119,3 +119,18 @@ def test_leakage_paper_networks_keep_the_batch_size_apart_from_the_minibatch() -
     cfg = leak["config"]
     assert cfg["batch"] == 2 and cfg["minibatch"] == 64
     assert cfg["block"] == [200, 200, 5] and cfg["lr"] == 5e-5
+
+
+def test_leakage_plot_has_whole_batch_ticks_and_labels(monkeypatch) -> None:  # type: ignore[no-untyped-def]
+    """The leakage plot's x axis shows the batch sizes measured (no fractional ticks), both axes and the
+    figure are labelled."""
+    import checker.crossval.plots as plots
+    from checker.cli.attack import _plot_leakage
+
+    shown = {}
+    monkeypatch.setattr(plots, "save_figure", lambda fig, path: shown.setdefault("fig", fig))
+    _plot_leakage({"values": [1, 2, 4, 8], "trend": "batch", "mi": {"mine": [0.1, 0.2, 0.3, 0.4],
+                                                                    "hmine": [0.2, 0.3, 0.4, 0.5]}}, "x.png")
+    (ax,) = shown["fig"].axes
+    assert list(ax.get_xticks()) == [1, 2, 4, 8]
+    assert ax.get_xlabel() == "batch" and ax.get_ylabel() and ax.get_title()
