@@ -49,7 +49,6 @@ from fractions import Fraction
 from typing import TYPE_CHECKING, Any, NamedTuple
 
 import numpy as np
-
 from flcheck_spec.vocab import Action
 
 from flmodel.frozen import FrozenMap
@@ -200,7 +199,7 @@ class FastFL:
         row = [state.round, state.events, self._last(state.last), self._prot(state.infra.prot),
                self._vec(g.curmodpar)]
         row += [2 * self._vec(g.gradient[c]) + (c in g.ready) for c in self._clients]
-        return np.array(row, dtype=np.int64)
+        return np.array(row, dtype=np.int32)
 
     def decode(self, row: np.ndarray) -> Hashable:
         """The state a row codes (equal to the system's own state object)."""
@@ -210,12 +209,15 @@ class FastFL:
         bits = tuple(bool(x & 1) for x in cols)
         ready = self._ready_sets.get(bits)
         if ready is None:
-            ready = self._ready_sets[bits] = frozenset(c for c, b in zip(self._clients, bits, strict=True) if b)
+            ready = frozenset(c for c, b in zip(self._clients, bits, strict=True) if b)
+            self._ready_sets[bits] = ready
         gradient = FrozenMap(zip(self._clients, (vecs[x >> 1] for x in cols), strict=True))
         gra, aloc, server, clients = self._const
-        g = Igraph(gra, aloc, server, clients, ready, gradient, vecs[r[MODEL]], self._partition, self._dataset)
+        g = Igraph(gra, aloc, server, clients, ready, gradient, vecs[r[MODEL]], self._partition,
+                   self._dataset)
         infra = Infrastructure(g, self._prots[r[PROT]], self._poli)
-        state: Hashable = self._state_class(infra, r[ROUND], r[EVENTS], self._lasts[r[LAST]], self._partitioned)
+        state: Hashable = self._state_class(infra, r[ROUND], r[EVENTS], self._lasts[r[LAST]],
+                                            self._partitioned)
         return state
 
     def initial_rows(self) -> np.ndarray:

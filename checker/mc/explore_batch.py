@@ -145,23 +145,17 @@ class RowIndex:
             self.limit[j] = (1 << b) - 1
             used += b
         self.words = word + 1
+        self._weights = np.zeros((self.width, self.words), dtype=np.int64)
+        self._weights[np.arange(self.width), self.word] = np.left_shift(1, self.shift.astype(np.int64))
 
     def fits(self, maxima: np.ndarray) -> bool:
         """Whether rows with these column maxima pack without loss."""
         return bool(np.all(maxima <= self.limit))
 
     def pack(self, rows: np.ndarray) -> np.ndarray:
-        """The keys of ``rows``, shape ``(m, words)`` (int64)."""
-        m = len(rows)
-        keys = np.zeros((m, self.words), dtype=np.uint64)
-        cols = rows.astype(np.uint64, copy=False)
-        for j in range(self.width):
-            w = int(self.word[j])
-            if self.shift[j]:
-                keys[:, w] |= cols[:, j] << self.shift[j]
-            else:
-                keys[:, w] |= cols[:, j]
-        return keys.view(np.int64)
+        """The keys of ``rows``, shape ``(m, words)`` (int64): ``Σ_j rows[:, j] · 2^shift[j]`` per word
+        (no carries: the columns' bit ranges are disjoint)."""
+        return np.einsum("ij,jk->ik", rows, self._weights)
 
     def _slots(self, keys: np.ndarray) -> np.ndarray:
         h = keys[:, 0].view(np.uint64) * _GOLDEN
@@ -216,19 +210,16 @@ class RowIndex:
         pending = np.arange(len(keys))
         slot = self._slots(keys)
         while len(pending):
-            free = self._ids[slot] < 0
-            # among keys bound for the same free slot, the first one takes it; the others probe on
-            cand = np.flatnonzero(free)
-            taken, first = np.unique(slot[cand], return_index=True)
-            winners = cand[first]
-            self._ids[taken] = ids[pending[winners]]
-            self._keys[taken] = keys[pending[winners]]
+            free = np.flatnonzero(self._ids[slot] < 0)
+            # keys bound for the same free slot: one of them takes it, the others probe on
+            mine = ids[pending[free]]
+            self._ids[slot[free]] = mine
+            won = free[self._ids[slot[free]] == mine]
+            self._keys[slot[won]] = keys[pending[won]]
             moved = np.ones(len(pending), dtype=bool)
-            moved[winners] = False
+            moved[won] = False
             pending = pending[moved]
-            slot = slot[moved]
-            busy = ~free[moved]
-            slot[busy] = (slot[busy] + 1) & self._mask
+            slot = (slot[moved] + 1) & self._mask
         self.count += len(keys)
 
 
