@@ -54,6 +54,7 @@ from checker.mc.exploration import (
 from checker.mc.exploration import current_rss_mb as _current_rss_mb
 from checker.mc.exploration import peak_rss_mb as _peak_rss_mb
 from checker.mc.exploration import progress_report as _progress
+from checker.mc.explore_batch import BatchTransitionSystem, explore_batch
 from checker.mc.kripke import Kripke
 from checker.mc.ts import Action, TransitionSystem, as_action
 
@@ -182,6 +183,7 @@ class Watchdog:
 
 _ONE = 1
 
+
 def explore(
     ts: TransitionSystem[State],
     *,
@@ -193,6 +195,7 @@ def explore(
     progress: ProgressCallback | None = None,
     progress_interval: float = 0.5,
     source: str = "<model>",
+    fast: bool = True,
 ) -> Kripke:
     """Explore ``ts`` breadth-first from its initial states.
 
@@ -215,12 +218,26 @@ def explore(
         Keep the Python state objects in ``Kripke.states`` (for display and re-exploration).
     progress:
         Called about every ``progress_interval`` seconds and once at the end.
+    fast:
+        When ``ts`` offers an integer-coded view of itself (a method ``batch_system()`` returning a
+        :class:`~checker.mc.explore_batch.BatchTransitionSystem`, or the reason it refuses one),
+        explore that view with :func:`~checker.mc.explore_batch.explore_batch`: the same structure,
+        a whole slice of the queue at a time. ``False``: always one state at a time.
 
     Returns
     -------
     Kripke
-        With ``stats`` = ``{"seconds", "states_per_second", "depth", "max_rss_mb"}``.
+        With ``stats`` = ``{"seconds", "states_per_second", "depth", "max_rss_mb"}`` (and
+        ``"batch": 1.0`` when the batch explorer ran).
     """
+    if fast:
+        offer = getattr(ts, "batch_system", None)
+        batch = offer() if callable(offer) else None
+        if isinstance(batch, BatchTransitionSystem):
+            return explore_batch(batch, limits=limits, observables=observables,
+                                 probabilities=probabilities, keep_states=keep_states,
+                                 lazy_observables=lazy_observables, progress=progress,
+                                 progress_interval=progress_interval, source=source)
     lim = limits or Limits()
     names = list(ts.observable_names()) if observables is None else list(observables)
     t0 = time.perf_counter()
