@@ -45,6 +45,7 @@ from flcheck_spec.vocab import Position
 
 from flmodel.data import DataPoint, Dataset
 from flmodel.errors import Diagnostic, ModelError
+from flmodel.fast import FastFL, batch_view
 from flmodel.frozen import FrozenMap
 from flmodel.infrastructure import EMPTY_PROTOCOL, Gra, Igraph, Infrastructure, Poli, Policy
 from flmodel.learning import HingeLoss, Loss, SquaredLoss
@@ -362,6 +363,16 @@ class ScenarioSystem:
 
     def observable_names(self) -> Sequence[str]:
         return self._names
+
+    def batch_system(self) -> FastFL | str:
+        """This system coded as integer rows for the checker's batch explorer, with this system's
+        observables (:func:`flmodel.fast.batch_view`), or the reason it is not."""
+        if type(self).successors is not ScenarioSystem.successors or \
+                type(self).initial_states is not ScenarioSystem.initial_states:
+            return "a system that changes the states or successors is not coded as integers"
+        if self.network is not None:
+            return "a time-varying topology is not coded as integers"
+        return batch_view(self.fl, self)
 
     def observe(self, state: FLState, name: str) -> object:
         if name == "secret_in_dataset":
