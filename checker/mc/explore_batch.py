@@ -400,14 +400,21 @@ def explore_batch(
             else:
                 new = np.zeros(0, dtype=np.int64)
             # the limits: the first state whose expansion crosses one is rolled back, with the rest
+            # (as in explore, the actions and the probabilities other than 1 met while expanding the
+            # rolled-back state count: those of its steps before the new state that crosses the state
+            # limit, or all of its steps when it crosses the transition limit)
             stop: int | None = None
+            seen = m
             if lim.max_states is not None and max(0, lim.max_states - n) < len(new):
-                stop = int(src[first[new[max(0, lim.max_states - n)]]])
+                seen = int(first[new[max(0, lim.max_states - n)]])
+                stop = int(src[seen])
                 reason = f"state limit of {lim.max_states} reached"
             if lim.max_transitions is not None and m:
-                over = np.flatnonzero(n_edges + np.cumsum(counts) > lim.max_transitions)
+                ends = np.cumsum(counts)
+                over = np.flatnonzero(n_edges + ends > lim.max_transitions)
                 if len(over) and (stop is None or over[0] < stop):
                     stop = int(over[0])
+                    seen = int(ends[stop])
                     reason = f"transition limit of {lim.max_transitions} reached"
             cut = m
             if stop is not None:
@@ -421,8 +428,8 @@ def explore_batch(
                 rows.extend(targets[first[new]])
                 depth.extend(depth.data[a + src[first[new]]] + 1)
                 dst_parts.append(found[inverse[:cut]])
-                aids = np.asarray(steps.action[:cut], dtype=np.int64)
-                pids = np.asarray(steps.probability[:cut], dtype=np.int64)
+                aids = np.asarray(steps.action[:seen], dtype=np.int64)
+                pids = np.asarray(steps.probability[:seen], dtype=np.int64)
                 if len(ts.actions) > len(amap):
                     amap = np.concatenate([amap, np.full(len(ts.actions) - len(amap), -1, dtype=np.int64)])
                 if len(ts.probabilities) > len(pnontrivial):
@@ -439,8 +446,8 @@ def explore_batch(
                             actions.append(action)
                         amap[t] = aid
                     kid = amap[aids]
-                act_parts.append(kid)
-                prob_parts.append(pids)
+                act_parts.append(kid[:cut])
+                prob_parts.append(pids[:cut])
                 nontrivial = nontrivial or bool(pnontrivial[pids].any())
             count_parts.append(counts)
             n_edges += cut
