@@ -13,9 +13,16 @@ import resource
 import time
 from collections.abc import Callable, Hashable, Iterator, Sequence
 from dataclasses import dataclass, replace
-from typing import Any
+from typing import Any, Protocol
 
-from checker.mc.ts import TransitionSystem
+
+class Observer(Protocol):
+    """What :class:`LazyObservables` asks of an explored system: the value of an observable on a state
+    (:meth:`checker.mc.ts.TransitionSystem.observe`)."""
+
+    def observe(self, state: Any, name: str) -> object:
+        """Value of observable ``name`` on ``state``; ``KeyError`` for an unknown name."""
+        ...
 
 
 @dataclass(frozen=True)
@@ -89,7 +96,7 @@ class LazyObservables(dict[str, list[object]]):
     that no formula mentions costs nothing. Behaves as a ``dict`` name -> per-state values (all names
     are always listed; iteration over values/items evaluates every column)."""
 
-    def __init__(self, ts: TransitionSystem[Any], states: Sequence[Hashable], names: Sequence[str]):
+    def __init__(self, ts: Observer, states: Sequence[Hashable], names: Sequence[str]):
         super().__init__()
         self._ts = ts
         self._states = states
