@@ -72,6 +72,7 @@ def load_model(
     probabilities: bool = True,
     observables: Sequence[str] | None = None,
     defines: Mapping[str, int] | None = None,
+    fast: bool = True,
 ) -> Kripke:
     """Load ``path_or_paths`` as a :class:`Kripke` structure.
 
@@ -79,14 +80,15 @@ def load_model(
     ``progress`` receives exploration progress. ``probabilities=False`` skips the probability column of
     explicit files (CTL needs only the graph). ``observables`` restricts which scenario observables
     are recorded per state (default all). ``defines`` set a scenario's constants (``-D NAME=VALUE``);
-    they need a scenario."""
+    they need a scenario. ``fast=False``: explore one state at a time even where the system offers
+    its integer-coded view (:func:`checker.mc.explore.explore`)."""
     if defines and not _names_scenario(path_or_paths):
         raise InputError("-D NAME=VALUE sets constants of a scenario; this model is not one",
                          Position(str(path_or_paths)), "a scenario file (.fl) or a bundled scenario")
     if isinstance(path_or_paths, str) and path_or_paths.startswith("example:"):
         example = resolve_example(path_or_paths)
         return explore(example.system, limits=limits, progress=progress,  # type: ignore[arg-type]  # FLSystem yields plain (action, state, probability) tuples, which explore reads as Steps
-                       observables=observables, source=example.spec)
+                       observables=observables, source=example.spec, fast=fast)
     path_or_paths = resolve_model_files(path_or_paths)
     kind = model_kind(path_or_paths)
     if kind == "scenario":
@@ -96,7 +98,8 @@ def load_model(
         scenario = load_scenario(path, defines=defines)
         system = build_system(scenario)
         vocabulary = validate_scenario(scenario, system)  # a typo in a property is refused here too
-        kripke = explore(system, limits=limits, progress=progress, observables=observables, source=str(path))
+        kripke = explore(system, limits=limits, progress=progress, observables=observables, source=str(path),
+                         fast=fast)
         kripke.vocabulary = vocabulary
         return kripke
     if kind == "json":

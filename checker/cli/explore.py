@@ -1,7 +1,10 @@
 """``flcheck explore MODEL``: build (or load) a model's state space and print its size.
 
 ``--json`` prints ``{"states", "transitions", "deadlocks", "depth", "time", "initial", "complete",
-"limit_reason"}`` (plus ``"written"`` when files were written). ``--write-explicit``, ``--write-json``
+"limit_reason", "engine"}`` (plus ``"written"`` when files were written); ``engine`` is ``batch`` when
+the scenario's integer-coded view was explored (:mod:`checker.mc.explore_batch`), ``plain`` when its
+states were explored one at a time (``--no-fast``, or a system without that view) and ``file`` for a
+structure read from a file. ``--write-explicit``, ``--write-json``
 and ``--write-dot`` also write the structure; an output path that is one of the model's files, a
 directory or a special file is refused (exit 2) before anything is written. Exit 0 on a complete
 exploration, 1 when a limit stopped it (the structure is partial: ``unknown``), 2 on bad input.
@@ -80,6 +83,14 @@ def explicit_notes(kripke: Kripke) -> None:
         print("flcheck: note: a CTMC: untimed properties are checked on its embedded chain", file=sys.stderr)
 
 
+def engine_of(kripke: Kripke) -> str:
+    """Who built the structure: ``batch`` (:func:`checker.mc.explore_batch.explore_batch`), ``plain``
+    (:func:`checker.mc.explore.explore`, one state at a time) or ``file`` (read, not explored)."""
+    if kripke.stats.get("batch"):
+        return "batch"
+    return "plain" if "states_per_second" in kripke.stats else "file"
+
+
 def _outputs(args: argparse.Namespace) -> list[str]:
     """Every file the options ask to write (the explicit files as their possible names)."""
     out = []
@@ -99,7 +110,7 @@ def run(args: argparse.Namespace) -> int:
     t0 = time.perf_counter()
     progress = stderr_progress()
     kripke = load_model(args.model, limits=limits_of(args), progress=progress, probabilities=True,
-                        defines=defines_of(args))
+                        defines=defines_of(args), fast=not args.no_fast)
     if progress:
         clear_progress()
     explicit_notes(kripke)
@@ -113,6 +124,7 @@ def run(args: argparse.Namespace) -> int:
         "initial": len(kripke.initial),
         "complete": kripke.complete,
         "limit_reason": kripke.limit_reason,
+        "engine": engine_of(kripke),
     }
     if args.write_dot and kripke.num_states > args.dot_max_states:  # before writing anything
         raise InputError(f"{kripke.num_states} states is too many for DOT output", None,
@@ -154,5 +166,8 @@ def register(sub: argparse._SubParsersAction) -> None:
     e.add_argument("--write-dot", metavar="FILE", type=output_file, help="write Graphviz DOT")
     e.add_argument("--dot-max-states", type=positive_int, default=5000,
                    help="refuse DOT output above this size")
+    e.add_argument("--no-fast", action="store_true",
+                   help="explore one state at a time, also where the scenario's states can be coded as "
+                        "integers and expanded a whole slice at a time (the same structure)")
     add_define_option(e)
     e.set_defaults(func=run)

@@ -6,9 +6,13 @@ partial structure, frontier and reason under every state and transition limit.""
 
 from __future__ import annotations
 
+import contextlib
+import io
 import itertools
+import json
 from collections.abc import Hashable, Sequence
 from fractions import Fraction
+from pathlib import Path
 from typing import Any
 
 import numpy as np
@@ -18,6 +22,7 @@ from hypothesis import strategies as st
 
 from checker.app.load import resolve_scenario_path
 from checker.app.reductions import Reductions, reduce_system
+from checker.cli.main import main
 from checker.mc.explore import Limits, Progress, explore
 from checker.mc.explore_batch import BatchSteps, RowIndex, explore_batch, first_unique
 from checker.mc.kripke import Kripke
@@ -314,3 +319,25 @@ def test_the_fl_view_decodes_what_it_encodes() -> None:
     assert k.states is not None
     for s in k.states:
         assert view.decode(view.encode(s)) == s  # type: ignore[arg-type]
+
+
+# ------------------------------------------------------------------------------------------ the CLI
+def _explore_json(argv: list[str]) -> tuple[int, dict[str, Any]]:
+    out = io.StringIO()
+    with contextlib.redirect_stdout(out), contextlib.redirect_stderr(io.StringIO()):
+        code = main(["explore", *argv, "--json"])
+    return code, json.loads(out.getvalue())
+
+
+def test_cli_explore_says_which_engine_ran(tmp_path: Path) -> None:
+    code, fast = _explore_json(["moniteo_swarm8", "-D", "N=4"])
+    code_plain, plain = _explore_json(["moniteo_swarm8", "-D", "N=4", "--no-fast"])
+    assert code == code_plain == 0 and (fast["engine"], plain["engine"]) == ("batch", "plain")
+    figures = ("states", "transitions", "deadlocks", "depth", "initial", "complete", "limit_reason")
+    assert [fast[k] for k in figures] == [plain[k] for k in figures]
+    limited = _explore_json(["moniteo_swarm8", "-D", "N=4", "--max-states", "100"])
+    assert limited[0] == 1 and limited[1]["engine"] == "batch" and not limited[1]["complete"]
+    assert _explore_json(["moniteo_link_loss", "--max-states", "100"])[1]["engine"] == "plain"
+    path = tmp_path / "swarm.json"
+    assert main(["explore", "moniteo_swarm8", "-D", "N=3", "--write-json", str(path)]) == 0
+    assert _explore_json([str(path)])[1]["engine"] == "file"
