@@ -369,14 +369,15 @@ class Model:
         whether some finite ε holds). Needs a scenario or an ``example:NAME`` system."""
         from checker.app.privacy_fl import privacy_model, privacy_report  # lazy: the privacy pipeline
         from checker.app.privacy_results import number_json  # lazy: with the pipeline
+        from checker.app.reductions import Reductions  # lazy: with the pipeline
 
         single = _single(self.spec)
         if single is None:
             raise InputError("privacy needs an FL model", Position(str(self.spec)),
                              "a scenario or example:NAME")
-        model = privacy_model(single, self.defines or None)
+        model = privacy_model(single, self.defines or None, Reductions())  # as the CLI: every reduction
         rep = privacy_report(model.system, model.universe, observe=observe, eps=eps, limits=self.limits,
-                             declared=model.declared, observing=model.observing)
+                             declared=model.declared, observing=model.observing, reducer=model.reducer)
         data = rep.json()
         eps_json = data["epsilon"]
         epsilon = float("inf") if eps_json == "inf" else float(eps_json)

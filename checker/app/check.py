@@ -230,8 +230,7 @@ class _Context:
         if neighbour is None:
             return None, "no neighbouring dataset named (between NAME)"
         try:
-            reducer = ObservationReducer(self.scenario, self.system.secrets, names, record_updates=False,
-                                         record_trace=False, choice=self.reductions)
+            reducer = ObservationReducer(self.scenario, self.system.secrets, choice=self.reductions)
             rep = privacy_report(self.system, observe=self.observe, observing=names, readings=(),
                                  declared=[(neighbour, neighbour_dataset(self.scenario, neighbour))],
                                  limits=self.limits, literal=False, decomposition=False, exact=True,

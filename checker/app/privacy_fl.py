@@ -33,6 +33,7 @@ from checker.app.privacy_observation import (
 )
 from checker.app.privacy_results import DecompositionResult, PairAssessment, PairResult, PrivacyReport
 from checker.app.privacy_scheduler import ScheduledPair, scheduled_pair
+from checker.app.reductions import ObservationReducer, Reductions, reduce_system
 from checker.errors import InputError
 from checker.mc.explore import Limits
 from checker.privacy.advantage import attackers_from_features, bounds
@@ -64,12 +65,15 @@ Feature = Callable[[Hashable], float | Fraction]
 class PrivacyModel:
     """What the privacy pipeline judges for a command-line model: the system (a scenario's
     :class:`~flmodel.scenario_build.ScenarioSystem`, or an example's FL system), the universe of
-    candidate data points, the declared neighbouring datasets and what the attacker observes."""
+    candidate data points, the declared neighbouring datasets and what the attacker observes; for a
+    scenario, the reductions of the explorations (:class:`checker.app.reductions.ObservationReducer`,
+    the dead values already reset in ``system``)."""
 
     system: Any
     universe: list[DataPoint]
     declared: list[tuple[str, Dataset]]
     observing: tuple[str, ...]
+    reducer: StepReducer | None = None
 
 
 def scenario_observing(scenario: Scenario) -> tuple[str, ...]:
@@ -81,17 +85,23 @@ def scenario_observing(scenario: Scenario) -> tuple[str, ...]:
     return ("curmodpar",)
 
 
-def privacy_model(spec: str, defines: Mapping[str, int] | None = None) -> PrivacyModel:
+def privacy_model(spec: str, defines: Mapping[str, int] | None = None,
+                  reductions: Reductions | None = None) -> PrivacyModel:
     """The :class:`PrivacyModel` of a command-line ``MODEL`` (:func:`checker.app.load.load_fl_model`'s
-    forms): a scenario keeps its property-language observables, declared neighbours and attacker."""
+    forms): a scenario keeps its property-language observables, declared neighbours and attacker, and
+    gets the reductions of ``reductions`` that keep every privacy figure (default: none; those of
+    ``flcheck check``: dead values, gradient sum, symmetry, partial order)."""
     model = resolve_model_spec(spec)
     if isinstance(model, ScenarioFile) and model.path.suffix == ".fl":
         scenario = load_scenario(model.path, defines=defines)
         declared = [(n.name, neighbour_dataset(scenario, n.name)) for n in scenario.neighbours]
-        return PrivacyModel(build_system(scenario), universe(scenario), declared,
-                            scenario_observing(scenario))
-    system, uni, declared = load_fl_model(spec, defines)
-    return PrivacyModel(system, uni, declared, ("curmodpar",))
+        choice = reductions or Reductions.none()
+        reduced, _ = reduce_system(build_system(scenario), scenario, Reductions(
+            dead_values=choice.dead_values, traces=False, cone=False, symmetry=False))
+        return PrivacyModel(reduced, universe(scenario), declared, scenario_observing(scenario),
+                            ObservationReducer(scenario, reduced.secrets, choice=choice))
+    fl, uni, data = load_fl_model(spec, defines)
+    return PrivacyModel(fl, uni, data, ("curmodpar",))
 
 
 def judged_text(report: PrivacyReport) -> str:

@@ -32,13 +32,13 @@ from __future__ import annotations
 import itertools
 import math
 from collections.abc import Hashable, Mapping
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 from fractions import Fraction
 from typing import Literal, cast
 
 import numpy as np
 
-from checker.app.privacy_observation import DEFAULT_LIMITS, ObservedSystem
+from checker.app.privacy_observation import ObservedSystem
 from checker.app.privacy_results import LiteralCheck, PairResult, number_json, outcome_text
 from checker.io.render import value_text
 from checker.markov.models import dtmc_from_kripke
@@ -353,6 +353,19 @@ def _tv(flag: bool) -> str:
     return "true" if flag else "false"
 
 
+#: The literal reading is a side analysis of the unreduced structure: its explorations stop here (and
+#: say so), so that a model the reductions make small is still judged when its literal structure is not.
+LITERAL_MAX_STATES = 200_000
+
+
+def _literal_limits(limits: Limits | None) -> Limits:
+    """``limits`` with at most :data:`LITERAL_MAX_STATES` states (the memory limit kept)."""
+    if limits is None:
+        return Limits(max_states=LITERAL_MAX_STATES)
+    cap = LITERAL_MAX_STATES if limits.max_states is None else min(limits.max_states, LITERAL_MAX_STATES)
+    return replace(limits, max_states=cap)
+
+
 def literal_check(system: FLSystem, *, limits: Limits | None = None, max_path_sums: int = 3,
                   pair: PairResult | None = None, observe: str = "curmodpar") -> LiteralCheck:
     """The seed's ``NI_FL_DP I s0 s1 ε`` and ``NI_Decomposition`` read literally, inside the one Kripke
@@ -370,7 +383,8 @@ def literal_check(system: FLSystem, *, limits: Limits | None = None, max_path_su
     the pair's checked ε and decisive outcome) and ``NI_Decomposition``'s premise across the systems of
     its two datasets (:func:`decomposition_premise`; ``put_part`` fires there iff it fires in this
     system's exploration).  The free variables (R34/R35) are listed in every case."""
-    k = explore(system, limits=limits or Limits(max_states=50_000),  # type: ignore[arg-type]  # FLSystem yields plain (action, state, probability) tuples, which explore reads as Steps
+    limits = _literal_limits(limits)
+    k = explore(system, limits=limits,  # type: ignore[arg-type]  # FLSystem yields plain (action, state, probability) tuples, which explore reads as Steps
 
                 observables=["dataset", "curmodpar", "last_kind"],
                 keep_states=True)
@@ -394,7 +408,7 @@ def literal_check(system: FLSystem, *, limits: Limits | None = None, max_path_su
     # path sums vs first passage on the observed (release-stopped) structure
     ps: list[dict[str, object]] = []
     obs = ObservedSystem(system, record_updates=False)
-    ko = explore(obs, limits=limits or DEFAULT_LIMITS, observables=["curmodpar"],  # type: ignore[arg-type]  # ObservedSystem yields plain (action, state, probability) tuples, which explore reads as Steps
+    ko = explore(obs, limits=limits, observables=["curmodpar"],  # type: ignore[arg-type]  # ObservedSystem yields plain (action, state, probability) tuples, which explore reads as Steps
                  keep_states=False)
     if ko.complete:
         d = dtmc_from_kripke(ko)

@@ -49,6 +49,8 @@ __all__ = [
     "OBSERVE_MODES",
     "DatasetObservation",
     "ObservedSystem",
+    "Recorded",
+    "StepReducer",
     "end_of_run_distribution",
     "observe_dataset",
     "parse_observe",
@@ -234,13 +236,23 @@ class DatasetObservation:
 ReducedStep = tuple[Any, FLState, Fraction]
 
 
+@dataclass(frozen=True)
+class Recorded:
+    """What the attacker's record of :class:`ObservedSystem` holds besides the releases: the names it
+    observes (``observing``), each client's updates (``updates``), the protocol trace (``trace``)."""
+
+    observing: tuple[str, ...]
+    updates: bool
+    trace: bool
+
+
 class StepReducer(Protocol):
     """Reduces the steps of one neighbouring FL system for :func:`observe_dataset` (e.g.
-    :class:`checker.app.reductions.ObservationReducer`): the reduced successor function (``None``:
-    the system's own) and what was applied, as JSON-able data."""
+    :class:`checker.app.reductions.ObservationReducer`), given what is recorded: the reduced successor
+    function (``None``: the system's own) and what was applied, as JSON-able data."""
 
-    def steps(self, fl: FLSystem) -> tuple[Callable[[FLState], Sequence[ReducedStep]] | None,
-                                           dict[str, Any]]: ...
+    def steps(self, fl: FLSystem, recorded: Recorded
+              ) -> tuple[Callable[[FLState], Sequence[ReducedStep]] | None, dict[str, Any]]: ...
 
 
 def observe_dataset(system: FLSystem, dataset: Iterable[DataPoint] | None = None, *,
@@ -263,7 +275,8 @@ def observe_dataset(system: FLSystem, dataset: Iterable[DataPoint] | None = None
     distributions exactly (listed in the result's ``reductions``); a reduction to one action per
     state makes the scheduler check trivially true, as the confluence it rests on proves."""
     sys_d = system if dataset is None else system.with_dataset(dataset)
-    step, applied = reducer.steps(sys_d) if reducer is not None else (None, {})
+    recorded = Recorded(tuple(observing or ("curmodpar",)), record_updates, record_trace)
+    step, applied = reducer.steps(sys_d, recorded) if reducer is not None else (None, {})
     ts = ObservedSystem(sys_d, record_trace=record_trace, record_updates=record_updates,
                         stop_after_rounds=stop_after_rounds, observing=observing or ("curmodpar",),
                         observer=observer, step=step)

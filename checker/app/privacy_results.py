@@ -243,6 +243,9 @@ class PrivacyReport:
             "pairs": [p.json() for p in self.pairs],
             "literal": None if self.literal is None else self.literal.json(),
             "notes": self.notes,
+            "explorations": [{"dataset": sorted(p.name for p in d), "states": o.states,
+                              "transitions": o.transitions, "reductions": o.reductions}
+                             for d, o in self.observations.items()],
         }
         return out
 

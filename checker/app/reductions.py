@@ -56,6 +56,7 @@ from dataclasses import dataclass, field
 from fractions import Fraction
 from typing import Any
 
+from checker.app.privacy_observation import Recorded
 from checker.app.scenario_formulas import parse_property
 from checker.mc import ctl_ast
 from checker.mc.cone import cone_of_influence
@@ -405,23 +406,20 @@ class ObservationReducer:
       under confluence, the first-action one on representatives) is symmetric, so the lumped chain has
       the same distribution of the record ([KNP06]).
 
-    ``steps(fl)`` returns the reduced successor function of one neighbouring system (``None``: the
-    plain one) and what was applied."""
+    ``steps(fl, recorded)`` returns the reduced successor function of one neighbouring system for the
+    record ``recorded`` (``None``: the plain one) and what was applied."""
 
     scenario: Scenario
     secrets: tuple[DataPoint, ...]
-    observing: tuple[str, ...]
-    record_updates: bool
-    record_trace: bool
     choice: Reductions = field(default_factory=Reductions)
 
-    def _confluent(self, system: ScenarioSystem) -> tuple[bool, dict[str, Any]]:
+    def _confluent(self, system: ScenarioSystem, recorded: Recorded) -> tuple[bool, dict[str, Any]]:
         fl = system.fl
         classes = fl.action_classes()
         if classes is None:
             return False, {"applied": False, "reason": "a rule of the system states no footprint"}
         observed: set[str] | None = set()
-        for name in self.observing:
+        for name in recorded.observing:
             reads = system.variable_reads(name)
             if reads is None or observed is None:
                 observed = None
@@ -433,9 +431,9 @@ class ObservationReducer:
                 extra += [(i, "record:releases"), (i, "record:seen")]
             if observed is None or c.writes & observed:
                 extra.append((i, "record:seen"))
-            if self.record_updates and c.actor in fl.clients:
+            if recorded.updates and c.actor in fl.clients:
                 extra.append((i, f"record:updates:{c.actor}"))
-            if self.record_trace:
+            if recorded.trace:
                 extra.append((i, "record:trace"))
         conflicts = confluence_conflicts(classes, extra)
         if conflicts:
@@ -445,11 +443,12 @@ class ObservationReducer:
                       "enabled together commutes, so every scheduler gives the same end-of-run "
                       "distribution of the attacker's record"}
 
-    def _symmetric(self, system: ScenarioSystem) -> tuple[SymmetricSystem | None, dict[str, Any]]:
-        if self.record_updates or self.record_trace:
+    def _symmetric(self, system: ScenarioSystem, recorded: Recorded
+                   ) -> tuple[SymmetricSystem | None, dict[str, Any]]:
+        if recorded.updates or recorded.trace:
             return None, {"applied": False, "reason": "the record names clients (updates or trace)"}
-        fixed = clients_named(self.observing, system, self.scenario)
-        for name in self.observing:  # the recorded value itself must be invariant: a set of client names
+        fixed = clients_named(recorded.observing, system, self.scenario)
+        for name in recorded.observing:  # the recorded value itself must be invariant: a set of client names
             reads = system.variable_reads(name)  # (``ready``) is not, a client's own value is if it is fixed
             if reads is None:
                 return None, {"applied": False, "reason": f"the attacker observes {name}, whose variables "
@@ -461,24 +460,26 @@ class ObservationReducer:
         return SymmetricSystem(system, sym), {"applied": True, "classes": [list(c) for c in sym.classes],
                                               "fixed": sorted(fixed)}
 
-    def _summed(self, system: ScenarioSystem) -> tuple[bool, dict[str, Any]]:
+    def _summed(self, system: ScenarioSystem, recorded: Recorded) -> tuple[bool, dict[str, Any]]:
         fl = system.fl
         if not fl.gradients_summed():
             return False, {"applied": False, "reason": "the rules do not state that they read the gradients "
                            "only through their weighted sum"}
-        if self.record_updates or self.record_trace:
+        if recorded.updates or recorded.trace:
             return False, {"applied": False, "reason": "the record holds the clients' updates"}
-        for name in self.observing:
+        for name in recorded.observing:
             reads = system.variable_reads(name)
             if reads is None or any(v.startswith("gradient:") for v in reads):
                 return False, {"applied": False, "reason": f"the attacker observes {name}, which reads a "
                                "client's gradient (or variables the model does not state)"}
         return True, {"applied": True, "what": "the ready clients' gradients kept as their weighted sum"}
 
-    def steps(self, fl: FLSystem) -> tuple[Callable[[FLState], list[Step]] | None, dict[str, Any]]:
+    def steps(self, fl: FLSystem, recorded: Recorded
+              ) -> tuple[Callable[[FLState], list[Step]] | None, dict[str, Any]]:
         info: dict[str, Any] = {}
         if self.choice.gradient_sum:
-            summed, info["gradient_sum"] = self._summed(ScenarioSystem(fl, self.secrets, self.scenario))
+            plain = ScenarioSystem(fl, self.secrets, self.scenario)
+            summed, info["gradient_sum"] = self._summed(plain, recorded)
             if summed:
                 fl = fl.replace(sum_gradients=True)
         else:
@@ -486,12 +487,12 @@ class ObservationReducer:
         system = ScenarioSystem(fl, self.secrets, self.scenario)
         one = False
         if self.choice.partial_order:
-            one, info["partial_order"] = self._confluent(system)
+            one, info["partial_order"] = self._confluent(system, recorded)
         else:
             info["partial_order"] = {"applied": False, "reason": "switched off"}
         quotient: SymmetricSystem | None = None
         if self.choice.symmetry:
-            quotient, info["symmetry"] = self._symmetric(system)
+            quotient, info["symmetry"] = self._symmetric(system, recorded)
         else:
             info["symmetry"] = {"applied": False, "reason": "switched off"}
         if not one and quotient is None:

@@ -11,7 +11,16 @@ import sys
 
 from checker.cli.defines import add_define_option, defines_of
 from checker.cli.json_output import emit_json
-from checker.cli.options import OBSERVE_HELP, memory_mb, output_file, positive_int, seconds
+from checker.cli.options import (
+    OBSERVE_HELP,
+    REDUCTION_HELP,
+    add_reduction_options,
+    memory_mb,
+    output_file,
+    positive_int,
+    reductions_of,
+    seconds,
+)
 from checker.cli.tables import use_colour
 from checker.errors import InputError
 from checker.io.files import check_output_path
@@ -50,29 +59,11 @@ def register(sub: argparse._SubParsersAction) -> None:
     p.add_argument("--engine", choices=("flcheck", "storm"), default="flcheck",
                    help="who computes the probability properties on the explored structure: flcheck "
                         "(default) or Storm (stormpy, the extra flcheck[storm]; exact rationals)")
-    p.add_argument("--no-reduce", action="store_true",
-                   help="explore without any state-space reduction (the reductions never change a result)")
-    for name, text in REDUCTION_HELP.items():
-        p.add_argument(f"--no-{name.replace('_', '-')}", action="store_true", help=text)
+    add_reduction_options(p, REDUCTION_HELP)
     p.add_argument("--observe", choices=("sequence", "final"), default="sequence",
                    help=f"privacy properties: {OBSERVE_HELP}")
     add_define_option(p)
     p.set_defaults(func=run)
-
-
-#: One switch per reduction of checker.app.reductions (``--no-<name>``).
-REDUCTION_HELP = {
-    "dead_values": "keep dead values (a client's gradient outside ready) instead of resetting them",
-    "traces": "keep the protocol's trace sets in full instead of abstracting them when no property reads "
-              "them (ctl and Pmin/Pmax properties only)",
-    "cone": "keep the values no ctl or probability property reads (directly or through the rules) instead "
-            "of resetting them",
-    "symmetry": "store every state, not one representative per permutation of interchangeable clients",
-    "gradient_sum": "keep every ready client's gradient in the privacy explorations, not only their "
-                    "weighted sum (applied only when the rules read them through that sum alone)",
-    "partial_order": "explore every interleaving behind a privacy figure, not one order of commuting "
-                     "actions (applied only when the rules' footprints show that the actions commute)",
-}
 
 
 def run(args: argparse.Namespace) -> int:
@@ -86,7 +77,6 @@ def run(args: argparse.Namespace) -> int:
     scenario = scenario_path(args.scenario)
     for path in args.report or ():  # refused before exploring: a report must never replace the scenario
         check_output_path(path, [scenario])
-    from checker.app.reductions import Reductions  # lazy: with the pipeline
 
     if args.engine == "storm":
         import importlib.util
@@ -95,8 +85,7 @@ def run(args: argparse.Namespace) -> int:
             raise InputError("--engine storm needs stormpy: pip install 'flcheck[storm]'")
 
     limits = Limits(max_states=args.max_states, max_seconds=args.max_seconds, max_memory_mb=args.max_memory)
-    reductions = Reductions.none() if args.no_reduce else Reductions(
-        **{name: not getattr(args, f"no_{name}") for name in REDUCTION_HELP})
+    reductions = reductions_of(args, REDUCTION_HELP)
     progress_line = None
     if args.progress:
 

@@ -24,12 +24,15 @@ import argparse
 import math
 import re
 import stat
-from collections.abc import Callable
+from collections.abc import Callable, Iterable
 from fractions import Fraction
 from pathlib import Path
-from typing import Any, NoReturn
+from typing import TYPE_CHECKING, Any, NoReturn
 
 from checker.errors import InputError
+
+if TYPE_CHECKING:
+    from checker.app.reductions import Reductions
 from checker.io.files import check_output_path
 
 __all__ = [
@@ -227,3 +230,39 @@ OBSERVE_HELP = ("what the attacker observes: sequence (default: the sequence of 
 #: ``--reading``: which neighbouring pairs the privacy pipeline judges (default: the declared ones, or
 #: every reading for a model that declares none).
 READING_CHOICES = ("declared", "replace_one", "add_remove_one", "all")
+
+
+#: One switch per reduction of :mod:`checker.app.reductions` (``--no-<name>``), for the commands that
+#: apply them.
+REDUCTION_HELP = {
+    "dead_values": "keep dead values (a client's gradient outside ready) instead of resetting them",
+    "traces": "keep the protocol's trace sets in full instead of abstracting them when no property reads "
+              "them (ctl and Pmin/Pmax properties only)",
+    "cone": "keep the values no ctl or probability property reads (directly or through the rules) instead "
+            "of resetting them",
+    "symmetry": "store every state, not one representative per permutation of interchangeable clients",
+    "gradient_sum": "keep every ready client's gradient in the privacy explorations, not only their "
+                    "weighted sum (applied only when the rules read them through that sum alone)",
+    "partial_order": "explore every interleaving behind a privacy figure, not one order of commuting "
+                     "actions (applied only when the rules' footprints show that the actions commute)",
+}
+#: The reductions of the privacy pipeline's explorations (``flcheck privacy``).
+PRIVACY_REDUCTIONS = ("dead_values", "gradient_sum", "symmetry", "partial_order")
+
+
+def add_reduction_options(p: argparse.ArgumentParser, names: Iterable[str]) -> None:
+    """``--no-reduce`` and ``--no-<name>`` for each reduction of ``names`` (:data:`REDUCTION_HELP`)."""
+    p.add_argument("--no-reduce", action="store_true",
+                   help="explore without any state-space reduction (the reductions never change a result)")
+    for name in names:
+        p.add_argument(f"--no-{name.replace('_', '-')}", action="store_true", help=REDUCTION_HELP[name])
+
+
+def reductions_of(args: argparse.Namespace, names: Iterable[str]) -> Reductions:
+    """The reductions the options of :func:`add_reduction_options` leave on (those not in ``names`` off)."""
+    from checker.app.reductions import Reductions  # lazy: the reductions import the model layer
+
+    if args.no_reduce:
+        return Reductions.none()
+    on = set(names)
+    return Reductions(**{name: name in on and not getattr(args, f"no_{name}") for name in REDUCTION_HELP})

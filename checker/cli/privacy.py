@@ -35,7 +35,16 @@ from typing import TYPE_CHECKING, Any
 
 from checker.cli.defines import add_define_option, defines_of
 from checker.cli.json_output import emit_json
-from checker.cli.options import OBSERVE_HELP, READING_CHOICES, memory_mb, positive_int, seconds
+from checker.cli.options import (
+    OBSERVE_HELP,
+    PRIVACY_REDUCTIONS,
+    READING_CHOICES,
+    add_reduction_options,
+    memory_mb,
+    positive_int,
+    reductions_of,
+    seconds,
+)
 from checker.cli.tables import table_text
 from checker.errors import ExplorationIncomplete, InputError
 from checker.io.render import DIGITS
@@ -105,6 +114,7 @@ def register(sub: argparse._SubParsersAction) -> None:
                    help="time limit of the whole job: every exploration and computation (default 600)")
     p.add_argument("--max-memory-mb", type=memory_mb, default=3072,
                    help="stop exploring when the process's resident memory exceeds this (default 3072)")
+    add_reduction_options(p, PRIVACY_REDUCTIONS)
     p.add_argument("--no-decomposition", action="store_true",
                    help="skip NI_Decomposition (does not record per-client updates: much smaller models)")
     p.add_argument("--float", dest="use_float", action="store_true",
@@ -147,7 +157,7 @@ def run(args: argparse.Namespace) -> int:
         else:
             _print_theory(theory)
         return EXIT_HOLDS
-    model = privacy_model(args.model, defines_of(args))
+    model = privacy_model(args.model, defines_of(args), reductions_of(args, PRIVACY_REDUCTIONS))
     observing = model.observing
     if args.observing is not None:
         observing = tuple(n.strip() for n in args.observing.split(",") if n.strip())
@@ -164,7 +174,8 @@ def run(args: argparse.Namespace) -> int:
                             readings=readings_of(args.reading, model.declared),
                             limits=limits,
                             literal=not args.no_literal, decomposition=not args.no_decomposition,
-                            exact=False if args.use_float else None, scheduler=args.scheduler))
+                            exact=False if args.use_float else None, scheduler=args.scheduler,
+                            reducer=model.reducer))
     budgets = declared_budgets(report)
     if args.json:
         out = privacy_json(report, budgets)

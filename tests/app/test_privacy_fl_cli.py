@@ -90,3 +90,19 @@ def test_scenario_declared_neighbour(capsys: pytest.CaptureFixture[str]) -> None
     (pair,) = data["pairs"]
     assert pair["reading"] == "declared" and pair["epsilon_exact"].startswith("ln(6)")
     assert pair["decomposition"]["conclusion_holds"] is True
+
+
+@pytest.mark.parametrize("args", [("moniteo_swarm8", "-D", "N=3"), ("moniteo_rounds",)])
+def test_reductions_keep_every_figure(capsys: pytest.CaptureFixture[str], args: tuple[str, ...]) -> None:
+    """``flcheck privacy`` applies check's reductions of the privacy explorations (dead values, gradient
+    sum, symmetry, one order of commuting reports): every figure of the JSON is the one of
+    ``--no-reduce``; only the literal reading's state count (dead values reset) may differ."""
+    outputs = []
+    for extra in ((), ("--no-reduce",)):
+        code, out, _ = run(capsys, *args, "--json", *extra)
+        doc = json.loads(out)
+        doc["literal"].pop("states"), doc["literal"].pop("explanation")
+        explored = doc.pop("explorations")
+        outputs.append((code, doc, sum(e["states"] for e in explored)))
+    (code, reduced, fewer), (plain_code, plain, more) = outputs
+    assert (code, reduced) == (plain_code, plain) and fewer < more

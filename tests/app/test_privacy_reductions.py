@@ -36,9 +36,7 @@ def _observations(scenario: Scenario, observing: tuple[str, ...], choice: Reduct
                   record_updates: bool = False, neighbour: str | None = "hot"
                   ) -> tuple[list[DatasetObservation], list[dict[str, Any]]]:
     system = build_system(scenario)
-    reducer = None if choice is None else ObservationReducer(
-        scenario, system.secrets, observing, record_updates=record_updates, record_trace=False,
-        choice=choice)
+    reducer = None if choice is None else ObservationReducer(scenario, system.secrets, choice=choice)
     datasets = [None] if neighbour is None else [None, neighbour_dataset(scenario, neighbour)]
     out = [observe_dataset(system.fl, d, record_updates=record_updates, observing=observing,
                            observer=system.observe, exact=True, reducer=reducer) for d in datasets]

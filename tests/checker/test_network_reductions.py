@@ -171,8 +171,7 @@ CHOICES = {"partial_order": Reductions(dead_values=False, symmetry=False),
 def _observations(scenario: Scenario, observing: tuple[str, ...], choice: Reductions | None,
                   neighbour: str) -> list[DatasetObservation]:
     system = build_system(scenario)
-    reducer = None if choice is None else ObservationReducer(
-        scenario, system.secrets, observing, record_updates=False, record_trace=False, choice=choice)
+    reducer = None if choice is None else ObservationReducer(scenario, system.secrets, choice=choice)
     return [observe_dataset(system.fl, d, record_updates=False, observing=observing, observer=system.observe,
                             exact=True, reducer=reducer)
             for d in (None, neighbour_dataset(scenario, neighbour))]
