@@ -46,7 +46,7 @@ from __future__ import annotations
 import math
 from collections.abc import Hashable, Sequence
 from fractions import Fraction
-from typing import TYPE_CHECKING, Any, NamedTuple
+from typing import Any, NamedTuple
 
 import numpy as np
 from flcheck_spec.vocab import Action
@@ -55,9 +55,7 @@ from flmodel.frozen import FrozenMap
 from flmodel.infrastructure import Igraph, Infrastructure, Protocol
 from flmodel.learning import Vec, Vector
 from flmodel.rules import eval_round, put_part_once
-
-if TYPE_CHECKING:  # the state class is read off the system at run time (no import cycle)
-    from flmodel.system import FLState, FLSystem
+from flmodel.system import FLState, FLSystem
 
 #: Columns of a row before the clients' columns.
 ROUND, EVENTS, LAST, PROT, MODEL = range(5)
@@ -116,7 +114,6 @@ class FastFL:
         self.fl = fl
         self._observer = observer
         (s0,) = fl.initial_states()
-        self._state_class: type = type(s0)
         g = s0.infra.igra
         self._clients: tuple[str, ...] = fl.clients
         self._n = len(self._clients)
@@ -201,7 +198,7 @@ class FastFL:
         row += [2 * self._vec(g.gradient[c]) + (c in g.ready) for c in self._clients]
         return np.array(row, dtype=np.int32)
 
-    def decode(self, row: np.ndarray) -> Hashable:
+    def decode(self, row: np.ndarray) -> FLState:
         """The state a row codes (equal to the system's own state object)."""
         r = row.tolist()
         vecs = self._vecs
@@ -216,9 +213,7 @@ class FastFL:
         g = Igraph(gra, aloc, server, clients, ready, gradient, vecs[r[MODEL]], self._partition,
                    self._dataset)
         infra = Infrastructure(g, self._prots[r[PROT]], self._poli)
-        state: Hashable = self._state_class(infra, r[ROUND], r[EVENTS], self._lasts[r[LAST]],
-                                            self._partitioned)
-        return state
+        return FLState(infra, r[ROUND], r[EVENTS], self._lasts[r[LAST]], self._partitioned)
 
     def initial_rows(self) -> np.ndarray:
         """The initial state's row."""
@@ -234,9 +229,7 @@ class FastFL:
                                                                    strict=True)})
         g = Igraph(gra, aloc, server, clients, frozenset(ready), grads, self._vecs[model], self._partition,
                    self._dataset)
-        state: FLState = self._state_class(Infrastructure(g, self._prots[prot], self._poli), 0, 0, "none",
-                                           self._partitioned)
-        return state
+        return FLState(Infrastructure(g, self._prots[prot], self._poli), 0, 0, "none", self._partitioned)
 
     def _update_entry(self, ci: int, model: int, prot: int) -> None:
         """The outcomes of ``get_grad_round`` of client ``ci`` at ``model`` and ``prot``, from the system's

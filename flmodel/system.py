@@ -50,7 +50,6 @@ from flcheck_spec.vocab import Action
 
 from flmodel.data import DataPoint, Dataset, partition_by
 from flmodel.errors import MODEL_POSITION, Diagnostic, ModelError
-from flmodel.fast import FastFL, batch_view
 from flmodel.frozen import FrozenMap
 from flmodel.infrastructure import Igraph, Infrastructure, Protocol, validate_igraph
 from flmodel.learning import Loss, SquaredLoss, Vec, Vector, as_vec
@@ -563,13 +562,6 @@ class FLSystem:
             if len(merged) < len(out):
                 out = [(a, t, p) for (a, t), p in merged.items()]
         return out
-
-    def batch_system(self) -> FastFL | str:
-        """This system coded as integer rows for the checker's batch explorer
-        (:func:`flmodel.fast.batch_view`), or the reason it is not."""
-        if type(self).successors is not FLSystem.successors:
-            return "a system that changes the successors is not coded as integers"
-        return batch_view(self)
 
     def observable_names(self) -> Sequence[str]:
         """See the module docstring."""
