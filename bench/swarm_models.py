@@ -1,6 +1,6 @@
 """Generators of Moniteo swarm variants (``spec/scenarios/moniteo_swarm8.fl`` with ``N`` satellites,
-``R`` rounds and the noise grid ``{0 .. V-1}``), as flcheck scenario text and, for one round, as a
-PRISM MDP with the same reachable state space.
+``R`` rounds and the noise grid ``{0 .. V-1}``), as flcheck scenario text and as a PRISM MDP with the
+same reachable states and probabilities.
 
 One round of the swarm: each satellite, in any order (nondeterministic interleaving), reports its local
 model through ``V``-ary randomized response (keep the true value with probability ``keep``, each other
@@ -70,22 +70,43 @@ def closed_form_states(satellites: int, values: int) -> int:
     return (values + 1) ** satellites + values**satellites
 
 
-def swarm_prism(satellites: int, values: int, keep: Fraction = Fraction(1, 2)) -> str:
-    """One round of the swarm as a PRISM MDP: ``s<i> = V`` until satellite ``i`` reports, then its noisy
-    value; ``done`` once the server has evaluated (a state without commands, a deadlock)."""
-    if satellites < 1 or values < 2:
-        raise ValueError("need at least 1 satellite and 2 grid values")
-    other = (1 - keep) / (values - 1)
+def swarm_prism(satellites: int, values: int, keep: Fraction = Fraction(1, 2), rounds: int = 1) -> str:
+    """The swarm of :func:`swarm_scenario` as a PRISM MDP with the same reachable states and the same
+    probabilities: ``s<i>`` is satellite ``i``'s last report and ``d<i>`` whether it reported in this
+    round; the server's ``rnd`` counts the rounds and ``total`` is the sum of the reports it aggregated
+    last (the model is ``total / N``: every satellite holds one of the ``N`` data points). Satellite
+    ``i``'s update from the model ``w`` is ``w − ½(w − y_i) = (w + y_i)/2`` (the biasless squared loss
+    at rate 1/2), randomized response first snaps it to the nearest grid value (ties to the smaller one):
+    ``t_i = clamp(ceil((total/N + y_i)/2 − 1/2), 0, V−1)``, then reports ``t_i`` with probability
+    ``1 / (1 + (V−1)·keep)`` and every other grid value with ``keep / (1 + (V−1)·keep)`` (``keep`` is the
+    mechanism's base ``r``); once all have reported the server aggregates (a command synchronised with
+    every satellite, which clears its flag). After ``rounds`` rounds no command is enabled (a deadlock)."""
+    if satellites < 1 or values < 2 or rounds < 1:
+        raise ValueError("need at least 1 satellite, 2 grid values and 1 round")
+    n = satellites
     targets = _targets(satellites, values)
-    lines = ["mdp", "", "global done : bool init false;", ""]
-    for i in range(1, satellites + 1):
-        true_value = min(targets[i - 1], values - 1)
-        branches = " + ".join(f"{keep if v == true_value else other}:(s{i}'={v})" for v in range(values))
+    z = 1 + (values - 1) * keep
+    kept, other = 1 / z, keep / z
+    lines = ["mdp", ""]
+    for i in range(1, n + 1):
+        snapped = f"ceil((total/{n} + {targets[i - 1]})/2 - 1/2)"
+        lines.append(f"formula t{i} = max(0, min({values - 1}, {snapped}));")
+    lines.append("")
+    for i in range(1, n + 1):
+        branches = " + ".join(f"(t{i}={v} ? {kept} : {other}):(s{i}'={v})&(d{i}'=true)"
+                              for v in range(values))
         lines += [f"module sat{i}",
-                  f"  s{i} : [0..{values}] init {values};",
-                  f"  [] !done & s{i}={values} -> {branches};",
+                  f"  s{i} : [0..{values - 1}] init 0;",
+                  f"  d{i} : bool init false;",
+                  f"  [] rnd<{rounds} & !d{i} -> {branches};",
+                  f"  [eval] d{i} -> (d{i}'=false);",
                   "endmodule", ""]
-    all_reported = " & ".join(f"s{i}<{values}" for i in range(1, satellites + 1))
-    lines += ["module server", f"  [] !done & {all_reported} -> (done'=true);", "endmodule", "",
-              'label "evaluated" = done;', ""]
+    all_reported = " & ".join(f"d{i}" for i in range(1, n + 1))
+    reports = " + ".join(f"s{i}" for i in range(1, n + 1))
+    lines += ["module server",
+              f"  rnd : [0..{rounds}] init 0;",
+              f"  total : [0..{n * (values - 1)}] init 0;",
+              f"  [eval] rnd<{rounds} & {all_reported} -> (total'={reports})&(rnd'=rnd+1);",
+              "endmodule", "",
+              f'label "evaluated" = rnd={rounds};', ""]
     return "\n".join(lines)
