@@ -4,11 +4,18 @@
 Columns: states and transitions of the explored structure; for R = 1 the closed form (V+1)^N + V^N;
 ``priv. red.``: the states of the privacy pipeline's own explorations (both neighbouring systems, with
 their reductions, from ``check --json``'s ``reductions.explorations``);
-exploration CPU seconds and states per CPU second; CPU seconds and peak RSS of the full
-``flcheck check`` process (interpreter start-up included); with stormpy installed, the time to build the
-Storm MDP of the explored structure (``checker.markov.storm.from_mdp``), Storm's Pmin of reaching
-``round = 1`` (the figure of the ``round_almost_surely`` property), and for R = 1 the state count and
-build time of the same round written in the PRISM language and built by Storm's PRISM parser.
+CPU seconds and states per CPU second of the exploration alone, by the plain explorer (``expl CPU s``:
+one state object at a time, ``explore(..., fast=False)``; up to 500000 states) and by the batch explorer
+(``batch s``: integer-coded states a slice of the queue at a time, ``checker.mc.explore_batch``, the
+default where the scenario allows it; the same structure); ``load s``: CPU seconds of ``load_model``
+(parse, semantic checks, build and exploration by the default engine); CPU seconds and peak RSS of the
+full ``flcheck check`` process (interpreter start-up included); with stormpy installed, the time to
+build the Storm MDP of the explored structure (``checker.markov.storm.from_mdp``), Storm's Pmin of
+reaching ``round = 1`` (the figure of the ``round_almost_surely`` property), the state count and build
+time of the same swarm written in the PRISM language (``swarm_models.swarm_prism``: the same states and
+probabilities) and built by Storm's PRISM parser (parse and build, CPU seconds), and the ratios of the
+batch exploration and of the whole load to that build (Storm's library and flcheck's grammar are
+loaded before the clocks start).
 Figures are medians of ``--repeats`` runs where one run takes under 10 s, else of one run.
 
 The check columns are measured twice: with the reductions ``flcheck check`` applies by default
@@ -52,8 +59,13 @@ from checker.markov import storm
 from checker.markov.models import mdp_from_kripke
 from checker.mc.ctl import ModelChecker
 from checker.mc.ctl_parse import parse_formula
+from checker.mc.explore import explore
+from flmodel.scenario import load_scenario
+from flmodel.scenario_build import build_system
 
 REPEAT_BELOW_SECONDS = 10.0
+#: Largest structure the plain explorer (one state at a time, about 35k states/s) is timed on.
+PLAIN_CAP = 500_000
 HERE = Path(__file__).resolve().parent
 
 
@@ -75,13 +87,27 @@ def _peak_rss_mb() -> float:
     return resource.getrusage(resource.RUSAGE_SELF).ru_maxrss / 1024  # Linux: kilobytes
 
 
-def worker(scenario: Path, prism: Path | None, with_storm: bool) -> dict[str, Any]:
-    """Explore ``scenario`` and (``with_storm``) hand the structure to Storm; figures as a dict."""
+def worker(scenario: Path, prism: Path | None, with_storm: bool,
+           plain_cap: int = PLAIN_CAP) -> dict[str, Any]:
+    """Explore ``scenario`` and (``with_storm``) hand the structure to Storm; figures as a dict: the CPU
+    seconds of ``load_model`` (parse, semantic checks, build and exploration by the default engine:
+    ``load_cpu``), of the batch explorer's exploration alone (``batch_cpu``) and of the plain explorer's
+    (``explore_cpu``, one state at a time; only up to ``plain_cap`` states)."""
+    load_scenario(scenario)  # the grammar loads once per process, before the clocks (stormpy is imported too)
     t0 = _cpu()
     kripke = load_model(scenario)
     out: dict[str, Any] = {"states": kripke.num_states, "transitions": kripke.num_transitions,
-                           "explore_cpu": _cpu() - t0, "explore_rss_mb": _peak_rss_mb(),
-                           "complete": kripke.complete}
+                           "load_cpu": _cpu() - t0, "explore_rss_mb": _peak_rss_mb(),
+                           "complete": kripke.complete, "batch": bool(kripke.stats.get("batch"))}
+    system = build_system(load_scenario(scenario))
+    if out["batch"]:
+        t0 = _cpu()
+        explore(system)
+        out["batch_cpu"] = _cpu() - t0
+    if kripke.num_states <= plain_cap:
+        t0 = _cpu()
+        explore(system, fast=False)
+        out["explore_cpu"] = _cpu() - t0
     if not with_storm:
         return out
     stormpy = storm.require_stormpy()  # imported before the clock starts
@@ -144,9 +170,9 @@ def measure(satellites: int, rounds: int, values: int, folder: Path, *, repeats:
     scenario = folder / f"{name}.fl"
     scenario.write_text(swarm_scenario(satellites, rounds, values))
     prism = None
-    if with_storm and rounds == 1:
+    if with_storm:
         prism = folder / f"{name}.prism"
-        prism.write_text(swarm_prism(satellites, values))
+        prism.write_text(swarm_prism(satellites, values, rounds=rounds))
     worker_cmd = [sys.executable, str(Path(__file__).resolve()), "--worker", str(scenario)]
     if with_storm:
         worker_cmd.append("--storm")
@@ -161,7 +187,7 @@ def measure(satellites: int, rounds: int, values: int, folder: Path, *, repeats:
         return figures
 
     row: dict[str, Any] = {"N": satellites, "R": rounds, "V": values}
-    row.update(_median_runs(explore_once, repeats, "explore_cpu") if with_explore else
+    row.update(_median_runs(explore_once, repeats, "load_cpu") if with_explore else
                {"states": None, "transitions": None, "explore_cpu": None})
     if with_check and "error" not in row:
         check_cmd = [sys.executable, "-m", "checker", "check", str(scenario), "--json",
@@ -193,12 +219,19 @@ def _cell(row: dict[str, Any], key: str, spec: str) -> str:
 
 def print_header(with_storm: bool) -> None:
     head = (f"{'N':>2} {'R':>1} {'V':>1} {'states':>9} {'closed':>9} {'trans':>10} {'expl CPU s':>10} "
-            f"{'states/s':>9} {'states red.':>11} {'priv. red.':>10} {'check CPU s':>11} {'exit':>4} "
+            f"{'states/s':>9} {'batch s':>8} {'batch st/s':>10} {'load s':>7} "
+            f"{'states red.':>11} {'priv. red.':>10} {'check CPU s':>11} {'exit':>4} "
             f"{'peak MB':>8} "
             f"{'plain CPU s':>11} {'exit':>4} {'peak MB':>8}")
     if with_storm:
-        head += f" {'Storm build s':>13} {'Pmin':>5} {'Storm chk s':>11} {'PRISM states':>12} {'PRISM s':>7}"
+        head += (f" {'Storm build s':>13} {'Pmin':>5} {'Storm chk s':>11} {'PRISM states':>12} "
+                 f"{'PRISM s':>7} {'batch/PRISM':>11} {'load/PRISM':>10}")
     print(head, flush=True)
+
+
+def _ratio(row: dict[str, Any], key: str, base: str) -> str:
+    a, b = row.get(key), row.get(base)
+    return "-" if a is None or not b else f"{a / b:.2f}"
 
 
 def print_row(row: dict[str, Any], with_storm: bool) -> None:
@@ -206,10 +239,13 @@ def print_row(row: dict[str, Any], with_storm: bool) -> None:
         print(f"{row['N']:>2} {row['R']:>1} {row['V']:>1}  {row['error']}", flush=True)
         return
     closed = closed_form_states(row["N"], row["V"]) if row["R"] == 1 else None
-    rate = row["states"] / row["explore_cpu"] if row["states"] is not None and row["explore_cpu"] else None
+    rate, batch_rate = (row["states"] / row[key] if row["states"] is not None and row.get(key) else None
+                        for key in ("explore_cpu", "batch_cpu"))
     line = (f"{row['N']:>2} {row['R']:>1} {row['V']:>1} {_cell(row, 'states', 'd'):>9} "
             f"{'-' if closed is None else closed:>9} {_cell(row, 'transitions', 'd'):>10} "
             f"{_cell(row, 'explore_cpu', '.2f'):>10} {'-' if rate is None else f'{rate:.0f}':>9} "
+            f"{_cell(row, 'batch_cpu', '.3f'):>8} {'-' if batch_rate is None else f'{batch_rate:.0f}':>10} "
+            f"{_cell(row, 'load_cpu', '.3f'):>7} "
             f"{_cell(row, 'check_states', 'd'):>11} {_cell(row, 'check_priv_states', 'd'):>10} "
             f"{_cell(row, 'check_cpu', '.2f'):>11} {_cell(row, 'check_exit', 'd'):>4} "
             f"{_cell(row, 'check_rss_mb', '.0f'):>8} {_cell(row, 'plain_cpu', '.2f'):>11} "
@@ -217,7 +253,9 @@ def print_row(row: dict[str, Any], with_storm: bool) -> None:
     if with_storm:
         line += (f" {_cell(row, 'storm_build_cpu', '.3f'):>13} {_cell(row, 'storm_pmin', '.3g'):>5} "
                  f"{_cell(row, 'storm_check_s', '.3f'):>11} {_cell(row, 'prism_states', 'd'):>12} "
-                 f"{_cell(row, 'prism_build_cpu', '.3f'):>7}")
+                 f"{_cell(row, 'prism_build_cpu', '.3f'):>7} "
+                 f"{_ratio(row, 'batch_cpu', 'prism_build_cpu'):>11} "
+                 f"{_ratio(row, 'load_cpu', 'prism_build_cpu'):>10}")
     print(line, flush=True)
 
 
