@@ -623,7 +623,7 @@ def check_scenario(scenario: Scenario, *, limits: Limits | None = None, path: st
                    only: Sequence[str] | None = None, progress: ProgressCallback | None = None,
                    status: Callable[[str], None] | None = None, observe: str = "sequence",
                    reductions: Reductions | None = None, progress_line: Callable[[str], None] | None = None,
-                   progress_interval: float = 5.0, engine: str = "flcheck") -> CheckReport:
+                   progress_interval: float = 5.0, engine: str = "flcheck", fast: bool = True) -> CheckReport:
     """Explore ``scenario`` once and decide each property (``only``: a subset by name).
 
     The limits bound the whole check: ``max_seconds`` is one budget shared by every exploration and
@@ -632,7 +632,8 @@ def check_scenario(scenario: Scenario, *, limits: Limits | None = None, path: st
     limit. ``progress_line`` receives a line (phase, states, rate, time left) every
     ``progress_interval`` seconds. ``reductions``: :func:`checker.app.reductions.reduce_system`
     (default: all that the scenario admits). ``engine``: ``flcheck`` (default) or ``storm``, which hands
-    the probability properties' reachability queries on the explored structure to stormpy.
+    the probability properties' reachability queries on the explored structure to stormpy. ``fast``:
+    :func:`checker.mc.explore.explore`'s (``False``: explore one state at a time).
 
     ``observe``: how privacy properties read the attacker's observation: ``sequence`` (what it sees,
     per release and per change, in run order) or ``final`` (the values at the end of the runs).
@@ -644,7 +645,7 @@ def check_scenario(scenario: Scenario, *, limits: Limits | None = None, path: st
     with Watchdog(lim, report=progress_line, interval=progress_interval) as watch:
         try:
             return _check(scenario, lim, watch, t0, path=path, only=only, progress=progress, status=status,
-                          observe=observe, reductions=reductions, engine=engine)
+                          observe=observe, reductions=reductions, engine=engine, fast=fast)
         except LimitReached as exc:  # outside the properties: nothing is decided
             raise ExplorationIncomplete(f"{exc.reason} before the properties were decided",
                                         exc.reason) from None
@@ -653,7 +654,7 @@ def check_scenario(scenario: Scenario, *, limits: Limits | None = None, path: st
 def _check(scenario: Scenario, lim: Limits, watch: Watchdog, t0: float, *, path: str | None,
            only: Sequence[str] | None, progress: ProgressCallback | None,
            status: Callable[[str], None] | None, observe: str, reductions: Reductions | None,
-           engine: str = "flcheck") -> CheckReport:
+           engine: str = "flcheck", fast: bool = True) -> CheckReport:
     def explored(p: Progress) -> None:
         watch.explored(p)
         if progress is not None:
@@ -663,7 +664,7 @@ def _check(scenario: Scenario, lim: Limits, watch: Watchdog, t0: float, *, path:
     vocabulary = validate_scenario(scenario, system)
     watch.phase("exploring")
     with watch.exploring():  # the exploration stops itself at the limits, with a partial structure
-        kripke = explore(system, limits=lim, source=scenario.source, progress=explored)
+        kripke = explore(system, limits=lim, source=scenario.source, progress=explored, fast=fast)
     kripke.vocabulary = vocabulary
     t1 = time.perf_counter()
     watch.phase(f"evaluating atoms on {kripke.num_states} states")
@@ -732,7 +733,7 @@ def check_file(path: str | Path | None = None, *, limits: Limits | None = None,
                status: Callable[[str], None] | None = None,
                defines: Mapping[str, int] | None = None, observe: str = "sequence",
                reductions: Reductions | None = None, progress_line: Callable[[str], None] | None = None,
-               progress_interval: float = 5.0, engine: str = "flcheck") -> CheckReport:
+               progress_interval: float = 5.0, engine: str = "flcheck", fast: bool = True) -> CheckReport:
     """Load the scenario file ``path`` (default: the bundled Moniteo; a bundled scenario's name stands
     for its file, :func:`checker.app.load.resolve_scenario_path`) with its constants set by ``defines``
     and :func:`check_scenario` it."""
@@ -740,4 +741,5 @@ def check_file(path: str | Path | None = None, *, limits: Limits | None = None,
     scenario = load_scenario(p, defines=defines)
     return check_scenario(scenario, limits=limits, path=str(p), only=only, progress=progress,
                           status=status, observe=observe, reductions=reductions,
-                          progress_line=progress_line, progress_interval=progress_interval, engine=engine)
+                          progress_line=progress_line, progress_interval=progress_interval, engine=engine,
+                          fast=fast)

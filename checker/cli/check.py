@@ -60,6 +60,9 @@ def register(sub: argparse._SubParsersAction) -> None:
                    help="who computes the probability properties on the explored structure: flcheck "
                         "(default) or Storm (stormpy, the extra flcheck[storm]; exact rationals)")
     add_reduction_options(p, REDUCTION_HELP)
+    p.add_argument("--no-fast", action="store_true",
+                   help="explore the scenario one state at a time, also where its states can be coded as "
+                        "integers and expanded a whole slice at a time (the same structure)")
     p.add_argument("--observe", choices=("sequence", "final"), default="sequence",
                    help=f"privacy properties: {OBSERVE_HELP}")
     add_define_option(p)
@@ -105,7 +108,7 @@ def run(args: argparse.Namespace) -> int:
         report = check_file(scenario, limits=limits, only=args.property, progress=progress,
                             status=status, defines=defines_of(args), observe=args.observe,
                             reductions=reductions, progress_line=progress_line, engine=args.engine,
-                            progress_interval=args.progress_interval)
+                            progress_interval=args.progress_interval, fast=not args.no_fast)
     finally:
         if progress is not None:
             sys.stderr.write("\r\x1b[K")

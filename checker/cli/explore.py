@@ -1,7 +1,7 @@
 """``flcheck explore MODEL``: build (or load) a model's state space and print its size.
 
 ``--json`` prints ``{"states", "transitions", "deadlocks", "depth", "time", "initial", "complete",
-"limit_reason", "engine"}`` (plus ``"written"`` when files were written); ``engine`` is ``batch`` when
+"limit_reason", "explorer"}`` (plus ``"written"`` when files were written); ``explorer`` is ``batch`` when
 the scenario's integer-coded view was explored (:mod:`checker.mc.explore_batch`), ``plain`` when its
 states were explored one at a time (``--no-fast``, or a system without that view) and ``file`` for a
 structure read from a file. ``--write-explicit``, ``--write-json``
@@ -83,7 +83,7 @@ def explicit_notes(kripke: Kripke) -> None:
         print("flcheck: note: a CTMC: untimed properties are checked on its embedded chain", file=sys.stderr)
 
 
-def engine_of(kripke: Kripke) -> str:
+def explorer_of(kripke: Kripke) -> str:
     """Who built the structure: ``batch`` (:func:`checker.mc.explore_batch.explore_batch`), ``plain``
     (:func:`checker.mc.explore.explore`, one state at a time) or ``file`` (read, not explored)."""
     if kripke.stats.get("batch"):
@@ -124,7 +124,7 @@ def run(args: argparse.Namespace) -> int:
         "initial": len(kripke.initial),
         "complete": kripke.complete,
         "limit_reason": kripke.limit_reason,
-        "engine": engine_of(kripke),
+        "explorer": explorer_of(kripke),
     }
     if args.write_dot and kripke.num_states > args.dot_max_states:  # before writing anything
         raise InputError(f"{kripke.num_states} states is too many for DOT output", None,

@@ -329,15 +329,36 @@ def _explore_json(argv: list[str]) -> tuple[int, dict[str, Any]]:
     return code, json.loads(out.getvalue())
 
 
-def test_cli_explore_says_which_engine_ran(tmp_path: Path) -> None:
+def test_cli_explore_says_which_explorer_ran(tmp_path: Path) -> None:
     code, fast = _explore_json(["moniteo_swarm8", "-D", "N=4"])
     code_plain, plain = _explore_json(["moniteo_swarm8", "-D", "N=4", "--no-fast"])
-    assert code == code_plain == 0 and (fast["engine"], plain["engine"]) == ("batch", "plain")
+    assert code == code_plain == 0 and (fast["explorer"], plain["explorer"]) == ("batch", "plain")
     figures = ("states", "transitions", "deadlocks", "depth", "initial", "complete", "limit_reason")
     assert [fast[k] for k in figures] == [plain[k] for k in figures]
     limited = _explore_json(["moniteo_swarm8", "-D", "N=4", "--max-states", "100"])
-    assert limited[0] == 1 and limited[1]["engine"] == "batch" and not limited[1]["complete"]
-    assert _explore_json(["moniteo_link_loss", "--max-states", "100"])[1]["engine"] == "plain"
+    assert limited[0] == 1 and limited[1]["explorer"] == "batch" and not limited[1]["complete"]
+    assert _explore_json(["moniteo_link_loss", "--max-states", "100"])[1]["explorer"] == "plain"
     path = tmp_path / "swarm.json"
     assert main(["explore", "moniteo_swarm8", "-D", "N=3", "--write-json", str(path)]) == 0
-    assert _explore_json([str(path)])[1]["engine"] == "file"
+    assert _explore_json([str(path)])[1]["explorer"] == "file"
+
+
+def _timeless(doc: Any) -> Any:
+    """A JSON document without its timings."""
+    if isinstance(doc, dict):
+        return {k: _timeless(v) for k, v in doc.items() if "seconds" not in k and k != "time"}
+    if isinstance(doc, list):
+        return [_timeless(v) for v in doc]
+    return doc
+
+
+@pytest.mark.parametrize("reduce", [[], ["--no-reduce"]])
+def test_cli_check_gives_the_same_report_with_either_explorer(reduce: list[str]) -> None:
+    runs = []
+    for fast in ([], ["--no-fast"]):
+        out = io.StringIO()
+        with contextlib.redirect_stdout(out), contextlib.redirect_stderr(io.StringIO()):
+            code = main(["check", "moniteo_swarm8", "-D", "N=3", "--json", *reduce, *fast])
+        runs.append((code, _timeless(json.loads(out.getvalue()))))
+    assert runs[0] == runs[1]
+    assert len(runs[0][1]["properties"]) == 7 and runs[0][1]["complete"]
