@@ -7,6 +7,7 @@ partial structure, frontier and reason under every state and transition limit.""
 from __future__ import annotations
 
 import contextlib
+import importlib.util
 import io
 import itertools
 import json
@@ -23,6 +24,8 @@ from hypothesis import strategies as st
 from checker.app.load import resolve_scenario_path
 from checker.app.reductions import Reductions, reduce_system
 from checker.cli.main import main
+from checker.markov.distributions import observable_distribution
+from checker.markov.models import mdp_from_kripke
 from checker.mc.explore import Limits, Progress, explore
 from checker.mc.explore_batch import BatchSteps, RowIndex, explore_batch, first_unique
 from checker.mc.kripke import Kripke
@@ -362,3 +365,38 @@ def test_cli_check_gives_the_same_report_with_either_explorer(reduce: list[str])
         runs.append((code, _timeless(json.loads(out.getvalue()))))
     assert runs[0] == runs[1]
     assert len(runs[0][1]["properties"]) == 7 and runs[0][1]["complete"]
+
+
+# ------------------------------------------------------------------------------------------ the bench's model
+def _swarm_models() -> Any:
+    """``bench/swarm_models.py`` (the generators bench_scale measures)."""
+    path = Path(__file__).resolve().parents[2] / "bench" / "swarm_models.py"
+    spec = importlib.util.spec_from_file_location("swarm_models", path)
+    assert spec is not None and spec.loader is not None
+    module = importlib.util.module_from_spec(spec)
+    spec.loader.exec_module(module)
+    return module
+
+
+@pytest.mark.parametrize(("n", "rounds", "values"), [(3, 1, 3), (3, 2, 3), (2, 2, 2), (2, 3, 3)])
+def test_the_prism_swarm_is_the_generated_scenario(n: int, rounds: int, values: int, tmp_path: Path) -> None:
+    """The PRISM swarm Storm builds in bench_scale has the explored structure's states and, for every
+    scheduler (Storm's Pmin and Pmax), its end-of-run distribution of the model (flcheck's, exact)."""
+    stormpy = pytest.importorskip("stormpy")
+    models = _swarm_models()
+    k = explore(build_system(parse_scenario(models.swarm_scenario(n, rounds, values))))
+    assert k.stats.get("batch") == 1.0
+    dtmc = mdp_from_kripke(k).induced_dtmc("uniform", exact=True)
+    final = observable_distribution(dtmc, k.observables["curmodpar"], exact=True).dist
+    prism = tmp_path / "swarm.prism"
+    prism.write_text(models.swarm_prism(n, values, rounds=rounds))
+    program = stormpy.parse_prism_program(str(prism))
+    assert stormpy.build_model(program).nr_states == k.num_states
+    for total in range(n * (values - 1) + 1):
+        goal = f"rnd={rounds} & total={total}"
+        props = stormpy.parse_properties(f"Pmin=? [F ({goal})]; Pmax=? [F ({goal})]", program)
+        model = stormpy.build_model(program, props)
+        expected = float(final.get((Fraction(total, n),), Fraction(0)))
+        for prop in props:
+            got = stormpy.model_checking(model, prop).get_value_vector()[model.initial_states[0]]
+            assert got == pytest.approx(expected, abs=1e-12)
