@@ -302,6 +302,15 @@ class FLSystem:
             return tuple(sorted(initial.igra.clients))
         return ()
 
+    def acyclic(self) -> bool:
+        """Whether no run of this bounded system visits a state twice: under an events bound every step
+        counts; under the round-based rules (without a network) with a rounds bound every step moves
+        ``(round, partitioned, |ready|)`` forward (the partition is deployed once, a report adds its
+        client to ``ready``, an aggregation starts the next round)."""
+        if self.bounds.max_events is not None:
+            return True
+        return self.rules.name == "fedavg_rounds" and self.bounds.max_rounds is not None
+
     def gradients_summed(self) -> bool:
         """Whether every rule reads the ready clients' gradients only through their weighted sum
         (``gradients="sum"``, :attr:`flmodel.rules.Rule.gradients`): the partial-sum reduction

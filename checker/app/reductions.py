@@ -60,7 +60,7 @@ from checker.app.privacy_observation import Recorded
 from checker.app.scenario_formulas import parse_property
 from checker.mc import ctl_ast
 from checker.mc.cone import cone_of_influence
-from checker.mc.confluence import confluence_conflicts
+from checker.mc.confluence import AmpleSystem, confluence_conflicts
 from flmodel.data import DataPoint
 from flmodel.scenario_ast import Scenario
 from flmodel.scenario_build import ScenarioSystem
@@ -73,7 +73,7 @@ __all__ = ["OWN_EXPLORATION_KINDS", "REDUCTIONS", "SYMMETRIC_KINDS", "Applied", 
 
 #: The reductions ``flcheck check`` knows, in the order they are applied (``--no-<name>`` switches one
 #: off with dashes for underscores; ``--no-reduce`` all).
-REDUCTIONS = ("dead_values", "traces", "cone", "gradient_sum", "symmetry", "partial_order")
+REDUCTIONS = ("dead_values", "traces", "cone", "partial_order", "gradient_sum", "symmetry")
 
 
 @dataclass(frozen=True)
@@ -185,9 +185,14 @@ def reduce_system(system: ScenarioSystem, scenario: Scenario,
         applied.details["dead_values"] = info
     else:
         applied.details["dead_values"] = {"applied": False, "reason": "switched off"}
-    for name, reduce in (("traces", _traces), ("cone", _cone), ("symmetry", _symmetry)):
+    for name, reduce in (("traces", _traces), ("cone", _cone), ("partial_order", _partial_order),
+                         ("symmetry", _symmetry)):
         if not getattr(choice, name):
             applied.details[name] = {"applied": False, "reason": "switched off"}
+            continue
+        if name == "symmetry" and "partial_order" in applied.names:
+            applied.details[name] = {"applied": False, "reason": "not applied: the partial order is (one "
+                                     "interleaving of the commuting steps is smaller than their orbits)"}
             continue
         system, applied.details[name] = reduce(system, scenario)
         if applied.details[name]["applied"]:
@@ -195,10 +200,91 @@ def reduce_system(system: ScenarioSystem, scenario: Scenario,
     return system, applied
 
 
+class AmpleScenarioSystem(ScenarioSystem):
+    """A scenario's system explored with one ample action per state where partial-order reduction allows
+    it (:class:`checker.mc.confluence.AmpleSystem`); ``base`` is the system it reduces (same states)."""
+
+    def __init__(self, base: ScenarioSystem, ample: AmpleSystem) -> None:
+        super().__init__(base.fl, base.secrets, base.scenario)
+        self.base = base
+        self._ample = ample
+
+    def successors(self, state: FLState) -> list[Any]:
+        return self._ample.successors(state)
+
+
+def _safety_or_reachability(f: ctl_ast.Formula) -> bool:
+    """``AG p`` or ``EF p`` with ``p`` free of temporal operators (``EX true``, a state that is no
+    deadlock, allowed): an LTL-X property of the runs."""
+    return isinstance(f, ctl_ast.AG | ctl_ast.EF) and _state_only(f.arg)
+
+
+def _state_only(f: ctl_ast.Formula) -> bool:
+    return all(not isinstance(g, ctl_ast.Unary | ctl_ast.Binary) or _no_deadlock(g) for g in f.subformulas())
+
+
+def _no_deadlock(f: ctl_ast.Formula) -> bool:
+    """``EX true`` or ``AX false``: whether the state has a successor (kept by every ample set)."""
+    return (isinstance(f, ctl_ast.EX) and isinstance(f.arg, ctl_ast.TrueF)) or (
+        isinstance(f, ctl_ast.AX) and isinstance(f.arg, ctl_ast.FalseF))
+
+
+def _partial_order(system: ScenarioSystem, scenario: Scenario) -> tuple[ScenarioSystem, dict[str, Any]]:
+    """One ample action per state (:class:`checker.mc.confluence.AmpleSystem`, conditions C0–C4) when the
+    properties that read the explored structure are ``ctl`` formulas without ``P``/``D`` and without a
+    next-step operator (but ``EX true``) or ``probability`` properties with ``min``/``max``, the rules'
+    action classes commute (C1), and the system is acyclic (C3); C4 (a deterministic ample action) is
+    required unless every formula is an invariant or a reachability (LTL-X)."""
+    refusal = structure_refusal(scenario, "partial order")
+    if refusal is not None:
+        return system, {"applied": False, "reason": refusal}
+    branching = False
+    for p in scenario.properties:
+        if p.kind in OWN_EXPLORATION_KINDS or p.formula is None:
+            continue
+        if p.kind == "probability" and p.scheduler == "uniform":
+            return system, {"applied": False, "reason": f"not applied: property {p.name} reads the uniform "
+                            "scheduler, which weighs every interleaving"}
+        f = parse_property(p)
+        if ctl_ast.has_probabilistic(f):
+            return system, {"applied": False, "reason": f"not applied: property {p.name} has a P or D query"}
+        if any(isinstance(g, ctl_ast.EX | ctl_ast.AX) and not _no_deadlock(g) for g in f.subformulas()):
+            return system, {"applied": False, "reason": f"not applied: property {p.name} has a next-step "
+                            "operator (EX or AX), which the reduction does not keep"}
+        if p.kind == "ctl" and not _safety_or_reachability(f):
+            branching = True
+    fl = system.fl
+    if not fl.acyclic():
+        return system, {"applied": False, "reason": "not applied: the system is not known to be acyclic "
+                        "(no events bound, or rules other than the round-based ones)"}
+    classes = fl.action_classes()
+    if classes is None:
+        return system, {"applied": False, "reason": "not applied: a rule of the system states no footprint"}
+    conflicts = confluence_conflicts(classes)
+    if conflicts:
+        return system, {"applied": False, "reason": "not confluent: " + conflicts[0].text()}
+    visible, why = _read_names(system, scenario)
+    if why is not None:
+        return system, {"applied": False, "reason": why}
+    watched = frozenset(a.rule for p in scenario.properties
+                        if p.kind not in OWN_EXPLORATION_KINDS and p.formula is not None
+                        for a in ctl_ast.atoms_of(parse_property(p)) if isinstance(a, ctl_ast.Enabled))
+    if not any(c.rule not in watched and not c.writes & visible for c in classes):
+        return system, {"applied": False, "reason": "not applied: every step writes what a property reads"}
+    by_name = {(c.rule, c.actor): c for c in classes}
+    ample = AmpleSystem(system, lambda action: by_name.get((action.rule, action.actor)), frozenset(visible),
+                        watched, deterministic=branching)
+    return AmpleScenarioSystem(system, ample), {
+        "applied": True, "what": "one ample step per state where the steps commute and the properties "
+        "do not see it" + (" (a deterministic one: branching-time formulas)" if branching else "")}
+
+
 def state_abstraction(system: ScenarioSystem) -> Callable[[FLState], FLState]:
     """The map from the unreduced system's states onto ``system``'s (a reduced system of
     :func:`reduce_system`): :meth:`flmodel.system.FLSystem.abstract`, then the orbit representative
     under a symmetry quotient (used to replay evidence, :mod:`checker.app.lift`)."""
+    if isinstance(system, AmpleScenarioSystem):
+        system = system.base
     if isinstance(system, SymmetricSystem):
         inner = system.base.fl.abstract
         canonical = system.canonical

@@ -1,7 +1,8 @@
 """Confluence from footprints: when every pair of actions that may be enabled together commutes, every
 scheduler gives the same distribution of the states where the runs end, and one fixed order of the
 actions may be explored instead of all interleavings (a partial-order reduction for end-of-run
-distributions).
+distributions); and the ample sets of a partial-order reduction of the explored structure
+(:class:`AmpleSystem`), whose persistence condition the same confluence provides.
 
 The model states its *action classes* (each action belongs to one), each with a footprint: the
 variables its enabledness, probabilities and effects read, the variables it may write, necessary
@@ -50,11 +51,11 @@ model's statement; the tests compare the reduced distributions with the unreduce
 
 from __future__ import annotations
 
-from collections.abc import Hashable, Iterable, Sequence
+from collections.abc import Callable, Hashable, Iterable, Sequence
 from dataclasses import dataclass
-from typing import Protocol
+from typing import Any, Protocol
 
-__all__ = ["Conflict", "Footprint", "confluence_conflicts", "exclusive", "independent"]
+__all__ = ["AmpleSystem", "Conflict", "Footprint", "confluence_conflicts", "exclusive", "independent"]
 
 
 class Footprint(Protocol):
@@ -171,3 +172,63 @@ class _Widened:
     @property
     def single(self) -> bool:
         return self.base.single
+
+
+# ------------------------------------------------------------------------------ ample sets
+class AmpleSystem:
+    """The transition system ``ts`` explored with one ample action per state where the conditions of
+    partial-order reduction hold, else with every action ([God96]; [GKPP99] for branching time; [BGC04]
+    for minimal and maximal probabilities):
+
+    * C0: a state with an enabled action keeps one (the first candidate below), so deadlocks stay;
+    * C1 (persistence): ``ts``'s action classes are confluent (:func:`confluence_conflicts` found no
+      conflict, checked by the caller): an action dependent on the ample one is never enabled together
+      with it, and the ample one stays enabled until taken, so no dependent action can come first;
+    * C2 (invisibility): the ample action writes no variable in ``visible`` (what the properties'
+      atoms read), and no action of a rule in ``watched`` (``enabled(rule)`` atoms, which read the
+      explored edges) is enabled in the state;
+    * C3 (cycles): the caller ensures ``ts`` is acyclic, so no action is postponed forever;
+    * C4 (branching time, ``deterministic``): the ample action has one successor state.
+
+    Under C0–C3 every LTL-X property over the visible atoms, in particular invariants, reachability and
+    the minimal and maximal probabilities of reaching a visible target, is the same on the reduced
+    structure (a singleton ample set is what [BGC04]'s probabilistic condition asks); with C4 too, the
+    reduced structure is stutter-bisimilar to the full one, which keeps every CTL-X formula ([GKPP99]).
+    ``class_of`` maps an action to its class (``None``: unknown, the state is expanded in full)."""
+
+    def __init__(self, ts: Any, class_of: Callable[[Any], Footprint | None], visible: frozenset[str],
+                 watched: frozenset[str], deterministic: bool) -> None:
+        self.ts = ts
+        self._class_of = class_of
+        self._visible = visible
+        self._watched = watched
+        self._deterministic = deterministic
+
+    def initial_states(self) -> Any:
+        return self.ts.initial_states()
+
+    def observable_names(self) -> Any:
+        return self.ts.observable_names()
+
+    def observe(self, state: Any, name: str) -> object:
+        return self.ts.observe(state, name)
+
+    def successors(self, state: Any) -> list[Any]:
+        steps = list(self.ts.successors(state))
+        groups: dict[Any, list[Any]] = {}
+        for step in steps:
+            groups.setdefault(step[0], []).append(step)
+        if len(groups) < 2:
+            return steps
+        if any(getattr(a, "rule", None) in self._watched for a in groups):
+            return steps
+        for action, own in groups.items():
+            cls = self._class_of(action)
+            if cls is None:
+                return steps
+            if cls.writes & self._visible:
+                continue
+            if self._deterministic and len({s[1] for s in own}) > 1:
+                continue
+            return own
+        return steps

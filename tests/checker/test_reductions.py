@@ -312,3 +312,39 @@ def test_evidence_is_replayed_on_the_models_own_states(name: str, defines: dict[
         assert {k: v for k, v in now.items() if i == 0 or values.get(k) != v} == step["changed"]
         values = now
     assert len(trace["steps"]) > 1
+
+
+# ------------------------------------------------------------------------------ ample sets
+def test_partial_order_of_the_structure(monkeypatch: pytest.MonkeyPatch) -> None:
+    """Properties that do not see the clients' reports (rounds, deadlocks): one ample report per state,
+    the same verdicts and probabilities as the plain structure; a property that sees which client
+    reported keeps every interleaving it needs (the report is visible), and ignoring that visibility
+    (the check switched off) loses the interleaving that breaks it."""
+    import checker.app.reductions as reductions
+
+    blind = _scenario_text([1, 2, 0], "rr grid {0, 1} r 1/2", 1, "fedavg_rounds",
+                           ["ctl AG (round < 1 -> EF round = 1)", "ctl AG (!(EX true) -> round = 1)",
+                            "probability min >= 1 reach round = 1"])
+    s = parse_scenario(blind)
+    only = Reductions(dead_values=False, cone=True, symmetry=False, partial_order=True)
+    before, after, names = _compare(s, only)
+    # the three reports in one order, then the aggregation: 5 states of the 8 ready sets' 9
+    assert names == ["cone", "partial_order"] and after <= 5 < before
+    seeing = parse_scenario(_scenario_text([1, 2, 0], "rr grid {0, 1} r 1/2", 1, "fedavg_rounds",
+                                           ["ctl AG (ready_sat2 -> ready_sat1)"]))
+    _, _, names = _compare(seeing, only)
+    assert "partial_order" in names  # applied: sat3's report is ample, sat1's and sat2's are visible
+    plain = check_scenario(seeing, limits=LIMITS, reductions=Reductions.none())
+    assert str(plain.results[0].verdict) == "violated"
+    monkeypatch.setattr(reductions, "_read_names", lambda system, scenario: (set(), None))
+    wrong = check_scenario(seeing, limits=LIMITS, reductions=only)
+    assert str(wrong.results[0].verdict) == "holds"
+
+
+def test_partial_order_refuses_next_steps_and_the_uniform_scheduler() -> None:
+    for prop, why in (("ctl AG EX round = 1", "next-step"), ("probability uniform >= 0 reach round = 1",
+                                                            "uniform")):
+        s = parse_scenario(_scenario_text([1, 2], "rr grid {0, 1} r 1/2", 1, "fedavg_rounds", [prop]))
+        _, applied = reduce_system(build_system(s), s)
+        assert not applied.details["partial_order"]["applied"]
+        assert why in applied.details["partial_order"]["reason"]

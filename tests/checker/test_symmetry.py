@@ -29,7 +29,7 @@ from flmodel.system import FLState
 from tests.strategies import star_scenario_text
 
 LIMITS = Limits(max_states=200_000, max_seconds=600)
-ONLY_SYMMETRY = Reductions(dead_values=False, cone=False, symmetry=True)
+ONLY_SYMMETRY = Reductions(dead_values=False, cone=False, partial_order=False, symmetry=True)
 
 
 def _results(report: Any) -> list[tuple[Any, ...]]:
