@@ -180,12 +180,16 @@ class AtomEvaluator:
                 index: dict[object, int] = {}
                 uniq_list: list[object] = []
                 codes_list = []
+                same: dict[int, int] = {}  # the code of a value object met before (the column keeps it alive)
                 for v in values:
-                    fv = freeze(v)
-                    c = index.get(fv)
+                    c = same.get(id(v))
                     if c is None:
-                        c = index[fv] = len(uniq_list)
-                        uniq_list.append(fv)
+                        fv = freeze(v)
+                        c = index.get(fv)
+                        if c is None:
+                            c = index[fv] = len(uniq_list)
+                            uniq_list.append(fv)
+                        same[id(v)] = c
                     codes_list.append(c)
                 self._factor[name] = (uniq_list, np.asarray(codes_list, dtype=np.int64))
         return self._factor[name]
