@@ -62,6 +62,10 @@ ROUND, EVENTS, LAST, PROT, MODEL = range(5)
 FIRST_CLIENT = 5
 
 _INT64_SAFE = 1 << 62
+#: Variables (:class:`flmodel.system.ActionClass`) with a column of their own, and those these rules never
+#: change.
+_COLUMN_OF = {"round": ROUND, "events": EVENTS, "last": LAST, "evs": PROT, "curmodpar": MODEL}
+_CONSTANT = frozenset({"dataset", "partitioned", "aloc", "poli"})
 
 
 class Steps(NamedTuple):
@@ -412,6 +416,59 @@ class FastFL:
         return Steps(source, info[:, 1], target, info[:, 2])
 
     # -- observables -------------------------------------------------------------------------------
+
+    def observe_rows(self, rows: np.ndarray, name: str) -> list[object] | None:
+        """The values of observable ``name`` on every row, or ``None`` when they are not computed here.
+
+        An observable that reads (the observer's ``variable_reads``) only variables with a column —
+        ``round``, ``events``, ``last``, ``evs`` (the protocol), ``curmodpar``, ``ready:c``,
+        ``gradient:c`` — and ones these rules never change (``dataset``, ``partition:c``,
+        ``partitioned``, ``aloc``, ``poli``) has one value per distinct projection of the rows on those
+        columns: it is observed on one decoded row per projection. ``enabled:r`` holds on the rows
+        with a step of rule ``r`` (:meth:`successors_batch`)."""
+        rule = self._enabled_rule(name)
+        if rule is not None:
+            return self._enabled_column(rows, rule)
+        reads_of = getattr(self._observer, "variable_reads", None)
+        reads = None if reads_of is None else reads_of(name)
+        if reads is None:
+            return None
+        keys: list[np.ndarray] = []
+        for var in sorted(reads):
+            kind, _, client = var.partition(":")
+            if var in _COLUMN_OF:
+                keys.append(rows[:, _COLUMN_OF[var]])
+            elif kind in ("ready", "gradient") and client in self._clients:
+                col = rows[:, FIRST_CLIENT + self._clients.index(client)]
+                keys.append(col & 1 if kind == "ready" else col >> 1)
+            elif var not in _CONSTANT and kind != "partition":
+                return None
+        if not len(rows):
+            return []
+        if not keys:
+            value = self.observe(self.decode(rows[0]), name)
+            return [value] * len(rows)
+        _, first, inverse = np.unique(np.stack(keys, axis=1), axis=0, return_index=True, return_inverse=True)
+        values = [self.observe(self.decode(rows[i]), name) for i in first.tolist()]
+        return [values[i] for i in inverse.reshape(-1).tolist()]
+
+    def _enabled_rule(self, name: str) -> str | None:
+        """The rule ``r`` of an observable ``enabled:r`` (``enabled_r`` for a scenario's observer)."""
+        if name not in self.observable_names():
+            return None
+        for r in self.fl.rule_names:
+            if name in (f"enabled:{r}", f"enabled_{r}"):
+                return r
+        return None
+
+    def _enabled_column(self, rows: np.ndarray, rule: str, slice_rows: int = 1 << 14) -> list[object]:
+        out = np.zeros(len(rows), dtype=bool)
+        for a in range(0, len(rows), slice_rows):
+            steps = self.successors_batch(rows[a: a + slice_rows])
+            mine = np.array([act.rule == rule for act in self.actions], dtype=bool)
+            if len(steps.source):
+                out[a + steps.source[mine[steps.action]]] = True
+        return out.tolist()
 
     def observable_names(self) -> Sequence[str]:
         """The observer's observables."""

@@ -94,21 +94,27 @@ class LazyObservables(dict[str, list[object]]):
     """``Kripke.observables`` of an explored system, evaluated on first use: reading a column calls
     ``ts.observe(state, name)`` once per state (in id order) and stores the list, so an observable
     that no formula mentions costs nothing. Behaves as a ``dict`` name -> per-state values (all names
-    are always listed; iteration over values/items evaluates every column)."""
+    are always listed; iteration over values/items evaluates every column). ``columns(name)``, when
+    given, computes a whole column at once (``None``: it cannot, and the states are observed one by
+    one)."""
 
-    def __init__(self, ts: Observer, states: Sequence[Hashable], names: Sequence[str]):
+    def __init__(self, ts: Observer, states: Sequence[Hashable], names: Sequence[str],
+                 columns: Callable[[str], list[object] | None] | None = None):
         super().__init__()
         self._ts = ts
         self._states = states
         self._names = list(dict.fromkeys(names))
+        self._columns = columns
 
     def __getitem__(self, name: str) -> list[object]:
         if dict.__contains__(self, name):
             return dict.__getitem__(self, name)
         if name not in self._names:
             raise KeyError(name)
-        observe = self._ts.observe
-        col = [observe(s, name) for s in self._states]
+        col = None if self._columns is None else self._columns(name)
+        if col is None:
+            observe = self._ts.observe
+            col = [observe(s, name) for s in self._states]
         dict.__setitem__(self, name, col)
         return col
 

@@ -8,6 +8,10 @@ states are equal exactly when their rows are) and computes the successors of man
 back into the state object the system's ``observe`` reads, so observables, witnesses and everything
 downstream work on decoded states, decoded lazily after the search (:class:`DecodedStates`).
 
+A system may also compute whole observable columns from the rows (an optional method
+``observe_rows(rows, name)`` returning the values of ``name`` on every row, or ``None`` when it cannot),
+which spares decoding the states.
+
 The search keeps no Python object per state: the rows in one growing array, and their ids in an
 open-addressing hash table (:class:`RowIndex`) keyed by the rows packed into 63-bit words (exact:
 every column gets as many bits as its largest value needs, with room to double; the table is rebuilt
@@ -482,13 +486,15 @@ def explore_batch(
     all_rows = rows.view().copy()
     states = DecodedStates(ts, all_rows)
     lazy = lazy_observables and keep_states
-    obs: LazyObservables | dict[str, list[object]]
-    if lazy:
-        obs = LazyObservables(ts, states, names)
-    else:
-        observe = ts.observe
-        decoded = list(states)
-        obs = {name: [observe(s, name) for s in decoded] for name in names}
+    observe_rows = getattr(ts, "observe_rows", None)
+
+    def columns(name: str) -> list[object] | None:
+        col: list[object] | None = None if observe_rows is None else observe_rows(all_rows, name)
+        return col
+
+    lazy_obs = LazyObservables(ts, states, names, columns)
+    obs: LazyObservables | dict[str, list[object]] = (
+        lazy_obs if lazy else {name: lazy_obs[name] for name in names})
     max_depth = int(depth.view().max()) if depth.size else 0
     elapsed = time.perf_counter() - t0
     kripke = Kripke(

@@ -22,7 +22,7 @@ from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
 from checker.app.load import resolve_scenario_path
-from checker.app.reductions import Reductions, reduce_system
+from checker.app.reductions import REDUCTIONS, Reductions, reduce_system
 from checker.cli.main import main
 from checker.markov.distributions import observable_distribution
 from checker.markov.models import mdp_from_kripke
@@ -87,8 +87,8 @@ def test_bundled_round_scenarios_explore_identically(name: str, defines: dict[st
 
 def test_bundled_scenario_with_its_dead_values_reset() -> None:
     scenario = load_scenario(resolve_scenario_path("moniteo_rounds"))
-    system, applied = reduce_system(build_system(scenario), scenario,
-                                    Reductions(dead_values=True, traces=False, cone=False, symmetry=False))
+    only = Reductions(**{name: name == "dead_values" for name in REDUCTIONS})
+    system, applied = reduce_system(build_system(scenario), scenario, only)
     assert applied.names == ["dead_values"] and system.fl.reset_unready
     plain, fast = both(system)
     assert_same(plain, fast)
@@ -127,9 +127,10 @@ NOISES = ["rr grid {0, 1} r 1/2", "rr grid {0, 1, 2} r 1/3", "geometric r 1/2 ra
 @st.composite
 def round_scenarios(draw: st.DrawFn) -> tuple[str, list[str]]:
     """A generated round-based star scenario: 1-3 clients with data 0-3, one mechanism for all or one
-    per client, on the update or on the gradient, 1-2 rounds, sometimes an events bound, default,
-    permissive, ignored or hand-written policies (which may leave a client without its report step);
-    and the clients whose gradient the dead-value reset resets."""
+    per client, on the update or on the gradient, 1-2 rounds, sometimes an events bound, sometimes a
+    secret datum (the observables ``secret_in_dataset`` and ``holds_d<n>``), default, permissive,
+    ignored or hand-written policies (which may leave a client without its report step); and the
+    clients whose gradient the dead-value reset resets."""
     n = draw(st.integers(1, 3))
     values = draw(st.lists(st.integers(0, 3), min_size=n, max_size=n))
     per_client = draw(st.booleans())
@@ -139,7 +140,7 @@ def round_scenarios(draw: st.DrawFn) -> tuple[str, list[str]]:
     events = draw(st.one_of(st.none(), st.integers(1, 2 * n + 2)))
     shared = draw(st.booleans())  # every client at site o1, or each at its own
     text = star_scenario_text(values, noise=noise, rounds=rounds, events=events,
-                              sites=[1] * n if shared else None)
+                              sites=[1] * n if shared else None, hot=draw(st.booleans()))
     if draw(st.booleans()):
         text = text.replace(" on update", " on gradient")
     policies = draw(st.sampled_from(["default", "permissive", "ignored", "own"]))
