@@ -286,6 +286,11 @@ class DecodedStates(Sequence[Hashable]):
         return iter(self._all)
 
 
+def _narrow(ids: np.ndarray) -> np.ndarray:
+    """Non-negative ids as int32 where they fit (edge arrays of a search: half the memory)."""
+    return ids.astype(np.int32) if not len(ids) or ids.max() < 2**31 - 1 else ids
+
+
 class _Growing:
     """An array that grows along its first axis (capacity doubling)."""
 
@@ -431,7 +436,7 @@ def explore_batch(
                 index.insert(uniq[new], ids)
                 rows.extend(targets[first[new]])
                 depth.extend(depth.data[a + src[first[new]]] + 1)
-                dst_parts.append(found[inverse[:cut]])
+                dst_parts.append(_narrow(found[inverse[:cut]]))
                 aids = np.asarray(steps.action[:seen], dtype=np.int64)
                 pids = np.asarray(steps.probability[:seen], dtype=np.int64)
                 if len(ts.actions) > len(amap):
@@ -450,8 +455,8 @@ def explore_batch(
                             actions.append(action)
                         amap[t] = aid
                     kid = amap[aids]
-                act_parts.append(kid[:cut])
-                prob_parts.append(pids[:cut])
+                act_parts.append(kid[:cut].astype(np.int32))
+                prob_parts.append(_narrow(pids[:cut]))
                 nontrivial = nontrivial or bool(pnontrivial[pids].any())
             count_parts.append(counts)
             n_edges += cut
@@ -473,16 +478,21 @@ def explore_batch(
         frontier = np.zeros(n, dtype=bool)
         frontier[expanded:] = True
     itype = np.int32 if n < 2**31 - 1 else np.int64
-    dst = np.concatenate(dst_parts) if dst_parts else np.zeros(0, dtype=np.int64)
-    act = np.concatenate(act_parts).astype(np.int32) if act_parts else np.zeros(0, dtype=np.int32)
-    pids = np.concatenate(prob_parts) if prob_parts else np.zeros(0, dtype=np.int64)
+    dst = np.concatenate(dst_parts, dtype=itype) if dst_parts else np.zeros(0, dtype=itype)
+    act = np.concatenate(act_parts) if act_parts else np.zeros(0, dtype=np.int32)
+    del dst_parts[:], act_parts[:]
     keep_prob = nontrivial if probabilities is None else probabilities
     exact: list[Fraction] | None = None
     floats = None
     if keep_prob:
         table = [p if type(p) is Fraction else Fraction(p) for p in ts.probabilities]
-        exact = np.array(table, dtype=object)[pids].tolist()
-        floats = np.array([p.numerator / p.denominator for p in table], dtype=np.float64)[pids]
+        objects = np.array(table, dtype=object)
+        ftable = np.array([p.numerator / p.denominator for p in table], dtype=np.float64)
+        exact = []
+        for part in prob_parts:  # slice by slice: no per-edge temporaries for the whole structure
+            exact.extend(objects[part].tolist())
+        floats = np.concatenate([ftable[part] for part in prob_parts]) if prob_parts else np.zeros(0)
+    del prob_parts[:]
     all_rows = rows.view().copy()
     states = DecodedStates(ts, all_rows)
     lazy = lazy_observables and keep_states
