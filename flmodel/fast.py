@@ -387,7 +387,7 @@ class FastFL:
         offset = np.cumsum(count) - count
         entry = start[pair] + np.arange(len(pair)) - offset[pair]
         source = ps[pair]
-        target = rows[source]
+        target = np.take(rows, source, axis=0)
         target[np.arange(len(pair)), FIRST_CLIENT + pc[pair]] = 2 * value[entry] + 1
         target[:, PROT] = new_prot[entry]
         target[:, LAST] = last[entry]
@@ -404,7 +404,7 @@ class FastFL:
             self._eval_entry(pi)
         source = candidates[self._eval[prot, 0] == 1]
         info = self._eval[rows[source, PROT]]
-        target = rows[source]
+        target = np.take(rows, source, axis=0)
         values = target[:, FIRST_CLIENT:] >> 1
         target[:, MODEL] = self._new_models(values)
         target[:, FIRST_CLIENT:] = np.where(self._reset, 2 * self._initial_value, 2 * values)

@@ -434,7 +434,7 @@ def explore_batch(
                 ids = np.arange(n, n + len(new), dtype=np.int64)
                 found[new] = ids
                 index.insert(uniq[new], ids)
-                rows.extend(targets[first[new]])
+                rows.extend(np.take(targets, first[new], axis=0))
                 depth.extend(depth.data[a + src[first[new]]] + 1)
                 dst_parts.append(_narrow(found[inverse[:cut]]))
                 aids = np.asarray(steps.action[:seen], dtype=np.int64)
