@@ -5,7 +5,10 @@ A plain breadth-first search with a dict for interning (the minimum any explorer
 example instances of ``flmodel.examples``; prints states, transitions, seconds, states/s and
 transitions/s, with the garbage collector on and off (a long exploration creates millions of
 container objects, and CPython's cyclic GC then rescans them repeatedly; explorers should disable or
-freeze it while exploring).
+freeze it while exploring). Where the system has an integer coding (``flmodel.fast``: the round-based
+rules with the data deployed), the row ``batch`` is the checker's batch explorer
+(``checker.mc.explore_batch``, a slice of the queue at a time, no Python object per state) on that
+coding, up to the same number of states.
 
 Usage::
 
@@ -21,7 +24,10 @@ import time
 from collections import deque
 from collections.abc import Callable
 
+from checker.mc.explore import Limits
+from checker.mc.explore_batch import explore_batch
 from flmodel.examples import moniteo_like, seed_model
+from flmodel.fast import batch_view
 from flmodel.system import FLSystem
 
 CASES: list[tuple[str, Callable[[], FLSystem]]] = [
@@ -76,6 +82,15 @@ def main(argv: list[str] | None = None) -> int:
                 f"{name:>40} {'on' if gc_on else 'off':>4} {n:>8,}{capped} {e:>12,} {dt:>7.2f} "
                 f"{n / dt:>9,.0f} {e / dt:>9,.0f}"
             )
+        view = batch_view(make())
+        if isinstance(view, str):
+            continue
+        t0 = time.perf_counter()
+        k = explore_batch(view, limits=Limits(max_states=args.cap), keep_states=False, observables=())
+        dt = time.perf_counter() - t0
+        capped = " " if k.complete else "+"
+        print(f"{name:>40} {'batch':>4} {k.num_states:>8,}{capped} {k.num_transitions:>12,} {dt:>7.2f} "
+              f"{k.num_states / dt:>9,.0f} {k.num_transitions / dt:>9,.0f}")
     return 0
 
 
