@@ -46,7 +46,7 @@ from __future__ import annotations
 import math
 from collections.abc import Hashable, Sequence
 from fractions import Fraction
-from typing import Any, NamedTuple
+from typing import Any, NamedTuple, TypeVar
 
 import numpy as np
 from flcheck_spec.vocab import Action
@@ -62,6 +62,7 @@ ROUND, EVENTS, LAST, PROT, MODEL = range(5)
 FIRST_CLIENT = 5
 
 _INT64_SAFE = 1 << 62
+T = TypeVar("T")
 #: Variables (:class:`flmodel.system.ActionClass`) with a column of their own, and those these rules never
 #: change.
 _COLUMN_OF = {"round": ROUND, "events": EVENTS, "last": LAST, "evs": PROT, "curmodpar": MODEL}
@@ -76,6 +77,22 @@ class Steps(NamedTuple):
     action: np.ndarray
     target: np.ndarray
     probability: np.ndarray
+
+
+class Interned(list[T]):
+    """A table of distinct values: :meth:`id` is a value's index, the value appended when it is new."""
+
+    def __init__(self) -> None:
+        super().__init__()
+        self._ids: dict[T, int] = {}
+
+    def id(self, value: T) -> int:
+        """The index of ``value`` (added at the end when new)."""
+        i = self._ids.get(value)
+        if i is None:
+            i = self._ids[value] = len(self)
+            self.append(value)
+        return i
 
 
 class _Outcomes(NamedTuple):
@@ -128,16 +145,11 @@ class FastFL:
         self._partitioned = s0.partitioned
         self._max_rounds = fl.bounds.max_rounds
         self._max_events = fl.bounds.max_events
-        self.actions: list[Action] = []
-        self._action_id: dict[Action, int] = {}
-        self.probabilities: list[Fraction] = []
-        self._prob_id: dict[Fraction, int] = {}
-        self._vecs: list[Vector] = []
-        self._vec_id: dict[Vector, int] = {}
-        self._prots: list[Protocol] = []
-        self._prot_id: dict[Protocol, int] = {}
-        self._lasts: list[str] = []
-        self._last_id: dict[str, int] = {}
+        self.actions: Interned[Action] = Interned()
+        self.probabilities: Interned[Fraction] = Interned()
+        self._vecs: Interned[Vector] = Interned()
+        self._prots: Interned[Protocol] = Interned()
+        self._lasts: Interned[str] = Interned()
         self._ready_sets: dict[tuple[bool, ...], frozenset[str]] = {}
         self._out = _Outcomes([], [], [], [], [])
         self._out_arrays: tuple[np.ndarray, ...] | None = None
@@ -147,59 +159,22 @@ class FastFL:
         self._sizes = np.array([len(g.part(c)) for c in self._clients], dtype=np.int64)
         self._dim = len(g.curmodpar)
         self._numerators: tuple[int, list[int], list[np.ndarray]] | None = None
-        self._initial_value = np.array([self._vec(g.gradient[c]) for c in self._clients], dtype=np.int64)
+        self._initial_value = np.array([self._vecs.id(g.gradient[c]) for c in self._clients], dtype=np.int64)
         reset = set(fl.reset_unready)
         self._reset = np.array([c in reset for c in self._clients], dtype=bool)
-        self._last("none")
+        self._lasts.id("none")
         self._initial = self.encode(s0)
         if self.decode(self._initial) != s0:
             raise AssertionError("the integer code of the initial state does not decode to it")
-
-    # -- tables ------------------------------------------------------------------------------------
-
-    def _vec(self, v: Vector) -> int:
-        i = self._vec_id.get(v)
-        if i is None:
-            i = self._vec_id[v] = len(self._vecs)
-            self._vecs.append(v)
-        return i
-
-    def _prot(self, p: Protocol) -> int:
-        i = self._prot_id.get(p)
-        if i is None:
-            i = self._prot_id[p] = len(self._prots)
-            self._prots.append(p)
-        return i
-
-    def _last(self, name: str) -> int:
-        i = self._last_id.get(name)
-        if i is None:
-            i = self._last_id[name] = len(self._lasts)
-            self._lasts.append(name)
-        return i
-
-    def _action(self, a: Action) -> int:
-        i = self._action_id.get(a)
-        if i is None:
-            i = self._action_id[a] = len(self.actions)
-            self.actions.append(a)
-        return i
-
-    def _probability(self, p: Fraction) -> int:
-        i = self._prob_id.get(p)
-        if i is None:
-            i = self._prob_id[p] = len(self.probabilities)
-            self.probabilities.append(p)
-        return i
 
     # -- coding ------------------------------------------------------------------------------------
 
     def encode(self, state: FLState) -> np.ndarray:
         """The row of ``state`` (a state of this system)."""
         g = state.infra.igra
-        row = [state.round, state.events, self._last(state.last), self._prot(state.infra.prot),
-               self._vec(g.curmodpar)]
-        row += [2 * self._vec(g.gradient[c]) + (c in g.ready) for c in self._clients]
+        row = [state.round, state.events, self._lasts.id(state.last), self._prots.id(state.infra.prot),
+               self._vecs.id(g.curmodpar)]
+        row += [2 * self._vecs.id(g.gradient[c]) + (c in g.ready) for c in self._clients]
         return np.array(row, dtype=np.int32)
 
     def decode(self, row: np.ndarray) -> FLState:
@@ -252,11 +227,11 @@ class FastFL:
                 events=events, last=act.rule)
             if act.actor != c or target != expected:
                 raise AssertionError(f"step {act} of {c} changes more than its footprint states")
-            out.value.append(self._vec(v))
-            out.probability.append(self._probability(p))
-            out.action.append(self._action(act))
-            out.prot.append(self._prot(target.infra.prot))
-            out.last.append(self._last(act.rule))
+            out.value.append(self._vecs.id(v))
+            out.probability.append(self.probabilities.id(p))
+            out.action.append(self.actions.id(act))
+            out.prot.append(self._prots.id(target.infra.prot))
+            out.last.append(self._lasts.id(act.rule))
         self._start[ci, model, prot] = start
         self._count[ci, model, prot] = len(out.value) - start
         self._out_arrays = None
@@ -265,7 +240,7 @@ class FastFL:
         """Whether ``eval_round`` fires at ``prot`` (every client ready), with its action, probability,
         protocol and ``last``, from the system's own step of a representative state; its new model
         must be the vectorised sum's."""
-        rep = self._representative(self._clients, self._vec(self.fl.initial.igra.curmodpar), prot)
+        rep = self._representative(self._clients, self._vecs.id(self.fl.initial.igra.curmodpar), prot)
         steps = self.fl.successors(rep)
         if not steps:
             self._eval[prot] = (0, -1, -1, -1, -1)
@@ -283,8 +258,8 @@ class FastFL:
                                 round=1, events=1 if self._max_events is not None else 0, last=act.rule)
         if target != expected:
             raise AssertionError(f"step {act} does not aggregate as eval_round")
-        self._eval[prot] = (1, self._action(act), self._probability(p), self._prot(target.infra.prot),
-                            self._last(act.rule))
+        self._eval[prot] = (1, self.actions.id(act), self.probabilities.id(p),
+                            self._prots.id(target.infra.prot), self._lasts.id(act.rule))
 
     def _grow(self, models: int, prots: int) -> None:
         """Room in the entry tables for ``models`` model ids and ``prots`` protocol ids."""
@@ -312,7 +287,7 @@ class FastFL:
         n = len(self._dataset)
         m = len(values)
         if n == 0 or m == 0:
-            zero = self._vec(Vec((Fraction(0),) * self._dim))
+            zero = self._vecs.id(Vec((Fraction(0),) * self._dim))
             return np.full(m, zero, dtype=np.int64)
         if self._numerators is None or self._numerators[0] != len(self._vecs):
             dens = [math.lcm(*(v[i].denominator for v in self._vecs)) for i in range(self._dim)]
@@ -334,8 +309,8 @@ class FastFL:
             u, inverse = np.unique(sums, axis=0, return_inverse=True)
             inverse = inverse.reshape(-1)
             rows = [tuple(r) for r in u.tolist()]
-        ids = np.array([self._vec(Vec(Fraction(int(s), dens[i] * n) for i, s in enumerate(r))) for r in rows],
-                       dtype=np.int64)
+        ids = np.array([self._vecs.id(Vec(Fraction(int(s), dens[i] * n) for i, s in enumerate(r)))
+                        for r in rows], dtype=np.int64)
         result: np.ndarray = ids[inverse]
         return result
 

@@ -64,6 +64,16 @@ def time_limit_text(limits: Limits) -> str:
     return f"time limit of {limits.max_seconds:g} s reached"
 
 
+def stop_reason(limits: Limits, stop_at: float | None, now: float) -> str | None:
+    """Why an exploration must stop at ``now``: past its time limit (``stop_at``, from
+    :meth:`Limits.stop_at`) or over its memory limit; ``None`` when it may go on."""
+    if stop_at is not None and now > stop_at:
+        return time_limit_text(limits)
+    if limits.max_memory_mb is not None and current_rss_mb() > limits.max_memory_mb:
+        return f"memory limit of {limits.max_memory_mb:g} MB reached"
+    return None
+
+
 @dataclass(frozen=True)
 class Progress:
     """A progress report: states discovered, states expanded, frontier size (discovered − expanded),

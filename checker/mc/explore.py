@@ -49,6 +49,7 @@ from checker.mc.exploration import (
     Limits,
     Progress,
     ProgressCallback,
+    stop_reason,
     time_limit_text,
 )
 from checker.mc.exploration import current_rss_mb as _current_rss_mb
@@ -293,11 +294,8 @@ def explore(
         while expanded < len(states):
             if expanded % lim.check_every == 0 and expanded:
                 now = time.perf_counter()
-                if stop_at is not None and now > stop_at:
-                    reason = time_limit_text(lim)
-                    break
-                if lim.max_memory_mb is not None and _current_rss_mb() > lim.max_memory_mb:
-                    reason = f"memory limit of {lim.max_memory_mb:g} MB reached"
+                reason = stop_reason(lim, stop_at, now)
+                if reason is not None:
                     break
                 if progress is not None and now >= next_progress:
                     next_progress = now + progress_interval

@@ -41,10 +41,9 @@ from checker.mc.exploration import (
     LazyObservables,
     Limits,
     ProgressCallback,
-    current_rss_mb,
     peak_rss_mb,
     progress_report,
-    time_limit_text,
+    stop_reason,
 )
 from checker.mc.kripke import Kripke
 from checker.mc.ts import Action, as_action
@@ -376,11 +375,8 @@ def explore_batch(
             n = rows.size
             if expanded:
                 now = time.perf_counter()
-                if stop_at is not None and now > stop_at:
-                    reason = time_limit_text(lim)
-                    break
-                if lim.max_memory_mb is not None and current_rss_mb() > lim.max_memory_mb:
-                    reason = f"memory limit of {lim.max_memory_mb:g} MB reached"
+                reason = stop_reason(lim, stop_at, now)
+                if reason is not None:
                     break
                 if progress is not None and now >= next_progress:
                     next_progress = now + progress_interval
