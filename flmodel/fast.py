@@ -319,6 +319,8 @@ class FastFL:
     def successors_batch(self, rows: np.ndarray) -> Steps:
         """The steps of every row, in the order of :meth:`FLSystem.successors` (module docstring)."""
         m = len(rows)
+        if len(self._vecs) >= 1 << 30 or len(self._prots) >= 1 << 31:
+            raise OverflowError("more interned values than an int32 row column holds")
         active = np.ones(m, dtype=bool)
         if self._max_rounds is not None:
             active &= rows[:, ROUND] < self._max_rounds
