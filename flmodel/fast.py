@@ -39,6 +39,11 @@ clients' sorted names, then the outcomes' order):
 No state is bounded out or merged differently from :class:`FLSystem`: a row is active while
 ``round < max_rounds`` and ``events < max_events``, and the targets are not merged (two outcomes with
 equal targets stay two edges, as in the system).
+
+Observables are the observer's (the :class:`FLSystem` or the scenario's system wrapping it), read on
+decoded states; :meth:`FastFL.observe_rows` computes a whole column from the rows by observing one
+decoded row per distinct value of the columns the observable reads (the observer's
+``variable_reads``), and ``enabled:r`` from the rows' steps.
 """
 
 from __future__ import annotations
