@@ -675,8 +675,7 @@ def _check(scenario: Scenario, lim: Limits, watch: Watchdog, t0: float, *, path:
     # the trace abstraction, the cone of influence and the symmetry quotient serve the explored
     # structure's properties only; the others get the system with its dead values reset alone
     choice = reductions or Reductions()
-    own, _ = reduce_system(build_system(scenario), scenario, Reductions(
-        dead_values=choice.dead_values, traces=False, cone=False, symmetry=False))
+    own, _ = reduce_system(build_system(scenario), scenario, Reductions.dead_values_only(choice))
     ctx = _Context(scenario, own, kripke, lim, observe)
     ctx.engine = engine
     ctx.reductions = reductions or Reductions()

@@ -96,8 +96,7 @@ def privacy_model(spec: str, defines: Mapping[str, int] | None = None,
         scenario = load_scenario(model.path, defines=defines)
         declared = [(n.name, neighbour_dataset(scenario, n.name)) for n in scenario.neighbours]
         choice = reductions or Reductions.none()
-        reduced, _ = reduce_system(build_system(scenario), scenario, Reductions(
-            dead_values=choice.dead_values, traces=False, cone=False, symmetry=False))
+        reduced, _ = reduce_system(build_system(scenario), scenario, Reductions.dead_values_only(choice))
         return PrivacyModel(reduced, universe(scenario), declared, scenario_observing(scenario),
                             ObservationReducer(scenario, reduced.secrets, choice=choice))
     fl, uni, data = load_fl_model(spec, defines)

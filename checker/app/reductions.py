@@ -52,7 +52,7 @@ from __future__ import annotations
 
 import re
 from collections.abc import Callable, Iterable, Sequence
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 from fractions import Fraction
 from typing import Any
 
@@ -86,6 +86,13 @@ class Reductions:
     cone: bool = True
     gradient_sum: bool = True
     traces: bool = True
+
+    @classmethod
+    def dead_values_only(cls, choice: Reductions) -> Reductions:
+        """The reductions of a system that other explorations start from (the privacy pipeline's,
+        ``D{ε,δ}``'s): its dead values reset when ``choice`` resets them, nothing else (each of those
+        explorations applies its own reductions, :class:`ObservationReducer`)."""
+        return replace(cls.none(), dead_values=choice.dead_values)
 
     @classmethod
     def none(cls) -> Reductions:
