@@ -79,8 +79,8 @@ def _grid(header: Sequence[str], rows: Sequence[Sequence[object]]) -> str:
 @dataclass(frozen=True)
 class Exploration:
     """The size of an explored state space (``flcheck explore --json``): states, transitions, deadlocks,
-    breadth-first depth, initial states, whether the exploration completed, and its CPU-independent wall
-    time in seconds."""
+    breadth-first depth, initial states, whether the exploration completed, its CPU-independent wall
+    time in seconds and who built it (``explorer``: ``batch``, ``plain`` or ``file``)."""
 
     source: str
     states: int
@@ -91,12 +91,13 @@ class Exploration:
     complete: bool
     limit_reason: str | None
     seconds: float
+    explorer: str = "plain"
 
     def to_json(self) -> dict[str, Any]:
         """The keys of ``flcheck explore --json`` (``time`` is :attr:`seconds`)."""
         return {"states": self.states, "transitions": self.transitions, "deadlocks": self.deadlocks,
                 "depth": self.depth, "time": round(self.seconds, 6), "initial": self.initial,
-                "complete": self.complete, "limit_reason": self.limit_reason}
+                "complete": self.complete, "limit_reason": self.limit_reason, "explorer": self.explorer}
 
     def _repr_html_(self) -> str:
         return _html_table(f"explored {self.source}", [(k, v) for k, v in self.to_json().items()])
@@ -338,12 +339,12 @@ class Model:
 
     def explore(self) -> Exploration:
         """The state space's size (``flcheck explore``)."""
-        from checker.mc.explore import depth_of_structure  # lazy: exploration engine
+        from checker.mc.explore import depth_of_structure, explorer_of  # lazy: exploration engine
 
         k = self.kripke
         return Exploration(str(k.source), int(k.num_states), int(k.num_transitions), int(k.deadlocks.sum()),
                            depth_of_structure(k), len(k.initial), bool(k.complete), k.limit_reason,
-                           self._seconds)
+                           self._seconds, explorer_of(k))
 
     def check(self, formula: str, *, semantics: str = "iiif", evidence: bool = True,
               vacuity: bool = True) -> CtlResult:

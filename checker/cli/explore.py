@@ -28,7 +28,7 @@ from checker.io.dot import write_dot
 from checker.io.files import check_output_path
 from checker.io.kripke_json import write_json
 from checker.io.prism import write_explicit
-from checker.mc.explore import Limits, depth_of_structure, stderr_progress
+from checker.mc.explore import Limits, depth_of_structure, explorer_of, stderr_progress
 from checker.mc.kripke import Kripke
 from checker.verdict import EXIT_HOLDS, EXIT_VIOLATED
 
@@ -81,14 +81,6 @@ def explicit_notes(kripke: Kripke) -> None:
               file=sys.stderr)
     if kripke.stats.get("ctmc"):
         print("flcheck: note: a CTMC: untimed properties are checked on its embedded chain", file=sys.stderr)
-
-
-def explorer_of(kripke: Kripke) -> str:
-    """Who built the structure: ``batch`` (:func:`checker.mc.explore_batch.explore_batch`), ``plain``
-    (:func:`checker.mc.explore.explore`, one state at a time) or ``file`` (read, not explored)."""
-    if kripke.stats.get("batch"):
-        return "batch"
-    return "plain" if "states_per_second" in kripke.stats else "file"
 
 
 def _outputs(args: argparse.Namespace) -> list[str]:

@@ -396,6 +396,14 @@ def explore(
     return kripke
 
 
+def explorer_of(kripke: Kripke) -> str:
+    """Who built a structure: ``batch`` (:func:`checker.mc.explore_batch.explore_batch`), ``plain``
+    (:func:`explore`, one state at a time) or ``file`` (read, not explored)."""
+    if kripke.stats.get("batch"):
+        return "batch"
+    return "plain" if "states_per_second" in kripke.stats else "file"
+
+
 def depth_of_structure(kripke: Kripke) -> int:
     """Largest breadth-first distance from the initial states (the ``depth`` of ``flcheck explore``)."""
     if kripke.num_states == 0 or not len(kripke.initial):
