@@ -348,3 +348,15 @@ def test_partial_order_refuses_next_steps_and_the_uniform_scheduler() -> None:
         _, applied = reduce_system(build_system(s), s)
         assert not applied.details["partial_order"]["applied"]
         assert why in applied.details["partial_order"]["reason"]
+
+
+@pytest.mark.parametrize("name,defines", [("moniteo", None), ("seed_model", None), ("moniteo_rounds", None),
+                                          ("moniteo_swarm8", {"N": 4}), ("moniteo_published", {"E": 2})])
+def test_bundled_steps_stay_in_their_footprints(name: str, defines: dict[str, int] | None) -> None:
+    """Every sampled step of the published and round-based rules changes only what its class says it
+    writes, its guard literals hold where it is enabled, and a ``single`` class has one action
+    (:func:`tests.checker.test_network_reductions.assert_footprints_hold`)."""
+    from tests.checker.test_network_reductions import assert_footprints_hold
+
+    system = build_system(load_scenario(resolve_scenario_path(name), defines=defines))
+    assert assert_footprints_hold(system, samples=60) > 50
