@@ -15,6 +15,7 @@ from checker.cli.options import (
     OBSERVE_HELP,
     REDUCTION_HELP,
     add_reduction_options,
+    default_memory_mb,
     memory_mb,
     output_file,
     positive_int,
@@ -50,8 +51,9 @@ def register(sub: argparse._SubParsersAction) -> None:
                    help="exploration limit (default 2e6)")
     p.add_argument("--max-seconds", type=seconds, default=600.0,
                    help="time limit of the whole check, every exploration and property (default 600)")
-    p.add_argument("--max-memory", type=memory_mb, default=None, metavar="MB",
-                   help="resident memory limit of the whole check (default: none)")
+    p.add_argument("--max-memory", type=memory_mb, default=default_memory_mb(), metavar="MB",
+                   help="resident memory limit of the whole check (default: three quarters of the "
+                        f"machine's memory, {default_memory_mb():.0f} MB here)")
     p.add_argument("--progress", action="store_true",
                    help="print a progress line to stderr every few seconds (phase, states, rate, time left)")
     p.add_argument("--progress-interval", type=seconds, default=5.0, metavar="S",

@@ -22,7 +22,7 @@ from typing import Any
 from checker.app.load import EXPLICIT_SUFFIXES, load_model, resolve_model_files
 from checker.cli.defines import add_define_option, defines_of
 from checker.cli.json_output import emit_json
-from checker.cli.options import memory_mb, output_file, positive_int, seconds
+from checker.cli.options import default_memory_mb, memory_mb, output_file, positive_int, seconds
 from checker.errors import InputError
 from checker.io.dot import write_dot
 from checker.io.files import check_output_path
@@ -56,8 +56,9 @@ def add_limit_options(p: argparse.ArgumentParser) -> None:
     """``--max-states``, ``--max-seconds`` and ``--max-memory`` (read by :func:`limits_of`)."""
     p.add_argument("--max-states", type=positive_int, default=None, help="exploration limit on states")
     p.add_argument("--max-seconds", type=seconds, default=None, help="exploration time limit")
-    p.add_argument("--max-memory", type=memory_mb, default=None, metavar="MB",
-                   help="exploration memory limit")
+    p.add_argument("--max-memory", type=memory_mb, default=default_memory_mb(), metavar="MB",
+                   help="exploration memory limit (default: three quarters of the machine's memory, "
+                        f"{default_memory_mb():.0f} MB here)")
 
 
 def limits_of(args: argparse.Namespace) -> Limits:

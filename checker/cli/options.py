@@ -22,6 +22,7 @@ from __future__ import annotations
 
 import argparse
 import math
+import os
 import re
 import stat
 from collections.abc import Callable, Iterable
@@ -266,3 +267,13 @@ def reductions_of(args: argparse.Namespace, names: Iterable[str]) -> Reductions:
         return Reductions.none()
     on = set(names)
     return Reductions(**{name: name in on and not getattr(args, f"no_{name}") for name in REDUCTION_HELP})
+
+
+def default_memory_mb() -> float:
+    """The default memory limit of the commands that explore: three quarters of the machine's physical
+    memory (a model larger than that stops with a partial structure instead of exhausting the machine)."""
+    try:
+        total = os.sysconf("SC_PAGE_SIZE") * os.sysconf("SC_PHYS_PAGES")
+    except (ValueError, OSError, AttributeError):
+        return 8192.0
+    return float(int(0.75 * total / 2**20))

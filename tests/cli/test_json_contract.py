@@ -113,7 +113,7 @@ def test_envelope_refuses_a_payload_that_has_an_envelope_key() -> None:
 
 #: Per bundled scenario, what ``check --json`` decides in the slow run: every property, but the swarm
 #: at N = 3 and walker12_relay's two privacy pairs left out (each ~15 s; privacy JSON is validated above).
-SIZES = {"moniteo_swarm8": ["-D", "N=3"]}
+SIZES = {"moniteo_swarm8": ["-D", "N=3"], "moniteo_published": ["-D", "E=2"]}
 BUNDLED_CHECKS = {**SIZES,
                   "walker12_relay": ["--property", "round_almost_surely", "--property",
                                      "insider_copies_report", "--property", "copies_only_after_report"]}
