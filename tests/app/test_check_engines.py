@@ -18,7 +18,7 @@ from flmodel.scenario_ast import Scenario
 pytest.importorskip("stormpy")
 
 LIMITS = Limits(max_states=200_000, max_seconds=600)
-DEFINES = {"moniteo_swarm8": {"N": 3}}
+DEFINES = {"moniteo_swarm8": {"N": 3}, "moniteo_published": {"E": 2}}
 
 
 def _probabilities(scenario: Scenario, engine: str,
