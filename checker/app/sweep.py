@@ -81,14 +81,16 @@ def instance_key(defines: Mapping[str, int]) -> str:
 
 @dataclass(frozen=True)
 class SweepSpec:
-    """What every instance shares: the scenario file, its text's SHA-256, the exploration limits, and how
-    privacy properties read the attacker's observation (``observe``)."""
+    """What every instance shares: the scenario file, its text's SHA-256, the exploration limits, how
+    privacy properties read the attacker's observation (``observe``), and whether ``check``'s
+    reductions apply (``reduce``; the unreduced state counts are those of the model's closed forms)."""
 
     scenario: str
     sha256: str
     max_states: int | None = None
     max_seconds: float | None = None
     observe: str = "sequence"
+    reduce: bool = True
 
     @classmethod
     def of(cls, scenario: str | Path, **options: Any) -> SweepSpec:
@@ -101,7 +103,8 @@ class SweepSpec:
     def same_run(self, record: Mapping[str, Any]) -> bool:
         """Whether ``record`` was made by a sweep of the same scenario text and limits."""
         return (record.get("scenario_sha256") == self.sha256 and record.get("max_states") == self.max_states
-                and record.get("max_seconds") == self.max_seconds and record.get("observe") == self.observe)
+                and record.get("max_seconds") == self.max_seconds and record.get("observe") == self.observe
+                and record.get("reduce", True) == self.reduce)
 
 
 def check_swept_names(spec: SweepSpec, names: Sequence[str]) -> None:
@@ -143,12 +146,14 @@ def run_instance(spec: SweepSpec, defines: Mapping[str, int]) -> Record:
     record: Record = {**_identity(spec, defines), "pid": os.getpid()}
     try:
         from checker.app.check import check_file  # lazy: a worker imports the pipeline once
+        from checker.app.reductions import Reductions  # lazy: with the pipeline
         from checker.mc.explore import Limits  # lazy: with the pipeline
         from flmodel.errors import ModelError  # lazy: with the pipeline
 
         limits = Limits(max_states=spec.max_states or 2_000_000, max_seconds=spec.max_seconds or 600.0)
         try:
-            report = check_file(spec.scenario, limits=limits, defines=dict(defines), observe=spec.observe)
+            report = check_file(spec.scenario, limits=limits, defines=dict(defines), observe=spec.observe,
+                                reductions=None if spec.reduce else Reductions.none())
         except (InputError, ModelError) as exc:
             record.update(status="error", error=str(exc).splitlines()[0])
         else:
@@ -234,7 +239,7 @@ def _identity(spec: SweepSpec, defines: Mapping[str, int]) -> Record:
     """The keys that name an instance's run: its constants, the scenario and its text, the limits."""
     return {"instance": instance_key(defines), "defines": dict(sorted(defines.items())),
             "scenario": spec.scenario, "scenario_sha256": spec.sha256, "max_states": spec.max_states,
-            "max_seconds": spec.max_seconds, "observe": spec.observe}
+            "max_seconds": spec.max_seconds, "observe": spec.observe, "reduce": spec.reduce}
 
 
 def _crashed(spec: SweepSpec, defines: Mapping[str, int], why: str) -> Record:

@@ -69,6 +69,9 @@ def register(sub: argparse._SubParsersAction) -> None:
     p.add_argument("--plot", metavar="FILE.png", type=output_file, default=None,
                    help="write the plots here (default: the results file with .png)")
     p.add_argument("--no-plot", action="store_true", help="write no plots")
+    p.add_argument("--no-reduce", action="store_true",
+                   help="check every instance without state-space reductions (the states column is then "
+                        "the model's own count; the results never depend on it)")
     p.add_argument("--quiet", action="store_true", help="no progress lines")
     p.add_argument("--json", action="store_true", help="print the summary and every record as JSON")
     p.set_defaults(func=run)
@@ -104,7 +107,7 @@ def run(args: argparse.Namespace) -> int:
 
     values = _values(args)
     spec = SweepSpec.of(args.scenario, max_states=args.max_states, max_seconds=args.max_seconds,
-                        observe=args.observe)
+                        observe=args.observe, reduce=not args.no_reduce)
     check_swept_names(spec, list(values))
     out = Path(args.output or f"{Path(spec.scenario).stem}_sweep.jsonl")
     check_output_path(out, [spec.scenario])

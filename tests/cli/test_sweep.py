@@ -208,6 +208,27 @@ def test_rounds_are_swept_as_a_constant(scenario: Path, tmp_path: Path) -> None:
     assert by_rounds["N=1 R=2 X=1"]["states"] > by_rounds["N=1 R=1 X=1"]["states"]
 
 
+def test_an_unreduced_sweep_counts_the_closed_form(tmp_path: Path) -> None:
+    """``--no-reduce``: the swarm's states at N satellites are its closed form (V+1)^N + V^N (grid of V = 3
+    values: N - 0 .. 3 reported values per satellite before the aggregation, 3^N after), the reduced
+    sweep fewer, with the same figures; a rerun with the other setting runs again."""
+    out = tmp_path / "n.jsonl"
+    args = ["sweep", "moniteo_swarm8", "-D", "N=1..4", "--engine", "processes", "--jobs", "2", "-o", str(out),
+            "--no-plot", "--json"]
+    _, text, err = run_cli([*args, "--no-reduce"])
+    plain = {r["instance"]: r for r in json.loads(text)["records"]}
+    assert [plain[f"N={n}"]["states"] for n in range(1, 5)] == [4**n + 3**n for n in range(1, 5)], err
+    _, text, _ = run_cli(args)
+    doc = json.loads(text)
+    assert doc["ran"] == 4  # the unreduced records are not this run's
+    for r in doc["records"]:
+        validate_record(r)
+        assert r["reduce"] is True and r["states"] <= plain[r["instance"]]["states"]
+        assert (r["epsilon"], r["delta"], r["properties"]) == (plain[r["instance"]]["epsilon"],
+                                                               plain[r["instance"]]["delta"],
+                                                               plain[r["instance"]]["properties"])
+
+
 @pytest.mark.parametrize("argv, message", [
     (["-D", "Y=1"], "Y is not an integer constant of swarm_x.fl"),
     (["-D", "N=1", "-D", "N=2"], "given twice"),
