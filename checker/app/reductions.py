@@ -276,6 +276,9 @@ def _partial_order(system: ScenarioSystem, scenario: Scenario) -> tuple[Scenario
     watched = frozenset(a.rule for p in scenario.properties
                         if p.kind not in OWN_EXPLORATION_KINDS and p.formula is not None
                         for a in ctl_ast.atoms_of(parse_property(p)) if isinstance(a, ctl_ast.Enabled))
+    if any(r not in fl.rule_names for r in watched):
+        return system, {"applied": False, "reason": "not applied: an enabled() atom names a step by its full "
+                        "text"}
     if not any(c.rule not in watched and not c.writes & visible for c in classes):
         return system, {"applied": False, "reason": "not applied: every step writes what a property reads"}
     by_name = {(c.rule, c.actor): c for c in classes}
@@ -374,7 +377,11 @@ def _traces(system: ScenarioSystem, scenario: Scenario) -> tuple[ScenarioSystem,
             continue
         if p.kind == "probability" and p.scheduler in ("min", "max", None):
             continue
-        if p.kind == "ctl" and p.formula is not None and not ctl_ast.has_probabilistic(parse_property(p)):
+        f = parse_property(p) if p.kind == "ctl" and p.formula is not None else None
+        if f is not None and not ctl_ast.has_probabilistic(f):
+            if any(isinstance(a, ctl_ast.Enabled) and "[" in a.rule for a in ctl_ast.atoms_of(f)):
+                return system, {"applied": False, "reason": f"not applied: property {p.name} names a step "
+                                "with its trace (enabled of an action's full text)"}
             continue
         return system, {"applied": False, "reason": f"not applied: property {p.name} ({p.kind}) may depend "
                         "on how many traces a step can extend (the uniform scheduler, attack trees' ways)"}
