@@ -27,7 +27,8 @@ REJECT, SAME, ANY = "reject", "same", "any"
 
 IDENTIFIER = re.compile(r"[A-Za-z_][A-Za-z0-9_]*")
 #: Statements that declare a name right after their keyword.
-DECLARING = ("server", "attacker", "property", "actor", "neighbour", "data", "clients", "locations")
+DECLARING = ("server", "attacker", "property", "actor", "neighbour", "data", "clients", "locations",
+             "defence", "const")
 #: Names of the FL rules (the `enabled(RULE)` and `last == RULE` vocabulary).
 RULES = ("put_part", "get_grad", "eval_server", "eval_round")
 
