@@ -74,7 +74,7 @@ from collections.abc import Callable, Iterable, Iterator, Mapping
 from dataclasses import dataclass, field, replace
 from fractions import Fraction
 from functools import cached_property
-from itertools import pairwise
+from itertools import combinations, pairwise
 from typing import Literal, NamedTuple
 
 from flmodel.errors import ModelError
@@ -162,8 +162,8 @@ class Network:
     def observable_reads(self, name: str, clients: Iterable[str], edge: Edge | None = None,
                          ) -> frozenset[str] | None:
         """The variables the network observable ``name`` reads (``lost``, ``lost_c``, ``step``,
-        ``seen``, ``seen_c``, ``copied``; ``link_a_b`` with its directed ``edge``); ``None`` for
-        another name."""
+        ``seen``, ``seen_c`` (none when ``c``'s report is not copied: always false), ``copied``;
+        ``link_a_b`` with its directed ``edge``); ``None`` for another name."""
         v = self.variables
         cs = tuple(clients)
         if name == "lost":
@@ -176,6 +176,8 @@ class Network:
             return frozenset(seen_var(c) for c in v.tapped)
         if name.startswith("seen_") and name[5:] in v.tapped:
             return frozenset({seen_var(name[5:])})
+        if name.startswith("seen_") and name[5:] in cs:  # a report that never crosses the attacker
+            return frozenset()
         if name == "copied":  # (c, gradient c) for c crossed and seen
             return frozenset(x for c in v.tapped for x in (crossed_var(c), seen_var(c), f"gradient:{c}"))
         if edge is not None and name.startswith("link_"):
@@ -184,6 +186,39 @@ class Network:
                               *((ROUND,) if "rounds" in units else ()),
                               *((CLOCK,) if "steps" in units else ())})
         return None
+
+    def configurations(self, gra: Gra) -> Iterator[tuple[frozenset[int], int, int, Gra]]:
+        """Every configuration the network can be in from the links of ``gra``: a set of cut failing
+        links (by index into :attr:`failures`), the saturated ``round`` and ``clock``, and the graph in
+        that configuration (``2^|failures| · (round_horizon + 1) · (step_horizon + 1)`` of them)."""
+        n = len(self.failures)
+        for k in range(n + 1):
+            for cut in combinations(range(n), k):
+                edges = gra.edges.difference(*(self.failures[i] for i in cut))
+                for r in range(self.round_horizon + 1):
+                    for t in range(self.step_horizon + 1):
+                        yield frozenset(cut), r, t, Gra(gra.locations, edges, NetStatus(r, t))
+
+    def configuration_count(self) -> int:
+        """How many configurations :meth:`configurations` enumerates."""
+        return 2 ** len(self.failures) * (self.round_horizon + 1) * (self.step_horizon + 1)
+
+    def may_cross(self, gra: Gra, sources: Mapping[str, Location], target: Location,
+                  limit: int = 200_000) -> frozenset[str]:
+        """The clients of ``sources`` (client -> location) whose report's route to ``target`` crosses
+        the attacker (:meth:`crosses`) in some configuration (:meth:`configurations`): the only reports
+        the attacker can copy. Every client of ``sources`` when more than ``limit`` routes would have
+        to be computed."""
+        if self.configuration_count() * max(len(sources), 1) > limit:
+            return frozenset(sources)
+        out: set[str] = set()
+        for _, _, _, g in self.configurations(gra):
+            for c, loc in sources.items():
+                if c not in out:
+                    path = self.client_route(g, c, loc, target)
+                    if path is not None and self.crosses(path):
+                        out.add(c)
+        return frozenset(out)
 
     def edge_up(self, edges: frozenset[Edge], e: Edge, status: NetStatus) -> bool:
         """Whether the directed edge ``e`` is up in the next step (see the module docstring)."""

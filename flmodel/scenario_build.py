@@ -37,7 +37,7 @@ from __future__ import annotations
 
 import dataclasses
 from collections.abc import Iterable, Iterator, Sequence
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 from fractions import Fraction
 from typing import Any
 
@@ -177,12 +177,8 @@ def build_fl_system(s: Scenario) -> FLSystem:
     aloc = {p.actor: p.location for p in (s.server, *s.clients, *s.actors)}
     if s.attacker is not None and s.attacker.location is not None and s.attacker.name not in aloc:
         aloc[s.attacker.name] = s.attacker.location
-    edges: set[tuple[str, str]] = set()
-    for lk in (*s.links, *(c.link for c in s.contacts)):
-        edges.update(link_edges(lk))
     net = network_of(s) if s.networked else None
-    gra = Gra(frozenset(n.name for n in s.locations), frozenset(edges),
-              None if net is None else NetStatus())
+    gra = Gra(frozenset(n.name for n in s.locations), scenario_edges(s), None if net is None else NetStatus())
     pts = data_points(s)
     data = initial_dataset(s)
     w0 = tuple(Fraction(x) for x in s.model.initial)
@@ -229,9 +225,16 @@ def link_edges(lk: Link) -> tuple[tuple[str, str], ...]:
     return ((lk.a, lk.b),) if lk.directed else ((lk.a, lk.b), (lk.b, lk.a))
 
 
+def scenario_edges(s: Scenario) -> frozenset[tuple[str, str]]:
+    """The directed edges of the scenario's links and contacts (every link of a contact plan)."""
+    return frozenset(e for lk in (*s.links, *(c.link for c in s.contacts)) for e in link_edges(lk))
+
+
 def network_of(s: Scenario) -> Network:
     """The :class:`~flmodel.network.Network` of a scenario's contact, loss, failure and route
-    statements, its aggregation rule and its attacker."""
+    statements, its aggregation rule and its attacker. An attacker that observes ``copied`` copies
+    the reports whose route crosses it in some configuration of the network
+    (:meth:`~flmodel.network.Network.may_cross`; the others never reach it)."""
     windows = {e: (Window(c.unit, c.windows),) for c in s.contacts for e in link_edges(c.link)}
     losses = {e: (lo.probability, lo.retries) for lo in s.losses for e in link_edges(lo.link)}
     failures = tuple(frozenset(link_edges(lk)) for lk in s.failures)
@@ -239,7 +242,13 @@ def network_of(s: Scenario) -> Network:
     agg = (prot.aggregate if prot is not None else None) or "all"
     at = (prot.aggregate_at if prot is not None else None) or 0
     attacker, tapped, tap = attacker_taps(s)
-    return Network(windows, losses, failures, routes_of(s), agg, at, attacker, tapped, tap)  # type: ignore[arg-type]
+    net = Network(windows, losses, failures, routes_of(s), agg, at, attacker, tapped, tap)  # type: ignore[arg-type]
+    copies = s.attacker is not None and any(o.name == COPIED for o in s.attacker.observes)
+    if copies and tapped and s.server is not None:
+        placed = {c.actor: c.location for c in s.clients if c.actor in tapped}
+        gra = Gra(frozenset(n.name for n in s.locations), scenario_edges(s), NetStatus())
+        net = replace(net, tapped=net.may_cross(gra, placed, s.server.location) | (tapped - set(placed)))
+    return net
 
 
 def routes_of(s: Scenario) -> dict[str, tuple[str, ...]]:
@@ -342,13 +351,18 @@ class ScenarioSystem:
         names.append("secret_in_dataset")
         names.extend(f"holds_{p.name}" for p in self.secrets)
         self._links: dict[str, tuple[str, str]] = {}
+        self._seen: dict[str, str] = {}
         self.network = network_of(scenario) if scenario is not None and scenario.networked else None
-        if self.network is not None:
+        if self.network is not None and scenario is not None:
             names += ["lost", "step", *(f"lost_{c}" for c in fl.clients)]
             if self.network.attacker is not None:
                 names.append(COPIED)
-            if self.network.attacker is not None and self.network.tapped:
-                names += ["seen", *(f"seen_{c}" for c in sorted(self.network.tapped))]
+            # seen_c for every report the attacker is declared to copy (false for those whose route
+            # never crosses it: the network does not mark them, Network.may_cross)
+            declared = attacker_taps(scenario)[1] if self.network.attacker is not None else frozenset()
+            self._seen = {f"seen_{c}": c for c in sorted(declared)}
+            if declared:
+                names += ["seen", *self._seen]
             for a, b in sorted(fl.initial.igra.gra.edges):
                 self._links[f"link_{a}_{b}"] = (a, b)
             names += list(self._links)
@@ -400,8 +414,8 @@ class ScenarioSystem:
                 st = gra_status(gra)
                 grads = state.infra.igra.gradient
                 return frozenset((c, grads[c]) for c in st.crossed & st.seen)
-            if name.startswith("seen_") and name[5:] in self.network.tapped:
-                return name[5:] in gra_status(gra).seen
+            if name in self._seen:
+                return self._seen[name] in gra_status(gra).seen
             if name in self._links:
                 return self.network.edge_up(gra.edges, self._links[name], gra_status(gra))
         real = self._alias.get(name)

@@ -49,7 +49,7 @@ from flmodel.scenario_ast import (
     Scenario,
     StepDecl,
 )
-from flmodel.scenario_build import attacker_taps, link_edges, routes_of
+from flmodel.scenario_build import attacker_taps, link_edges, routes_of, scenario_edges
 from flmodel.scenario_family import diagnostic
 
 ACTIONS = ("put_part", "get_grad", "eval_server")
@@ -615,7 +615,7 @@ def check_attacker_routes(s: Scenario) -> list[Diagnostic]:
     if a is None or attacker is None or s.server is None:
         return []
     report = _Report(Position(s.source, 1, 1))
-    edges = frozenset(e for lk in (*s.links, *(c.link for c in s.contacts)) for e in link_edges(lk))
+    edges = scenario_edges(s)
     locations = frozenset(n.name for n in s.locations)
     net = Network(routes=routes_of(s), attacker=attacker, tap=tap)
     gra = Gra(locations, edges)

@@ -15,15 +15,22 @@ transposition ``(c d)`` only when
 * they share a location (``λ = id``), or each sits alone at its own location (``λ = (aloc c  aloc d)``);
 * their initial parts have the same multiset of ``(features, target)`` (``δ`` pairs the points in the
   order of that multiset; without an initial partition both parts are empty and ``δ = id``);
-* the link graph ``gra`` and the policy table are invariant under ``(π, λ)``;
+* the policy table is invariant under ``(π, λ)``, and so is the link graph ``gra`` unless the
+  topology is a network whose links never fail (next item);
 * with a time-varying topology: neither is the attacker and ``λ`` fixes the attacker's location (or
-  tapped link); the reports the attacker taps are permuted among themselves; contact windows, losses
-  and the set of links that may fail are invariant under ``λ``; and in every configuration the
+  tapped link); the reports the attacker taps are permuted among themselves; when links may fail,
+  contact windows, losses and the set of links that may fail are invariant under ``λ`` (a state's
+  links are then renamed); and in every configuration the
   network can be in (a set of cut links, the saturated round and clock: all of them are enumerated)
   the route of every client ``x``'s report decides the same as the route of ``π x``'s in the renamed
   configuration: whether there is one, the probability ``q`` that the report arrives and whether it
   crosses the attacker (the only things the report step reads of a route; routes break ties by name,
-  so the paths themselves need not be renamed onto each other);
+  so the paths themselves need not be renamed onto each other). When no link may fail, the links,
+  windows and losses are read by no rule but through these routes (a link observable ``link_a_b``
+  depends on the round and clock alone, which every element of the group fixes), so the comparison of
+  what the routes decide replaces the graph automorphism: satellites of a Walker shell whose sites no
+  automorphism of the inter-satellite links maps onto each other are interchangeable when their
+  reports' routes decide the same;
 
 and refuses the rest (a rule set other than ``published``/``fedavg_rounds`` with or without a network;
 more network configurations than :data:`MAX_ROUTE_CHECKS` allows to enumerate). The rules are then
@@ -71,7 +78,6 @@ from __future__ import annotations
 from collections.abc import Iterable, Mapping, Sequence
 from dataclasses import dataclass
 from fractions import Fraction
-from itertools import combinations
 from typing import Any
 
 from flmodel.data import DataPoint, Dataset, Partition
@@ -174,43 +180,38 @@ def _route_table(system: ScenarioSystem, net: Network) -> tuple[dict[_Config, di
     client) pairs."""
     g0 = system.fl.initial.igra
     clients = sorted(g0.clients)
-    cuts = [frozenset(s) for k in range(len(net.failures) + 1)
-            for s in combinations(range(len(net.failures)), k)]
-    times = [(r, t) for r in range(net.round_horizon + 1) for t in range(net.step_horizon + 1)]
-    if len(cuts) * len(times) * max(len(clients), 1) > MAX_ROUTE_CHECKS:
-        return {}, f"{len(cuts) * len(times)} network configurations are too many to verify that the " \
+    configs = net.configuration_count()
+    if configs * max(len(clients), 1) > MAX_ROUTE_CHECKS:
+        return {}, f"{configs} network configurations are too many to verify that the " \
                    f"routes follow the permutations"
     server_loc = g0.aloc[g0.server]
     table: dict[_Config, dict[str, RouteEffect]] = {}
-    for cut in cuts:
-        edges = g0.gra.edges.difference(*(net.failures[i] for i in cut))
-        for r, t in times:
-            gra = Gra(g0.gra.locations, edges, NetStatus(r, t))
-            row: dict[str, RouteEffect] = {}
-            for c in clients:
-                path = net.client_route(gra, c, g0.aloc[c], server_loc)
-                row[c] = None if path is None else (net.delivery(path), net.crosses(path))
-            table[(cut, r, t)] = row
+    for cut, r, t, gra in net.configurations(g0.gra):
+        row: dict[str, RouteEffect] = {}
+        for c in clients:
+            path = net.client_route(gra, c, g0.aloc[c], server_loc)
+            row[c] = None if path is None else (net.delivery(path), net.crosses(path))
+        table[(cut, r, t)] = row
     return table, ""
 
 
 def _network_valid(net: Network, perm: Mapping[str, str], lam: Mapping[Location, Location],
                    routes: Mapping[_Config, Mapping[str, RouteEffect]]) -> bool:
     """Whether the network is invariant under ``(π, λ)``: the attacker stays (itself and its
-    location), the reports it taps are permuted among themselves, contact windows, losses and the
-    links that may fail are renamed onto themselves, and what every route decides follows the
-    permutation in every configuration: ``effect(λ·config, π x) = effect(config, x)`` (the report step
-    reads a route only through its :data:`RouteEffect`; routes are chosen by name, so the paths
-    themselves need not be renamed onto each other)."""
+    location), the reports it taps are permuted among themselves, when links may fail the contact
+    windows, losses and the failing links are renamed onto themselves, and what every route decides
+    follows the permutation in every configuration: ``effect(λ·config, π x) = effect(config, x)``
+    (the report step reads a route only through its :data:`RouteEffect`; routes are chosen by name,
+    so the paths themselves need not be renamed onto each other)."""
     if net.attacker is not None:
         who, where = net.attacker
         if who in perm or lam.get(where, where) != where or _rename_edges(net.tap, lam) != net.tap:
             return False
     if frozenset(perm.get(c, c) for c in net.tapped) != net.tapped:
         return False
-    if {(lam.get(a, a), lam.get(b, b)): w for (a, b), w in net.windows.items()} != dict(net.windows):
-        return False
-    if {(lam.get(a, a), lam.get(b, b)): v for (a, b), v in net.losses.items()} != dict(net.losses):
+    if net.failures and (
+            {(lam.get(a, a), lam.get(b, b)): w for (a, b), w in net.windows.items()} != dict(net.windows)
+            or {(lam.get(a, a), lam.get(b, b)): v for (a, b), v in net.losses.items()} != dict(net.losses)):
         return False
     index = {link: i for i, link in enumerate(net.failures)}
     image: dict[int, int] = {}
@@ -278,7 +279,7 @@ def detect_symmetry(system: ScenarioSystem, fixed: Iterable[str] = ()
                 return False
             loc_perm = {lc: ld, ld: lc}
         perm = {c: d, d: c}
-        if _rename_edges(table, loc_perm) != table:
+        if (net is None or net.failures) and _rename_edges(table, loc_perm) != table:
             return False
         locations = set(poli) | set(loc_perm)
         for loc in locations:

@@ -5,6 +5,7 @@ comments explain."""
 
 from __future__ import annotations
 
+import math
 import re
 from pathlib import Path
 
@@ -13,11 +14,14 @@ import pytest
 
 from checker.app.check import check_file, check_scenario
 from checker.app.load import load_model
+from checker.app.reductions import Reductions
 from checker.cli.main import main
 from flmodel.errors import ModelError
+from flmodel.network import Network
 from flmodel.orbits import Sampling, contact_plan, contact_text
 from flmodel.orbits_motion import bundled_orbit_file, load_ground_stations, load_walker_shell
 from flmodel.scenario import parse_scenario
+from flmodel.scenario_build import build_system
 
 BUNDLED = flcheck_spec.bundled_scenarios()
 WALKER = BUNDLED["walker12_relay"]
@@ -27,13 +31,16 @@ def _contact_lines(text: str) -> list[str]:
     return [line for line in text.splitlines() if line.startswith("contact ")]
 
 
-def test_walker_contact_plan_is_the_generators_output() -> None:
+@pytest.mark.parametrize("scenario, shell_file", [("walker12_relay", "walker_53_12_3_1.toml"),
+                                                   ("walker32_relay", "walker_53_32_4_1.toml")])
+def test_walker_contact_plan_is_the_generators_output(scenario: str, shell_file: str) -> None:
     """One round of an hour sampled every 60 s, Toulouse, inter-satellite links up to 3000 km."""
-    shell = load_walker_shell(bundled_orbit_file("walker_53_12_3_1.toml"))
+    shell = load_walker_shell(bundled_orbit_file(shell_file))
     stations = [s for s in load_ground_stations(bundled_orbit_file("stations.toml"))
                 if s.name == "toulouse"]
     plan = contact_plan(shell, stations, sampling=Sampling(60.0, 3600.0, 1, 1), max_isl_range_km=3000.0)
-    assert _contact_lines(WALKER.read_text(encoding="utf-8")) == contact_text(plan, "rounds").splitlines()
+    text = BUNDLED[scenario].read_text(encoding="utf-8")
+    assert _contact_lines(text) == contact_text(plan, "rounds").splitlines()
 
 
 def test_walker_routes_go_through_the_insider() -> None:
@@ -154,6 +161,57 @@ def test_walker_case_study_verdicts() -> None:
     assert res["relay_view"].details["ratio"] == "2"   # sat8's randomized response, r = 1/2
     assert res["clean_link"].value == 0                # sat0's own report carries no secret
     assert rep.kripke.num_states == 18429
+
+
+def test_the_insider_copies_only_the_reports_routed_through_it() -> None:
+    """Of the 12 reports the insider could be declared to copy, only sat8's (relayed by orbit0) and
+    sat0's own ever cross orbit0 (in the one configuration of the shell's contact plan); the others are
+    not marked, and their seen_c observables stay known (and false)."""
+    system = build_system(parse_scenario(WALKER.read_text(encoding="utf-8"), str(WALKER)))
+    assert system.network is not None and system.network.tapped == {"sat0", "sat8"}
+    assert "seen_sat3" in system.observable_names() and system.variable_reads("seen_sat3") == frozenset()
+
+
+@pytest.mark.slow
+def test_copying_only_what_crosses_is_exact() -> None:
+    """Marking every report as copyable (each then waits for a crossing that never comes) decides the
+    insider's view as marking only those that cross: the same ε*, outcomes and probabilities."""
+    s = parse_scenario(WALKER.read_text(encoding="utf-8"), str(WALKER))
+    narrow = check_scenario(s, only=["relay_view"], reductions=Reductions.none())
+    with pytest.MonkeyPatch.context() as mp:
+        mp.setattr(Network, "may_cross", lambda self, gra, sources, target, limit=0: frozenset(sources))
+        assert build_system(s).network.tapped == frozenset(s.client_names)  # type: ignore[union-attr]
+        wide = check_scenario(s, only=["relay_view"], reductions=Reductions.none())
+    assert [(r.verdict, r.value, r.details["ratio"]) for r in narrow.results] == \
+        [(r.verdict, r.value, r.details["ratio"]) for r in wide.results]
+    assert narrow.artefacts["privacy"]["relay_view"][:4] == wide.artefacts["privacy"]["relay_view"][:4]
+
+
+WALKER32 = BUNDLED["walker32_relay"]
+
+
+def _walker32_classes() -> list[int]:
+    """The sizes of walker32_relay's symmetry classes: satellites other than sat11 and sat17, by
+    their datum (i mod 3)."""
+    return [sum(1 for i in range(32) if i % 3 == k and i not in (11, 17)) for k in range(3)]
+
+
+@pytest.mark.slow
+def test_walker32_case_study_verdicts() -> None:
+    """The 32-satellite shell: every verdict the scenario's comments explain, on the structure of
+    Π_k (n_k + 1)·8 + 1 states (who of each class reported; sat11 and sat17 each unreported, reported
+    with the copy due, or copied, never both due at once; and the aggregated state)."""
+    rep = check_file(WALKER32)
+    res = {r.name: r for r in rep.results}
+    assert {n: r.verdict.value for n, r in res.items()} == {
+        "round_can_complete": "holds", "round_almost_surely": "holds", "copies_only_after_report": "holds",
+        "insider_can_copy": "holds", "relay_view": "holds", "clean_link": "holds"}
+    assert res["relay_view"].details["ratio"] == "2"   # sat11's randomized response, r = 1/2
+    assert res["clean_link"].value == 0                # sat17's own report carries no secret
+    sizes = sorted(len(c) for c in rep.reductions.details["symmetry"]["classes"])
+    assert sizes == sorted(_walker32_classes())
+    assert rep.kripke.num_states == math.prod(n + 1 for n in sizes) * 8 + 1
+    assert rep.reductions.names == ["dead_values", "cone", "symmetry"]
 
 
 @pytest.mark.parametrize("n", [2, 3, 4, 5])
