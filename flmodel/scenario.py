@@ -508,7 +508,10 @@ class _Build(Transformer[Any, Any]):
         return {"kind": "ctl", "formula": self._formula(items[0])}
 
     def prop_attack_tree(self, items: list[Token]) -> dict[str, Any]:
-        return {"kind": "attack_tree", "expect": str(items[0]), "formula": self._formula(items[1])}
+        reduced = items[0].type == "REDUCED"
+        expect, goal = items[1:] if reduced else items
+        return {"kind": "attack_tree", "expect": str(expect), "formula": self._formula(goal),
+                "reduced": reduced}
 
     def _obs(self, rest: list[Any]) -> tuple[Named, ...]:
         for r in rest:

@@ -415,7 +415,9 @@ class PropertyDecl:
     kinds that need them:
 
     * ``ctl``: ``formula``;
-    * ``attack_tree``: ``expect`` (``exists``/``absent``) and ``formula`` (the goal, a state formula);
+    * ``attack_tree``: ``expect`` (``exists``/``absent``), ``formula`` (the goal, a state formula) and
+      ``reduced`` (``attack_tree reduced``: the tree may be built on the structure the symmetry and the
+      cone of influence reduce, :mod:`checker.app.reductions`);
     * ``privacy``: ``eps`` (NI-FL-DP ε), ``neighbour``, ``observing``, ``scheduler`` (``None`` or
       ``uniform``: the uniform scheduler; ``memoryless``/``worst``: the worst case over that class);
     * ``advantage``: ``bound_kind`` (``number``, ``theorem1``: ``1 − e^{−ε}``, ``tight``:
@@ -445,6 +447,7 @@ class PropertyDecl:
     options: tuple[Option, ...] = ()
     delta: Fraction | None = None
     budget_scope: str | None = None
+    reduced: bool = False
     pos: Position = field(default=NOPOS, compare=False, repr=False)
 
     def text(self) -> str:
@@ -455,7 +458,8 @@ class PropertyDecl:
         if k == "ctl":
             return head + f"ctl {self.formula.text};"  # type: ignore[union-attr]
         if k == "attack_tree":
-            return head + f"attack_tree {self.expect} {self.formula.text};"  # type: ignore[union-attr]
+            red = "reduced " if self.reduced else ""
+            return head + f"attack_tree {red}{self.expect} {self.formula.text};"  # type: ignore[union-attr]
         if k == "privacy":
             sch = f" scheduler {self.scheduler}" if self.scheduler else ""
             return head + f"privacy epsilon <= {self.eps.text()} between {self.neighbour}{sch}{obs}"  # type: ignore[union-attr]

@@ -385,7 +385,7 @@ class SymmetricSystem(ScenarioSystem):
         self.symmetry = sym
         self._owner: dict[DataPoint, str] = {x: c for c, ref in sym.reference.items() for x in ref}
         self._memo: dict[FLState, FLState] = {}
-        self._parts: dict[tuple[str, frozenset[DataPoint]], tuple[Any, ...]] = {}
+        self._parts: dict[tuple[str, frozenset[DataPoint]], int] = {}
         self._ranks: dict[object, int] = {}
 
     def _rank(self, value: object) -> int:
@@ -396,11 +396,12 @@ class SymmetricSystem(ScenarioSystem):
             r = self._ranks[value] = len(self._ranks)
         return r
 
-    def _part_key(self, c: str, ps: frozenset[DataPoint]) -> tuple[Any, ...]:
-        """A description of ``ps`` (the part of ``c``) that ``δ`` and ``π`` leave unchanged (memoized)."""
+    def _part_key(self, c: str, ps: frozenset[DataPoint]) -> int:
+        """The rank (:meth:`_rank`) of a description of ``ps`` (the part of ``c``) that ``δ`` and ``π``
+        leave unchanged (memoized; sorting compares small integers, not the points' fractions)."""
         hit = self._parts.get((c, ps))
         if hit is None:
-            hit = self._parts[(c, ps)] = self._describe_part(c, ps)
+            hit = self._parts[(c, ps)] = self._rank(self._describe_part(c, ps))
         return hit
 
     def _describe_part(self, c: str, ps: frozenset[DataPoint]) -> tuple[Any, ...]:

@@ -59,7 +59,7 @@ from checker.markov.mdp import mdp_reach
 from checker.markov.models import dtmc_from_kripke, mdp_from_kripke
 from checker.mc import ctl_ast
 from checker.mc.ctl import ModelChecker
-from checker.mc.evidence import Trace
+from checker.mc.evidence import Step, Trace
 from checker.mc.explore import LimitReached, Limits, Progress, ProgressCallback, Watchdog, explore
 from checker.mc.kripke import Kripke
 from checker.privacy.dp_query import SchedulerClass
@@ -196,8 +196,15 @@ class _Context:
         self.explorations: list[dict[str, Any]] = []
         #: replays a witness or counterexample of the reduced structure on the model's own states
         self.lift: Callable[[Trace], Trace | None] | None = None
+        #: the reductions applied to the explored structure
+        self.applied: list[str] = []
         self.independent: dict[tuple[str, tuple[str, ...]], list[bool | None]] = {}
         self.artefacts: dict[str, Any] = {"attack_trees": {}, "privacy": {}}
+
+    def quotient(self) -> list[str]:
+        """The applied reductions that merge states of the explored structure (``attack_tree reduced``
+        trees are the merged structure's)."""
+        return [n for n in self.applied if n in ("symmetry", "cone")]
 
     def structure(self, neighbour: str) -> Kripke:
         if neighbour not in self.structures:
@@ -284,6 +291,21 @@ def _ctl(ctx: _Context, p: PropertyDecl) -> PropertyResult:
     return PropertyResult(p.name, p.kind, res.verdict, None, "", text, details, formula=str(f))
 
 
+def _replay_ways(ctx: _Context, found: AttackFound, goal: str) -> int:
+    """How many ways of ``found`` (paths of the reduced structure) replay as paths of the model
+    (:func:`checker.app.lift.lift_trace`); every one does, by the bisimulation of the reductions."""
+    k = ctx.kripke
+    done = 0
+    for paths in found.paths.values():
+        for way in paths:
+            actions = [None, *(str(k.actions[int(k.edge_action[e])]) for e in way.edges)]
+            steps = [Step(s, k.state_name(s), a, {}) for s, a in zip(way.states, actions, strict=True)]
+            trace = Trace("witness", goal, steps, states=list(way.states))
+            lifted = ctx.lift(trace) if ctx.lift is not None else None
+            done += lifted is not None
+    return done
+
+
 def _attack_tree(ctx: _Context, p: PropertyDecl) -> PropertyResult:
     f = parse_property(p)
     goal = ctx.mc.sat(f)
@@ -298,6 +320,12 @@ def _attack_tree(ctx: _Context, p: PropertyDecl) -> PropertyResult:
         if result.truncated:
             evidence += " (search of alternatives truncated)"
         details.update({"tree_size": size, "ways": ways, "shortest": shortest})
+        quotient = ctx.quotient()
+        if quotient:  # attack_tree reduced: the reduced structure's ways, each replayed on the model
+            replayed = _replay_ways(ctx, result, str(f))
+            details.update({"reduced_by": quotient, "ways_replayed": replayed})
+            evidence += f"; ways of the structure reduced by {' and '.join(quotient)}, " \
+                        f"{replayed} of {ways} replayed on the model"
         table = step_table(ctx.scenario)
         if table is not None:
             summary = summarise(tree, table, ctx.kripke, goal)
@@ -313,7 +341,11 @@ def _attack_tree(ctx: _Context, p: PropertyDecl) -> PropertyResult:
     conclusive = result.conclusive
     inv = result.invariant_size
     details.update({"invariant_states": inv, "facts": list(result.facts)})
-    evidence = f"no attack: invariant of {inv} states avoids the goal (AG ¬goal)"
+    quotient = ctx.quotient()
+    reduced = f" of the structure reduced by {' and '.join(quotient)}" if quotient else ""
+    if quotient:
+        details["reduced_by"] = quotient
+    evidence = f"no attack: invariant of {inv} states{reduced} avoids the goal (AG ¬goal)"
     if result.facts:
         evidence += "; " + "; ".join(result.facts[:2])
     if not conclusive:
@@ -679,6 +711,7 @@ def _check(scenario: Scenario, lim: Limits, watch: Watchdog, t0: float, *, path:
     ctx = _Context(scenario, own, kripke, lim, observe)
     ctx.engine = engine
     ctx.reductions = reductions or Reductions()
+    ctx.applied = list(applied.names)
     if applied.names:
         plain = build_system(scenario)
         abstract = state_abstraction(system)

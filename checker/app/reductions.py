@@ -33,6 +33,16 @@ reads, directly or through what the rules compute them from (the footprints of
 explored state (a functional bisimulation). Under the same condition on the property kinds as the
 symmetry; the other kinds decide on the system that keeps every value.
 
+Attack trees (``attack_tree reduced``): the symmetry and the cone also reduce the structure an attack
+tree is built on when the property asks for it. Both are maps ``h`` onto the reduced structure with
+``h(succ(s)) = succ(h(s))`` that keep the goal's atoms, so ``EF goal`` holds in the model iff it holds
+in the reduced structure ([ES96]; a functional bisimulation): by [AT_EF] and [Completeness] a valid
+attack tree exists in one iff in the other, and the verdict is exact. The tree itself is the reduced
+structure's (validated there): its ways are the quotient's, each standing for the ways of the model
+that rename interchangeable clients or differ in forgotten values; ``check`` replays every way on the
+model (:func:`checker.app.lift.lift_trace`). Without ``reduced`` an attack tree keeps the structure
+whole, its ways and their count those of the model. The partial order is not used for attack trees.
+
 Partial order and the privacy explorations: :class:`ObservationReducer`.
 
 Example::
@@ -302,12 +312,15 @@ def state_abstraction(system: ScenarioSystem) -> Callable[[FLState], FLState]:
     return system.fl.abstract
 
 
-def structure_refusal(scenario: Scenario, reduction: str) -> str | None:
+def structure_refusal(scenario: Scenario, reduction: str, *, reduced_trees: bool = False) -> str | None:
     """Why a reduction of the explored structure that is proven for CTL and first-passage probabilities
     only (the symmetry quotient, the cone of influence) may not be used: a property that reads the
-    structure with a kind outside :data:`SYMMETRIC_KINDS`, or a ``D{ε,δ}`` query; ``None`` when it may."""
+    structure with a kind outside :data:`SYMMETRIC_KINDS`, or a ``D{ε,δ}`` query; ``None`` when it may.
+    With ``reduced_trees`` an ``attack_tree reduced`` property does not stop it (module docstring)."""
     for p in scenario.properties:
         if p.kind in OWN_EXPLORATION_KINDS:
+            continue
+        if p.kind == "attack_tree" and p.reduced and reduced_trees:
             continue
         if p.kind not in SYMMETRIC_KINDS:
             return f"not applied: property {p.name} is of kind {p.kind}, whose result the {reduction} " \
@@ -320,7 +333,7 @@ def structure_refusal(scenario: Scenario, reduction: str) -> str | None:
 def _cone(system: ScenarioSystem, scenario: Scenario) -> tuple[ScenarioSystem, dict[str, Any]]:
     """The cone of influence (:mod:`checker.mc.cone`) of what the properties that read the explored
     structure read; the FL system forgets the values outside it (:meth:`FLSystem.forgettable`)."""
-    refusal = structure_refusal(scenario, "cone of influence")
+    refusal = structure_refusal(scenario, "cone of influence", reduced_trees=True)
     if refusal is not None:
         return system, {"applied": False, "reason": refusal}
     classes = system.fl.action_classes()
@@ -434,7 +447,7 @@ def symmetry_fixed(scenario: Scenario, system: ScenarioSystem) -> tuple[set[str]
     ``enabled(...)`` with an action's full text, a quoted name compared with ``ready``...), or when a word or
     quoted string of those texts is a part of one of these names (the atoms compare strings by substring in
     places). The attacker itself and a client at the attacker's location are fixed too."""
-    refusal = structure_refusal(scenario, "symmetry quotient")
+    refusal = structure_refusal(scenario, "symmetry quotient", reduced_trees=True)
     if refusal is not None:
         return set(), refusal
     return clients_named(read_texts(scenario), system, scenario), None

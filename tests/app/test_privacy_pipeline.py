@@ -132,10 +132,14 @@ def test_every_command_agrees_on_the_two_round_example(tmp_path: Path,
 #: Constants set smaller than the bundled defaults where the default instance takes minutes per command
 #: (the agreement is about the commands, not the size): the file is copied with the constant replaced.
 SMALLER = {"moniteo_swarm8": ("const N = 8;", "const N = 4;")}
+#: walker32_relay has no size constant and its check alone takes minutes: the commands' agreement is
+#: shown on walker12_relay, the same shell at 12 satellites; its verdicts are asserted in
+#: tests/flmodel/test_case_studies.py.
+LEFT_OUT = ("walker32_relay",)
 
 
 @pytest.mark.slow
-@pytest.mark.parametrize("name", sorted(BUNDLED))
+@pytest.mark.parametrize("name", sorted(n for n in BUNDLED if n not in LEFT_OUT))
 def test_every_command_agrees_on_every_bundled_scenario(name: str, tmp_path: Path,
                                                         capsys: pytest.CaptureFixture[str]) -> None:
     path = BUNDLED[name]

@@ -205,7 +205,9 @@ def test_walker32_case_study_verdicts() -> None:
     res = {r.name: r for r in rep.results}
     assert {n: r.verdict.value for n, r in res.items()} == {
         "round_can_complete": "holds", "round_almost_surely": "holds", "copies_only_after_report": "holds",
-        "insider_can_copy": "holds", "relay_view": "holds", "clean_link": "holds"}
+        "insider_copies_report": "holds", "relay_view": "holds", "clean_link": "holds"}
+    tree = res["insider_copies_report"].details
+    assert (tree["ways"], tree["shortest"], tree["ways_replayed"]) == (1, 2, 1)
     assert res["relay_view"].details["ratio"] == "2"   # sat11's randomized response, r = 1/2
     assert res["clean_link"].value == 0                # sat17's own report carries no secret
     sizes = sorted(len(c) for c in rep.reductions.details["symmetry"]["classes"])

@@ -296,14 +296,19 @@ def _compare_on_scenario(name: str) -> None:
         assert np.array_equal(storm.can_reach(uniform, label), graph_reach), label
 
 
-@pytest.mark.parametrize("name", sorted(n for n in BUNDLED if n != "moniteo_swarm8"))
+#: Bundled scenarios whose check takes more than a few seconds: compared in the slow run.
+SLOW_SCENARIOS = ("moniteo_swarm8", "walker32_relay")
+
+
+@pytest.mark.parametrize("name", sorted(n for n in BUNDLED if n not in SLOW_SCENARIOS))
 def test_bundled_scenarios(name: str) -> None:
     _compare_on_scenario(name)
 
 
 @pytest.mark.slow
-def test_swarm8_scenario() -> None:
-    _compare_on_scenario("moniteo_swarm8")
+@pytest.mark.parametrize("name", SLOW_SCENARIOS)
+def test_slow_bundled_scenarios(name: str) -> None:
+    _compare_on_scenario(name)
 
 
 # ------------------------------------------------------------------------------------------ errors
