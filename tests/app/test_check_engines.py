@@ -31,10 +31,10 @@ def _probabilities(scenario: Scenario, engine: str,
             for r in report.results]
 
 
-def _agree(scenario: Scenario) -> None:
+def _agree(scenario: Scenario, *, plain: bool = True) -> None:
     """Same verdicts; the same value exactly where flcheck's is exact (a rational), else within the
-    error bound of its float pipeline (1e-9)."""
-    for reductions in (Reductions(), Reductions.none()):
+    error bound of its float pipeline (1e-9); on the plain structure too unless not ``plain``."""
+    for reductions in (Reductions(), Reductions.none()) if plain else (Reductions(),):
         ours = _probabilities(scenario, "flcheck", reductions)
         theirs = _probabilities(scenario, "storm", reductions)
         assert ours and [(n, v) for n, v, _, _ in theirs] == [(n, v) for n, v, _, _ in ours]
@@ -46,6 +46,9 @@ def _agree(scenario: Scenario) -> None:
                 assert abs(a - b) <= Fraction(1, 10**9)
 
 
+#: The bundled scenarios whose plain structure no explicit exploration holds (more than 2^32 states):
+#: compared on the reduced structure only.
+REDUCED_ONLY = ("walker32_relay",)
 #: The bundled scenarios; all but moniteo and the small swarm take a minute or more here: slow.
 BUNDLED = [name if name in ("moniteo", "moniteo_swarm8") else pytest.param(name, marks=pytest.mark.slow)
            for name in sorted(p.stem for p in flcheck_spec.resource("scenarios").glob("*.fl"))]
@@ -56,7 +59,7 @@ def test_bundled_engines_agree(name: str) -> None:
     scenario = load_scenario(flcheck_spec.resource("scenarios", f"{name}.fl"), defines=DEFINES.get(name))
     if not any(p.kind == "probability" for p in scenario.properties):
         pytest.skip(f"{name} has no probability property")
-    _agree(scenario)
+    _agree(scenario, plain=name not in REDUCED_ONLY)
 
 
 @pytest.mark.parametrize("sched", ["min", "max", "uniform"])
