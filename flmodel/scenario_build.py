@@ -245,9 +245,9 @@ def network_of(s: Scenario) -> Network:
     net = Network(windows, losses, failures, routes_of(s), agg, at, attacker, tapped, tap)  # type: ignore[arg-type]
     copies = s.attacker is not None and any(o.name == COPIED for o in s.attacker.observes)
     if copies and tapped and s.server is not None:
-        placed = {c.actor: c.location for c in s.clients if c.actor in tapped}
+        placed = {c.actor: c.location for c in s.clients if c.actor in tapped}  # tapped are clients
         gra = Gra(frozenset(n.name for n in s.locations), scenario_edges(s), NetStatus())
-        net = replace(net, tapped=net.may_cross(gra, placed, s.server.location) | (tapped - set(placed)))
+        net = replace(net, tapped=net.may_cross(gra, placed, s.server.location))
     return net
 
 
