@@ -56,9 +56,17 @@ def formula_diagnostics(scenario: Scenario, kripke: Kripke | None,
 
 
 def validate_scenario(scenario: Scenario, system: ScenarioSystem) -> Vocabulary:
-    """The vocabulary of ``system``, after checking that every observed name exists and every
-    property's formula parses and type-checks (:class:`ModelError` listing all problems otherwise)."""
+    """The vocabulary of ``system``, after checking that every observed name exists, every ``attack``
+    property names a known attack and every property's formula parses and type-checks
+    (:class:`ModelError` listing all problems otherwise)."""
     problems = check_observables(scenario, set(system.observable_names()))
+    attacks = [p for p in scenario.properties if p.kind == "attack"]
+    if attacks:
+        from checker.app.attacks import ATTACKS  # lazy: the attacks import scipy and scikit-learn
+
+        expected = " | ".join(sorted(ATTACKS))
+        problems += [Diagnostic(p.pos, f"property {p.name!r}: unknown attack {p.attack!r}; "
+                                       f"expected {expected}") for p in attacks if p.attack not in ATTACKS]
     if problems:
         raise ModelError(problems)
     vocabulary = scenario_vocabulary(system)

@@ -18,6 +18,24 @@ def test_run_attack_rejects_unknown_kind_and_option() -> None:
         run_attack("sratta", no_such_option=1)
 
 
+def test_check_refuses_an_unknown_attack_property_with_its_position(tmp_path, capsys) -> None:  # type: ignore[no-untyped-def]
+    """A scenario's ``attack`` property naming no attack (here a file cut after ``attack_``, read as the
+    attack ``_``) is an input error at the property, before anything is explored: exit 2, no verdict."""
+    import flcheck_spec
+
+    text = flcheck_spec.bundled_scenarios()["moniteo"].read_text(encoding="utf-8")
+    cut = text.index("property secret_stays: attack_") + len("property secret_stays: attack_")
+    path = tmp_path / "cut.fl"
+    path.write_text(text[:cut], encoding="utf-8")
+    assert main(["check", str(path), "--json"]) == 2
+    doc = json.loads(capsys.readouterr().out)
+    line = text[:cut].count("\n") + 1
+    assert doc["error"]["line"] == line and doc["error"]["column"] == 10
+    assert doc["error"]["message"] == \
+        "property 'secret_stays': unknown attack '_'; expected leakage | mia | sratta"
+    assert "properties" not in doc
+
+
 def test_cli_sratta_json_keys_and_plot(tmp_path, capsys) -> None:  # type: ignore[no-untyped-def]
     plot = tmp_path / "s.png"
     code = main(["attack", "sratta", "--clients", "3", "--per-client", "30", "--hidden", "100",

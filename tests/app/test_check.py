@@ -228,9 +228,10 @@ def test_attack_without_criterion_is_unknown_not_a_guess(tmp_path: Path) -> None
 
     text = BUNDLED["moniteo_link_loss"].read_text() + "property atk: attack nosuch\n"
     s = parse_scenario(text, "atk.fl")
-    from checker.errors import InputError
+    from flmodel.errors import ModelError
 
-    with pytest.raises(InputError):
+    line = text.count("\n")
+    with pytest.raises(ModelError, match=f"atk.fl:{line}:10: property 'atk': unknown attack 'nosuch'"):
         check_scenario(s, only=["atk"])
 
 
