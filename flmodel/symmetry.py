@@ -75,7 +75,7 @@ Example::
 
 from __future__ import annotations
 
-from collections.abc import Iterable, Mapping, Sequence
+from collections.abc import Hashable, Iterable, Mapping, Sequence
 from dataclasses import dataclass
 from fractions import Fraction
 from typing import Any
@@ -227,10 +227,12 @@ def _network_valid(net: Network, perm: Mapping[str, str], lam: Mapping[Location,
     return True
 
 
-def detect_symmetry(system: ScenarioSystem, fixed: Iterable[str] = ()
-                    ) -> tuple[ClientSymmetry | None, str]:
-    """The symmetry classes of ``system``'s clients, no client of ``fixed`` moved (see the module
-    docstring for the conditions), and a reason when there is none (``(None, reason)``)."""
+def detect_symmetry(system: ScenarioSystem, fixed: Iterable[str] = (),
+                    colours: Mapping[str, Hashable] | None = None) -> tuple[ClientSymmetry | None, str]:
+    """The symmetry classes of ``system``'s clients, no client of ``fixed`` moved and no two clients of
+    different ``colours`` swapped (a client without a colour has the colour ``None``; what the caller
+    reads of a client beyond the system, e.g. the attributes of its attack steps), see the module
+    docstring for the conditions, and a reason when there is none (``(None, reason)``)."""
     s = system.scenario
     fl = system.fl
     if s is None:
@@ -267,7 +269,11 @@ def detect_symmetry(system: ScenarioSystem, fixed: Iterable[str] = ()
     table = g0.gra.edges
     poli = fl.initial.poli.table
 
+    paint = colours or {}
+
     def valid(c: str, d: str) -> bool:
+        if paint.get(c) != paint.get(d):
+            return False
         if (mechs.get(c), targets.get(c)) != (mechs.get(d), targets.get(d)):
             return False
         if _profile(parts[c]) != _profile(parts[d]):

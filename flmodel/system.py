@@ -120,6 +120,19 @@ class ActionClass(NamedTuple):
     effects: tuple[tuple[str, frozenset[str]], ...] = ()
 
 
+def _recorded_in_trace(c: ActionClass) -> ActionClass:
+    """``c`` with the full trace set's dependencies completed: a step of a ``full`` trace set appends
+    its event (``Put [Part]``, ``Get c Gradc``, ``Eval Newmodel``) to a trace, and the event carries the
+    values the step computes, so the new ``evs`` (its traces, their number: ``trace_count``, and the
+    actions that extend them) depends on everything any written variable's new value depends on. Steps
+    that do not write ``evs`` are unchanged."""
+    effects = dict(c.effects)
+    if "evs" not in effects:
+        return c
+    effects["evs"] = frozenset({"evs"}).union(*effects.values())
+    return c._replace(reads=c.reads | effects["evs"], effects=tuple(sorted(effects.items())))
+
+
 Successor = tuple[Action, FLState, Fraction]
 _CacheEntry = tuple[tuple[Action, Infrastructure, Fraction, bool, bool], ...]
 
@@ -433,7 +446,9 @@ class FLSystem:
         ``ready:c``, ``round`` and, with the dead-value reset, every ``gradient:c`` (guard: every
         ``ready:c`` true). Every action reads and writes ``evs`` (commuting under ``drop``: the
         abstraction after a step only depends on ``[] ∈ evs``, which no step removes; in ``full``
-        mode each step picks a trace ``l``, one action per trace), sets ``last`` to its rule name,
+        mode each step picks a trace ``l``, one action per trace, and the event it appends carries
+        the values the step computes: the new ``evs`` depends on all of them), sets ``last`` to its
+        rule name,
         reads ``round`` under a rounds bound and reads and writes ``events`` under an events bound.
         ``put_part_once`` is left out when the data start deployed: no rule makes it enabled again.
         A rule's :attr:`~flmodel.rules.Rule.restate` then restates the classes of its kind (a rule
@@ -495,7 +510,9 @@ class FLSystem:
         for rule, name in zip(self.rules.rules, self._rule_names, strict=True):
             mine = tuple(c for c in out if c.rule == name)
             restated.extend(mine if rule.restate is None else rule.restate(self, mine))
-        return tuple(restated)
+        if drop:
+            return tuple(restated)
+        return tuple(_recorded_in_trace(c) for c in restated)
 
     def variable_reads(self, name: str) -> frozenset[str] | None:
         """The variables (:class:`ActionClass`) observable ``name`` reads; ``None`` when it may read

@@ -43,14 +43,14 @@ from typing import Any, Literal, cast
 import flcheck_spec
 import numpy as np
 
-from checker.app.lift import lift_trace
+from checker.app.lift import Replayer
 from checker.app.load import resolve_scenario_path
 from checker.app.privacy_dp import dp_check, history_text
 from checker.app.privacy_fl import assess_pair, privacy_report
 from checker.app.privacy_results import PairResult, outcome_text
 from checker.app.reductions import Applied, ObservationReducer, Reductions, reduce_system, state_abstraction
 from checker.app.scenario_formulas import formula_diagnostics, parse_property, validate_scenario
-from checker.app.step_attributes import step_table, summarise
+from checker.app.step_attributes import replayed_summary, step_table, summarise
 from checker.attack_trees.generation import AttackFound, generate_attack_tree
 from checker.errors import ExplorationIncomplete, InputError, Position
 from checker.io.render import json_value, number_text
@@ -59,7 +59,6 @@ from checker.markov.mdp import mdp_reach
 from checker.markov.models import dtmc_from_kripke, mdp_from_kripke
 from checker.mc import ctl_ast
 from checker.mc.ctl import ModelChecker
-from checker.mc.evidence import Step, Trace
 from checker.mc.explore import LimitReached, Limits, Progress, ProgressCallback, Watchdog, explore
 from checker.mc.kripke import Kripke
 from checker.privacy.dp_query import SchedulerClass
@@ -194,8 +193,10 @@ class _Context:
         self.engine = "flcheck"
         self.reductions = Reductions()
         self.explorations: list[dict[str, Any]] = []
-        #: replays a witness or counterexample of the reduced structure on the model's own states
-        self.lift: Callable[[Trace], Trace | None] | None = None
+        #: replays evidence of the reduced structure on the model's own states (``None``: not reduced)
+        self.replayer: Replayer | None = None
+        #: decides a property on the plain exploration (set with :attr:`replayer`)
+        self.plain: Callable[[PropertyDecl, str], PropertyResult] | None = None
         #: the reductions applied to the explored structure
         self.applied: list[str] = []
         self.independent: dict[tuple[str, tuple[str, ...]], list[bool | None]] = {}
@@ -270,12 +271,21 @@ class _Context:
 
 
 # ------------------------------------------------------------------------------------------ kinds
+def _on_plain(ctx: _Context, p: PropertyDecl, why: str) -> PropertyResult:
+    """``p`` decided on the plain exploration because ``why`` (a replay on the model failed)."""
+    assert ctx.plain is not None  # set whenever a replayer is
+    return ctx.plain(p, why)
+
+
 def _ctl(ctx: _Context, p: PropertyDecl) -> PropertyResult:
     f = parse_property(p)
     res = ctx.mc.check(f)
     ev = res.evidence
-    if ev is not None and ctx.lift is not None:
-        ev = ctx.lift(ev) or ev
+    if ev is not None and ctx.replayer is not None:
+        ev = ctx.replayer.trace(ev, ctl_ast.atoms_of(f))
+        if ev is None:
+            return _on_plain(ctx, p, "its witness or counterexample on the reduced structure does not "
+                             "replay on the model")
     details: dict[str, Any] = {"semantics": str(res.semantics)}
     if ev is not None:
         details["trace"] = ev.to_json()
@@ -291,18 +301,17 @@ def _ctl(ctx: _Context, p: PropertyDecl) -> PropertyResult:
     return PropertyResult(p.name, p.kind, res.verdict, None, "", text, details, formula=str(f))
 
 
-def _replay_ways(ctx: _Context, found: AttackFound, goal: str) -> int:
-    """How many ways of ``found`` (paths of the reduced structure) replay as paths of the model
-    (:func:`checker.app.lift.lift_trace`); every one does, by the bisimulation of the reductions."""
-    k = ctx.kripke
+def _replay_ways(ctx: _Context, found: AttackFound, atoms: list[ctl_ast.Atom]) -> int | None:
+    """How many ways of ``found`` (paths of the reduced structure) replay as paths of the model with the
+    goal's atoms unchanged along them (:class:`checker.app.lift.Replayer`): all of them, or ``None``
+    when one does not (the reduction did not keep what the tree reads)."""
+    assert ctx.replayer is not None
     done = 0
     for paths in found.paths.values():
         for way in paths:
-            actions = [None, *(str(k.actions[int(k.edge_action[e])]) for e in way.edges)]
-            steps = [Step(s, k.state_name(s), a, {}) for s, a in zip(way.states, actions, strict=True)]
-            trace = Trace("witness", goal, steps, states=list(way.states))
-            lifted = ctx.lift(trace) if ctx.lift is not None else None
-            done += lifted is not None
+            if ctx.replayer.way(way.states, way.edges, atoms) is None:
+                return None
+            done += 1
     return done
 
 
@@ -321,8 +330,12 @@ def _attack_tree(ctx: _Context, p: PropertyDecl) -> PropertyResult:
             evidence += " (search of alternatives truncated)"
         details.update({"tree_size": size, "ways": ways, "shortest": shortest})
         quotient = ctx.quotient()
+        atoms = list(ctl_ast.atoms_of(f))
         if quotient:  # attack_tree reduced: the reduced structure's ways, each replayed on the model
-            replayed = _replay_ways(ctx, result, str(f))
+            replayed = _replay_ways(ctx, result, atoms)
+            if replayed is None:
+                return _on_plain(ctx, p, "a way of the reduced structure's attack tree does not replay on "
+                                 "the model")
             details.update({"reduced_by": quotient, "ways_replayed": replayed})
             evidence += f"; ways of the structure reduced by {' and '.join(quotient)}, " \
                         f"{replayed} of {ways} replayed on the model"
@@ -330,7 +343,15 @@ def _attack_tree(ctx: _Context, p: PropertyDecl) -> PropertyResult:
         if table is not None:
             summary = summarise(tree, table, ctx.kripke, goal)
             evidence += f"; {summary.optimum_text()}"
-            details["attributes"] = summary.to_json()
+            if ctx.replayer is None:
+                details["attributes"] = summary.to_json()
+            else:
+                replayer = ctx.replayer
+                shown = replayed_summary(summary, table, lambda states: replayer.way(states, None, atoms))
+                if shown is None:
+                    return _on_plain(ctx, p, "an attack of the reduced structure's tree does not replay on "
+                                     "the model with the same attributes")
+                details["attributes"] = shown
         ctx.artefacts["attack_trees"][p.name] = (tree, str(f))
         verdict = Verdict.HOLDS if p.expect == "exists" else Verdict.VIOLATED
         if not ctx.kripke.complete and p.expect == "absent":
@@ -650,6 +671,39 @@ KINDS = {"ctl": _ctl, "attack_tree": _attack_tree, "privacy": _privacy, "advanta
          "budget": _budget}
 
 
+class _PlainDecider:
+    """Decides a property on the plain exploration of the scenario (explored once, when first needed,
+    under the check's limits) when the reduced structure's evidence fails to replay on the model
+    (:mod:`checker.app.lift`): a reduction that cannot show its condition is not trusted. The result
+    says why (``details["fallback"]``, and under the check's ``reductions``: ``fallback``)."""
+
+    def __init__(self, reduced: _Context, plain: ScenarioSystem, vocabulary: Any, fast: bool,
+                 applied: Applied) -> None:
+        self.reduced = reduced
+        self.system = plain
+        self.vocabulary = vocabulary
+        self.fast = fast
+        self.applied = applied
+        self.ctx: _Context | None = None
+
+    def __call__(self, p: PropertyDecl, why: str) -> PropertyResult:
+        r = self.reduced
+        if self.ctx is None:
+            kripke = explore(self.system, limits=r.limits, source=f"{r.scenario.source} (unreduced)",
+                             fast=self.fast)
+            kripke.vocabulary = self.vocabulary
+            ctx = _Context(r.scenario, r.system, kripke, r.limits, r.observe)
+            ctx.engine, ctx.reductions = r.engine, r.reductions
+            ctx.pairs, ctx.independent, ctx.artefacts = r.pairs, r.independent, r.artefacts
+            self.ctx = ctx
+        res = KINDS[p.kind](self.ctx, p)
+        res.details["fallback"] = {"reason": why, "states": int(self.ctx.kripke.num_states)}
+        res.evidence = f"decided on the unreduced structure ({why}); {res.evidence}"
+        self.applied.details.setdefault("fallback", {"applied": True, "properties": {}})
+        self.applied.details["fallback"]["properties"][p.name] = why
+        return res
+
+
 # ------------------------------------------------------------------------------------------ entry points
 def check_scenario(scenario: Scenario, *, limits: Limits | None = None, path: str | None = None,
                    only: Sequence[str] | None = None, progress: ProgressCallback | None = None,
@@ -714,9 +768,8 @@ def _check(scenario: Scenario, lim: Limits, watch: Watchdog, t0: float, *, path:
     ctx.applied = list(applied.names)
     if applied.names:
         plain = build_system(scenario)
-        abstract = state_abstraction(system)
-        names = list(plain.observable_names())
-        ctx.lift = lambda trace: lift_trace(trace, kripke, plain, abstract, names)
+        ctx.replayer = Replayer(kripke, plain, state_abstraction(system), list(plain.observable_names()))
+        ctx.plain = _PlainDecider(ctx, plain, vocabulary, fast, applied)
     results: list[PropertyResult] = []
     selected = [p for p in scenario.properties if only is None or p.name in only]
     stopped: str | None = None

@@ -478,11 +478,24 @@ def clients_named(texts: Sequence[str], system: ScenarioSystem, scenario: Scenar
     return fixed
 
 
+def step_colours(scenario: Scenario) -> dict[str, tuple[tuple[str, tuple[tuple[str, Fraction], ...]], ...]]:
+    """Per actor, the attributes its own ``attack_step`` statements give its steps (``(rule, sorted
+    attributes)`` pairs; an actor without one is absent): a permutation of the symmetry must map every
+    actor onto one of the same colour, so that a step and its image have the same cost, probability
+    and time, and an attack tree's attributes on the quotient are the model's. A statement without
+    ``by`` gives every actor of its rule the same values and colours no one."""
+    own: dict[str, list[tuple[str, tuple[tuple[str, Fraction], ...]]]] = {}
+    for (rule, actor), values in scenario.step_attributes().items():
+        if actor is not None:
+            own.setdefault(actor, []).append((rule, tuple(sorted(values.items()))))
+    return {a: tuple(sorted(v)) for a, v in own.items()}
+
+
 def _symmetry(system: ScenarioSystem, scenario: Scenario) -> tuple[ScenarioSystem, dict[str, Any]]:
     fixed, refusal = symmetry_fixed(scenario, system)
     if refusal is not None:
         return system, {"applied": False, "reason": refusal}
-    sym, reason = detect_symmetry(system, fixed)
+    sym, reason = detect_symmetry(system, fixed, step_colours(scenario))
     if sym is None:
         return system, {"applied": False, "reason": "not applied: " + reason, "fixed": sorted(fixed)}
     return SymmetricSystem(system, sym), {

@@ -26,9 +26,12 @@ import numpy as np
 
 from checker.app.load import model_kind, resolve_scenario_path
 from checker.attack_trees.attributes import (
+    DOMAINS,
     MAX_PROBABILITY,
     MIN_COST,
     MIN_TIME,
+    NEUTRAL,
+    Domain,
     Evaluation,
     Number,
     Optimum,
@@ -38,6 +41,7 @@ from checker.attack_trees.attributes import (
     pareto_front,
 )
 from checker.attack_trees.defences import Cut, Defence, best_attack, cuts, removing, removing_links
+from checker.attack_trees.labels import StepLabel
 from checker.attack_trees.tree import AttackTree
 from checker.errors import InputError, Position
 from checker.io.render import value_text
@@ -46,6 +50,7 @@ from checker.mc.ctl import ModelChecker
 from checker.mc.ctl_parse import parse_formula
 from checker.mc.explore import Limits, ProgressCallback, explore
 from checker.mc.kripke import Kripke
+from checker.mc.ts import Action
 from flmodel.scenario import load_scenario
 from flmodel.scenario_ast import DefenceDecl, Scenario
 from flmodel.scenario_build import build_system
@@ -195,6 +200,57 @@ class AttributeSummary:
             "fastest_attack": over_paths(self.fastest),
             "undeclared": self.undeclared(),
         }
+
+
+Way = Callable[[Sequence[int]], "Sequence[Action] | None"]
+
+
+def _replayed(alternative: Sequence[Any], values: Sequence[tuple[Domain, Number]], table: StepTable,
+              way: Way) -> list[str] | None:
+    """The model's steps of an attack (a sequence of base attacks of the reduced structure, each from
+    one state to one state) replayed by ``way``, when they replay and have the given ``values`` in
+    their domains; else ``None``."""
+    if not alternative:
+        return []
+    if any(len(s.pre) != 1 or len(s.post) != 1 for s in alternative):
+        return None
+    actions = way([min(alternative[0].pre), *(min(s.post) for s in alternative)])
+    if actions is None:
+        return None
+    for domain, expected in values:
+        value: Number = domain.value(NEUTRAL)
+        for a in actions:
+            value = domain.sequence(value, domain.value(table.vector(a, record=False)))
+        if value != expected:
+            return None
+    return [StepLabel(a).action_text() for a in actions]
+
+
+def replayed_summary(summary: AttributeSummary, table: StepTable, way: Way) -> dict[str, Any] | None:
+    """``summary.to_json()`` of an attack tree built on a reduced structure, with the steps of every
+    attack it names (the optimum of each domain, the Pareto front, the best attack over every path)
+    replaced by the model's own steps (``way`` replays a path of the reduced structure on the model,
+    :class:`checker.app.lift.Replayer`); ``None`` when one of them does not replay or has other
+    attributes on the model (the reduction did not keep the steps' attributes)."""
+    out = summary.to_json()
+    e = summary.evaluation
+    named = [("min_cost", e.cost, MIN_COST), ("max_probability", e.probability, MAX_PROBABILITY),
+             ("min_time", e.time, MIN_TIME), ("cheapest_attack", summary.cheapest, MIN_COST),
+             ("most_probable_attack", summary.most_probable, MAX_PROBABILITY),
+             ("fastest_attack", summary.fastest, MIN_TIME)]
+    for key, found, domain in named:
+        if found is None:
+            continue
+        steps = _replayed(found.alternative, [(domain, found.value)], table, way)
+        if steps is None:
+            return None
+        out[key]["steps"] = steps
+    for point, entry in zip(summary.front, out["pareto_front"], strict=True):
+        steps = _replayed(point.alternative, [(d, d.value(point.vector)) for d in DOMAINS], table, way)
+        if steps is None:
+            return None
+        entry["steps"] = steps
+    return out
 
 
 def summarise(tree: AttackTree, table: StepTable, kripke: Kripke, goal: np.ndarray) -> AttributeSummary:
