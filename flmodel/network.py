@@ -28,11 +28,12 @@ has its own name (``<base>+network``):
   that observes ``gradient_c`` or the reports it copies (``copied``; ``tapped`` are those clients)
   sees the reports whose route crosses ``L`` (uses a hop of the link): a delivered report of ``c``
   over such a route is marked as crossed, and the attacker's own step ``eavesdrop`` (actor the
-  attacker, at ``L`` or the link) copies it (the status's ``seen``; observable ``seen_c``), so attack
-  trees show the attacker's action. The copy is urgent and takes no time: it comes right after the
-  delivery, before any other step, and does not advance the clock (the protocol's probabilities and
-  windows are those without the attacker). What it copied in the current round, client and report,
-  is the observable ``copied`` of the scenario system.
+  attacker, at ``L`` or the link) copies it (the status's ``seen``; observable ``seen_c``: copied in
+  the current round), so attack trees show the attacker's action, in every round. The copy is urgent
+  and takes no time: it comes right after the delivery, before any other step, and does not advance
+  the clock (the protocol's probabilities and windows are those without the attacker). What it
+  copied in the current round, client and report, is the observable ``copied`` of the scenario
+  system.
 * **Failures.** ``cut_link`` (actor ``environment``): a link listed in ``failure`` may be cut at any
   step (a nondeterministic choice of the environment or adversary; once cut it stays down).
 * **Aggregation.** ``all`` keeps the base rule (``ready G = clients G``). ``quorum Q``: ``eval_quorum``
@@ -40,7 +41,8 @@ has its own name (``<base>+network``):
   reporters once ``D`` steps of the round have passed or every client that has not reported is lost;
   reports after the deadline are refused. Both use FedAvg renormalised over the reporters ``R``:
   ``Newmodel = Σ_{c ∈ R} (|Part c| / Σ_{c' ∈ R} |Part c'|) · gradient G c`` (the model is kept when
-  ``Σ = 0``). An aggregation resets the lost clients and the round's steps. Partial aggregation is
+  ``Σ = 0``). An aggregation resets the lost clients, the crossed and copied reports and the round's
+  steps. Partial aggregation is
   defined for the ``drop`` trace mode (the scenario checks require it).
 
 Footprints (:class:`flmodel.system.ActionClass`, :attr:`flmodel.rules.Rule.restate`). The status is
@@ -95,7 +97,7 @@ class NetStatus(NamedTuple):
     """The time-varying part of the topology (kept in ``gra``): aggregations so far, steps so far,
     steps in the current round (each saturating, see :class:`Network`), the clients whose report
     of this round was lost, those whose report of this round crossed the attacker's location, and
-    those whose report the attacker copied (``eavesdrop``; kept across rounds)."""
+    those whose report of this round the attacker copied (``eavesdrop``)."""
 
     round: int = 0
     clock: int = 0
@@ -306,7 +308,7 @@ class Network:
         clock = min(status.clock + 1, self.step_horizon)
         if aggregates:
             return NetStatus(min(status.round + 1, self.round_horizon), clock, 0, frozenset(), frozenset(),
-                             status.seen)
+                             frozenset())
         deadline = self.aggregate_at if self.aggregate == "deadline" else 0
         return status._replace(clock=clock, round_steps=min(status.round_steps + 1, deadline))
 
@@ -378,6 +380,7 @@ class StatusVariables:
         if self.lose:
             out.update({lost_var(c): frozenset() for c in clients})
         out.update({crossed_var(c): frozenset() for c in self.tapped})
+        out.update({seen_var(c): frozenset() for c in self.tapped})
         return out
 
 

@@ -57,6 +57,7 @@ from checker.io.render import json_value, number_text
 from checker.markov.first_passage import reach_probability
 from checker.markov.mdp import mdp_reach
 from checker.markov.models import dtmc_from_kripke, mdp_from_kripke
+from checker.markov.pctl import PctlEvaluator
 from checker.mc import ctl_ast
 from checker.mc.ctl import ModelChecker
 from checker.mc.explore import LimitReached, Limits, Progress, ProgressCallback, Watchdog, explore
@@ -186,6 +187,8 @@ class _Context:
         self.kripke = kripke
         self.limits = limits
         self.mc = ModelChecker(kripke)
+        self.mc.probabilistic = self._pctl
+        self._pctl_evaluator: PctlEvaluator | None = None
         self.structures: dict[str, Kripke] = {"": kripke}
         self.pairs: dict[tuple[str, tuple[str, ...], str], tuple[PairResult | None, str | None]] = {}
         self.observe = observe
@@ -206,6 +209,16 @@ class _Context:
         """The applied reductions that merge states of the explored structure (``attack_tree reduced``
         trees are the merged structure's)."""
         return [n for n in self.applied if n in ("symmetry", "cone")]
+
+    def _pctl(self, f: ctl_ast.ProbQuery | ctl_ast.DPQuery) -> np.ndarray:
+        """A ``P``/``Pmin``/``Pmax`` operator inside a ``ctl`` property, decided on the explored structure
+        (a plain ``P`` under the uniform scheduler, as ``flcheck ctl`` on a scenario)."""
+        if isinstance(f, ctl_ast.DPQuery):
+            raise InputError("a D{eps,delta} query is a property of its own", f.pos,
+                             "property NAME: dp D{...}[...] between NEIGHBOUR")
+        if self._pctl_evaluator is None:
+            self._pctl_evaluator = PctlEvaluator(self.kripke, self.mc.sat, default="uniform")
+        return self._pctl_evaluator.satisfying(f)
 
     def structure(self, neighbour: str) -> Kripke:
         if neighbour not in self.structures:
@@ -279,6 +292,10 @@ def _on_plain(ctx: _Context, p: PropertyDecl, why: str) -> PropertyResult:
 
 def _ctl(ctx: _Context, p: PropertyDecl) -> PropertyResult:
     f = parse_property(p)
+    if not ctx.kripke.complete and ctl_ast.has_probabilistic(f):
+        return PropertyResult(p.name, p.kind, Verdict.UNKNOWN, None, "", "exploration incomplete "
+                              f"({ctx.kripke.limit_reason}): probabilities need the whole state space",
+                              formula=str(f))
     res = ctx.mc.check(f)
     ev = res.evidence
     if ev is not None and ctx.replayer is not None:

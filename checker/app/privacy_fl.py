@@ -86,21 +86,26 @@ def scenario_observing(scenario: Scenario) -> tuple[str, ...]:
 
 
 def privacy_model(spec: str, defines: Mapping[str, int] | None = None,
-                  reductions: Reductions | None = None) -> PrivacyModel:
+                  reductions: Reductions | None = None, observing: Sequence[str] | None = None
+                  ) -> PrivacyModel:
     """The :class:`PrivacyModel` of a command-line ``MODEL`` (:func:`checker.app.load.load_fl_model`'s
     forms): a scenario keeps its property-language observables, declared neighbours and attacker, and
     gets the reductions of ``reductions`` that keep every privacy figure (default: none; those of
-    ``flcheck check``: dead values, gradient sum, symmetry, partial order)."""
+    ``flcheck check``: dead values, gradient sum, symmetry, partial order). ``observing``: what the
+    attacker observes instead of the scenario's attacker declaration (``--observing``); the reductions
+    keep what it reads."""
     model = resolve_model_spec(spec)
     if isinstance(model, ScenarioFile) and model.path.suffix == ".fl":
         scenario = load_scenario(model.path, defines=defines)
         declared = [(n.name, neighbour_dataset(scenario, n.name)) for n in scenario.neighbours]
         choice = reductions or Reductions.none()
-        reduced, _ = reduce_system(build_system(scenario), scenario, Reductions.dead_values_only(choice))
-        return PrivacyModel(reduced, universe(scenario), declared, scenario_observing(scenario),
+        reduced, _ = reduce_system(build_system(scenario), scenario, Reductions.dead_values_only(choice),
+                                   reads=tuple(observing or ()))
+        watched = tuple(observing) if observing else scenario_observing(scenario)
+        return PrivacyModel(reduced, universe(scenario), declared, watched,
                             ObservationReducer(scenario, reduced.secrets, choice=choice))
     fl, uni, data = load_fl_model(spec, defines)
-    return PrivacyModel(fl, uni, data, ("curmodpar",))
+    return PrivacyModel(fl, uni, data, tuple(observing) if observing else ("curmodpar",))
 
 
 def judged_text(report: PrivacyReport) -> str:

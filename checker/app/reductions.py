@@ -155,12 +155,14 @@ def read_texts(scenario: Scenario) -> list[str]:
     return texts
 
 
-def gradient_readers(scenario: Scenario, clients: Iterable[str]) -> tuple[set[str], bool]:
+def gradient_readers(scenario: Scenario, clients: Iterable[str], reads: Sequence[str] = ()
+                     ) -> tuple[set[str], bool]:
     """The clients whose gradient the check reads (named as ``gradient_c`` or ``gradient:c`` by a
-    property formula, an ``observing`` list or the attacker's observation), and whether some text
-    names ``gradient`` without a client of ``clients`` (then all of them are read)."""
+    property formula, an ``observing`` list, the attacker's observation or ``reads``, what the caller
+    reads beyond the scenario, e.g. ``flcheck privacy --observing``), and whether some text names
+    ``gradient`` without a client of ``clients`` (then all of them are read)."""
     names = set(clients)
-    texts = read_texts(scenario)
+    texts = [*read_texts(scenario), *reads]
     read: set[str] = set()
     unnamed = False
     for w in _words(texts):
@@ -175,15 +177,16 @@ def gradient_readers(scenario: Scenario, clients: Iterable[str]) -> tuple[set[st
     return read, unnamed
 
 
-def reduce_system(system: ScenarioSystem, scenario: Scenario,
-                  choice: Reductions | None = None) -> tuple[ScenarioSystem, Applied]:
+def reduce_system(system: ScenarioSystem, scenario: Scenario, choice: Reductions | None = None,
+                  reads: Sequence[str] = ()) -> tuple[ScenarioSystem, Applied]:
     """``system`` with the reductions of ``choice`` (default: all) that the scenario admits, and what
-    was applied."""
+    was applied; ``reads``: observables the caller reads beyond the scenario's properties and attacker
+    (the dead values keep what they name)."""
     choice = choice or Reductions()
     applied = Applied()
     if choice.dead_values:
         candidates = system.fl.dead_gradient_clients()
-        read, unnamed = gradient_readers(scenario, system.fl.clients)
+        read, unnamed = gradient_readers(scenario, system.fl.clients, reads)
         if not candidates:
             info: dict[str, Any] = {"applied": False,
                                     "reason": "the rules do not state that gradients are dead outside ready"}

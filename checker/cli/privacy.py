@@ -157,10 +157,11 @@ def run(args: argparse.Namespace) -> int:
         else:
             _print_theory(theory)
         return EXIT_HOLDS
-    model = privacy_model(args.model, defines_of(args), reductions_of(args, PRIVACY_REDUCTIONS))
-    observing = model.observing
-    if args.observing is not None:
-        observing = tuple(n.strip() for n in args.observing.split(",") if n.strip())
+    asked = None if args.observing is None else tuple(n.strip() for n in args.observing.split(",")
+                                                       if n.strip())
+    model = privacy_model(args.model, defines_of(args), reductions_of(args, PRIVACY_REDUCTIONS), asked)
+    observing = model.observing if asked is None else asked
+    if asked is not None:
         known = set(model.system.observable_names())
         unknown = [n for n in observing if n not in known]
         if unknown or not observing:

@@ -14,7 +14,8 @@ antecedent that could be replaced by ``true`` because the consequent always hold
 such a property does not hold for lack of anything.
 
 We check occurrences top-down (outermost first, at most :data:`MAX_CANDIDATES`), skip the root, the
-constants ``true``/``false`` and occurrences under ``<->`` (mixed polarity), and report the first
+constants ``true``/``false``, occurrences under ``<->`` (mixed polarity) and inside ``P``/``D`` operators
+(a probability bound is not monotone in its operand's truth), and report the first
 vacuous one. Sub-results are shared through the model checker's memo, so each candidate costs at most
 the operators on the path from the occurrence to the root.
 """
@@ -82,8 +83,8 @@ def occurrences(f: ctl_ast.Formula) -> Iterator[tuple[Path, ctl_ast.Formula, int
     while queue:
         path, g, pol, parent = queue.pop(0)
         yield path, g, pol, parent
-        if isinstance(g, ctl_ast.Iff):
-            continue
+        if isinstance(g, ctl_ast.Iff | ctl_ast.ProbQuery | ctl_ast.DPQuery):
+            continue  # mixed polarity, or a probability: its operand's polarity depends on the bound
         for i, c in enumerate(g.children()):
             cpol = -pol if isinstance(g, ctl_ast.Not) or (isinstance(g, ctl_ast.Implies) and i == 0) else pol
             queue.append(((*path, i), c, cpol, g))

@@ -127,3 +127,30 @@ def test_a_symmetry_blind_to_attributes_falls_back(monkeypatch: pytest.MonkeyPat
     assert "symmetry" in reduced.reductions.names
     assert _figures(reduced) == _figures(plain)
     assert "released" in reduced.reductions.details["fallback"]["properties"]
+
+
+def _decided(data: Any) -> Any:
+    """A privacy report's JSON without what counts the explored states."""
+    import re
+
+    if isinstance(data, dict):
+        return {k: _decided(v) for k, v in data.items()
+                if k not in ("seconds", "explorations", "reductions", "states", "transitions")}
+    if isinstance(data, list):
+        return [_decided(x) for x in data]
+    return re.sub(r"in \d+ states", "in N states", data) if isinstance(data, str) else data
+
+
+def test_observing_on_the_command_line_keeps_the_gradient(capsys: pytest.CaptureFixture[str]) -> None:
+    """``flcheck privacy --observing gradient_sat3``: the dead-value reset keeps the gradient the
+    attacker observes (the threshold attackers read its values), so every figure is the unreduced
+    one."""
+    import json
+
+    from checker.cli.main import main
+
+    runs = []
+    for extra in ([], ["--no-reduce"]):
+        main(["privacy", "moniteo", "--observing", "gradient_sat3", "--json", *extra])
+        runs.append(json.loads(capsys.readouterr().out))
+    assert _decided(runs[0]) == _decided(runs[1])

@@ -372,3 +372,35 @@ def test_an_eavesdropper_on_a_link_copies_what_crosses_it() -> None:
         assert (copy.rule, copy.actor, copy.location, p) == ("eavesdrop", "eve", "r1--g", 1)
         assert system.observe(t, "copied") == frozenset()
         assert system.observe(after, "copied") == frozenset({("c1", system.observe(t, "gradient_c1"))})
+
+
+RELAY_TWO_ROUNDS = """\
+scenario "two rounds through an insider relay"
+locations g, o1, r1
+links r1 -- g
+contact o1 -- r1 in rounds 1..2
+server srv at g
+clients sat1 at o1
+actor eve at r1
+policies default
+data d1 = (1) -> 2
+dataset d1
+partition sat1: {d1}
+model squared_nobias rate 1/2 initial (0)
+protocol fedavg_rounds traces drop
+bounds rounds 2
+attacker eve at r1 observes copied
+property copy_is_a_step: ctl AG (last == get_grad_round -> copied == {});
+property copies_each_round: ctl AG ((round = 1 & last == eval_round) -> !seen_sat1);
+property second_copy: ctl EF (round = 1 & seen_sat1 & last == eavesdrop);
+"""
+
+
+def test_every_rounds_copy_is_an_eavesdrop_step() -> None:
+    """The attacker's copies are per round: in round 2 the relayed report is copied by a step of its
+    own, not filled in from the copy of round 1."""
+    from checker.app.check import check_scenario
+    from flmodel.scenario import parse_scenario
+
+    report = check_scenario(parse_scenario(RELAY_TWO_ROUNDS, source="<relay>"))
+    assert [str(r.verdict) for r in report.results] == ["holds"] * 3

@@ -1,0 +1,36 @@
+"""What a check decides, per property, in a form two checks of one scenario can be compared by: the
+reduced check and the plain one must give the same (:mod:`tests.differential.test_differential`)."""
+
+from __future__ import annotations
+
+from fractions import Fraction
+from typing import Any
+
+#: details that count or show the explored structure's own states (a reduction merges states): a
+#: witness path, the size of the invariant that blocks an attack or of an attack's goal set, a fallback
+STRUCTURAL = ("trace", "invariant_states", "goal_states", "fallback", "reduced_by", "ways_replayed")
+#: an attack tree built on the reduced structure (``attack_tree reduced``) has that structure's shape
+QUOTIENT_TREE = ("tree_size", "ways", "shortest")
+
+
+def figures(report: Any) -> list[tuple[Any, ...]]:
+    """Everything a check decides, per property: verdict, figure, its exact text, the details (ε,
+    δ(ε), advantage, bounds, probability, outcome counts, attack-tree attributes; not what
+    :data:`STRUCTURAL` names) and, for privacy properties, the two output distributions themselves. A
+    reduced attack tree's size is its quotient's: only its verdict and attributes are compared."""
+    out = []
+    for r in report.results:
+        reduced_tree = r.kind == "attack_tree" and any(
+            p.name == r.name and p.reduced for p in report.scenario.properties)
+        skip = STRUCTURAL + (QUOTIENT_TREE if reduced_tree else ())
+        details = {k: v for k, v in r.details.items() if k not in skip}
+        if "probability" in details:  # exact on a small structure, a float on a large one: same value
+            details["probability"] = float(Fraction(details["probability"]))
+        if "facts" in details:  # the invariant's facts about an observable the reduction resets differ
+            details["facts"] = [f for f in details["facts"] if not f.startswith("gradient")]
+        dists = report.artefacts["privacy"].get(r.name)
+        exact = None if dists is None else (sorted(map(repr, dists[0].items())),
+                                           sorted(map(repr, dists[1].items())))
+        value = (None, r.value_text.split(",", 1)[-1]) if reduced_tree else (r.value, r.value_text)
+        out.append((r.name, str(r.verdict), *value, repr(details), exact))
+    return out

@@ -1,0 +1,51 @@
+"""The differential comparison of reduced and plain checks (issue #26): generated scenarios over the
+whole scenario language (:mod:`tests.differential.generate`) are checked with the reductions and
+without them, and every verdict and figure must be the same (:func:`tests.differential.compare.figures`).
+A fixed-seed sample runs in the quick suite, 500 scenarios in the slow one; every failure found becomes
+a regression case in ``regressions/`` (checked in the quick suite)."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+import pytest
+from hypothesis import HealthCheck, given, settings
+
+from checker.app.check import check_scenario
+from checker.app.reductions import Reductions
+from checker.mc.explore import Limits
+from flmodel.scenario import parse_scenario
+from tests.differential.compare import figures
+from tests.differential.generate import scenarios
+
+LIMITS = Limits(max_states=60_000, max_seconds=120)
+REGRESSIONS = sorted((Path(__file__).parent / "regressions").glob("*.fl"))
+
+
+def agree(text: str, source: str = "<generated>") -> None:
+    """Check ``text`` with every reduction and without any; the same figures, or the reason not."""
+    scenario = parse_scenario(text, source=source)
+    plain = check_scenario(scenario, limits=LIMITS, reductions=Reductions.none())
+    if not plain.kripke.complete:
+        return  # too large to compare here: the plain check decides nothing for sure
+    reduced = check_scenario(scenario, limits=LIMITS)
+    assert figures(reduced) == figures(plain), text
+
+
+@pytest.mark.parametrize("path", REGRESSIONS, ids=[p.stem for p in REGRESSIONS])
+def test_regressions(path: Path) -> None:
+    agree(path.read_text(), str(path))
+
+
+@settings(max_examples=25, deadline=None, derandomize=True, database=None,
+          suppress_health_check=list(HealthCheck))
+@given(scenarios())
+def test_generated_sample(text: str) -> None:
+    agree(text)
+
+
+@pytest.mark.slow
+@settings(max_examples=500, deadline=None, database=None, suppress_health_check=list(HealthCheck))
+@given(scenarios())
+def test_generated_many(text: str) -> None:
+    agree(text)
