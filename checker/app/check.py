@@ -378,19 +378,31 @@ def _attack_tree(ctx: _Context, p: PropertyDecl) -> PropertyResult:
                               formula=str(f))
     conclusive = result.conclusive
     inv = result.invariant_size
-    details.update({"invariant_states": inv, "facts": list(result.facts)})
     quotient = ctx.quotient()
+    details.update({"invariant_states": inv, "facts": _model_facts(ctx, result.facts, quotient)})
     reduced = f" of the structure reduced by {' and '.join(quotient)}" if quotient else ""
     if quotient:
         details["reduced_by"] = quotient
     evidence = f"no attack: invariant of {inv} states{reduced} avoids the goal (AG ¬goal)"
-    if result.facts:
-        evidence += "; " + "; ".join(result.facts[:2])
+    if details["facts"]:
+        evidence += "; " + "; ".join(details["facts"][:2])
     if not conclusive:
         return PropertyResult(p.name, p.kind, Verdict.UNKNOWN, None, "", "exploration incomplete: "
                               "no attack found in the explored part", details, formula=str(f))
     verdict = Verdict.HOLDS if p.expect == "absent" else Verdict.VIOLATED
     return PropertyResult(p.name, p.kind, verdict, 0.0, "no tree", evidence, details, formula=str(f))
+
+
+def _model_facts(ctx: _Context, facts: list[str], quotient: list[str]) -> list[str]:
+    """The facts of an invariant that hold of the model: on a structure that forgets values or keeps one
+    state per orbit, the values seen there are the reduced states' (a forgotten model looks constant, a
+    representative names one client of its class), so only the goal's own emptiness is kept; under the
+    dead-value reset alone, the facts about the gradients it resets are dropped."""
+    if quotient:
+        return [f for f in facts if f.startswith("no state")]
+    if ctx.replayer is not None:
+        return [f for f in facts if not f.startswith("gradient")]
+    return list(facts)
 
 
 def _pair(ctx: _Context, p: PropertyDecl) -> tuple[dict[Hashable, Any], dict[Hashable, Any], str | None]:

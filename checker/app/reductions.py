@@ -525,8 +525,10 @@ class ObservationReducer:
     * Gradient sum: when every rule reads the ready clients' gradients only through their weighted
       sum (:meth:`flmodel.system.FLSystem.gradients_summed`) and neither the record nor what the
       attacker observes reads a client's gradient, only that sum is kept (``sum_gradients``: a
-      functional bisimulation of the FL system, the record unchanged), so reports that add up to the
-      same sum lead to one state.
+      functional bisimulation of the FL system together with the dead-value reset, the record
+      unchanged; without the reset the sum's holder keeps it after the aggregation, where every
+      gradient is dead, so the record is still unchanged), so reports that add up to the same sum lead
+      to one state.
     * Symmetry: when the record names no client (neither a client's updates nor the trace) and what
       the attacker observes reads no variable of a client the group moves (by name, or as a value:
       ``ready`` reads every client's ``ready:c``, so it fixes them all), the states are replaced by

@@ -26,11 +26,19 @@ def figures(report: Any) -> list[tuple[Any, ...]]:
         details = {k: v for k, v in r.details.items() if k not in skip}
         if "probability" in details:  # exact on a small structure, a float on a large one: same value
             details["probability"] = float(Fraction(details["probability"]))
-        if "facts" in details:  # the invariant's facts about an observable the reduction resets differ
-            details["facts"] = [f for f in details["facts"] if not f.startswith("gradient")]
+        if "facts" in details:  # a reduced structure states fewer facts of its invariant: those it has
+            details.pop("facts")  # are compared with the plain ones below
         dists = report.artefacts["privacy"].get(r.name)
         exact = None if dists is None else (sorted(map(repr, dists[0].items())),
                                            sorted(map(repr, dists[1].items())))
         value = (None, r.value_text.split(",", 1)[-1]) if reduced_tree else (r.value, r.value_text)
         out.append((r.name, str(r.verdict), *value, repr(details), exact))
     return out
+
+
+def facts_hold(reduced: Any, plain: Any) -> None:
+    """Every fact a reduced check states of an invariant that blocks an attack is one the plain check
+    states of its own."""
+    for r, q in zip(reduced.results, plain.results, strict=True):
+        if "facts" in r.details:
+            assert set(r.details["facts"]) <= set(q.details.get("facts", ())), r.name

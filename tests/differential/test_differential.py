@@ -15,7 +15,7 @@ from checker.app.check import check_scenario
 from checker.app.reductions import Reductions
 from checker.mc.explore import Limits
 from flmodel.scenario import parse_scenario
-from tests.differential.compare import figures
+from tests.differential.compare import facts_hold, figures
 from tests.differential.generate import scenarios
 
 LIMITS = Limits(max_states=60_000, max_seconds=120)
@@ -30,6 +30,7 @@ def agree(text: str, source: str = "<generated>") -> None:
         return  # too large to compare here: the plain check decides nothing for sure
     reduced = check_scenario(scenario, limits=LIMITS)
     assert figures(reduced) == figures(plain), text
+    facts_hold(reduced, plain)
 
 
 @pytest.mark.parametrize("path", REGRESSIONS, ids=[p.stem for p in REGRESSIONS])
