@@ -4,7 +4,7 @@ from __future__ import annotations
 
 from flcheck_spec.vocab import Position
 
-__all__ = ["ExplorationIncomplete", "InputError", "LimitReached", "Position"]
+__all__ = ["ExplorationIncomplete", "InputError", "LimitReached", "Position", "Undecided"]
 
 
 class InputError(ValueError):
@@ -41,3 +41,9 @@ class ExplorationIncomplete(RuntimeError):
         self.message = message
         self.limit_reason = limit_reason
         super().__init__(message)
+
+
+class Undecided(ValueError):
+    """A well-formed query that an engine cannot decide for a reason it states (e.g. no memoryless
+    scheduler exists for the observations): the verdict is ``unknown`` (exit 1). Any other exception of
+    an engine is a bug (exit 3)."""

@@ -456,11 +456,9 @@ def build_system(s: Scenario) -> ScenarioSystem:
     """The :class:`ScenarioSystem` of a checked scenario."""
     try:
         fl = build_fl_system(s)
-    except (ValueError, TypeError) as exc:
-        if isinstance(exc, ModelError):
-            diags = [Diagnostic(Position(s.source, d.line, d.column), d.message) for d in exc.diagnostics]
-            raise ModelError(diags) from None
-        raise ModelError([Diagnostic(Position(s.source), f"cannot build the FL system: {exc}")]) from None
+    except ModelError as exc:  # bad input the model finds (any other exception is a bug: exit 3)
+        diags = [Diagnostic(Position(s.source, d.line, d.column), d.message) for d in exc.diagnostics]
+        raise ModelError(diags) from None
     pts = data_points(s)
     secrets = [pts[d.name] for d in s.data if d.secret]
     return ScenarioSystem(fl, secrets, s)

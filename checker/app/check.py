@@ -52,7 +52,7 @@ from checker.app.reductions import Applied, ObservationReducer, Reductions, redu
 from checker.app.scenario_formulas import formula_diagnostics, parse_property, validate_scenario
 from checker.app.step_attributes import replayed_summary, step_table, summarise
 from checker.attack_trees.generation import AttackFound, generate_attack_tree
-from checker.errors import ExplorationIncomplete, InputError, Position
+from checker.errors import ExplorationIncomplete, InputError, Position, Undecided
 from checker.io.render import json_value, number_text
 from checker.markov.first_passage import reach_probability
 from checker.markov.mdp import mdp_reach
@@ -531,7 +531,7 @@ def _dp(ctx: _Context, p: PropertyDecl) -> PropertyResult:
     try:
         res = dp_check(ctx.system, neighbour, f, p.neighbour, observing=ctx.observing(p), schedulers=sched,
                        limits=ctx.limits)
-    except ValueError as exc:
+    except (Undecided, ExplorationIncomplete) as exc:
         return PropertyResult(p.name, p.kind, Verdict.UNKNOWN, None, "", f"not decided: {exc}",
                               {"scheduler": sched}, formula=str(f))
     decisive = max(res.directions, key=lambda r: float(r.value))

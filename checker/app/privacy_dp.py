@@ -21,6 +21,7 @@ from typing import Any
 
 import numpy as np
 
+from checker.errors import ExplorationIncomplete
 from checker.io.render import value_text
 from checker.mc import ctl_ast
 from checker.mc.atoms import freeze
@@ -180,7 +181,8 @@ def dp_check(system: Any, neighbour_system: Any, formula: ctl_ast.DPQuery, neigh
     structures = [explore(ts, limits=limits, probabilities=True) for ts in (system, neighbour_system)]
     for k in structures:
         if not k.complete:
-            raise ValueError(f"exploration incomplete ({k.limit_reason}): D{{ε,δ}} needs every run")
+            raise ExplorationIncomplete(f"exploration incomplete ({k.limit_reason}): D{{ε,δ}} needs every "
+                                        "run", k.limit_reason)
     mdps = [_observable_mdp(k, formula.path, observing) for k in structures]
     tree = build_history_tree(mdps[0], mdps[1])
 

@@ -30,7 +30,7 @@ from checker.cli.explore import (
 )
 from checker.cli.json_output import emit_json, json_text
 from checker.cli.options import output_file
-from checker.errors import InputError
+from checker.errors import ExplorationIncomplete, InputError, Undecided
 from checker.io.files import check_output_path, write_atomic
 from checker.io.render import number_text
 from checker.markov.pctl import PctlEvaluator
@@ -184,9 +184,7 @@ def _run_dp(args: argparse.Namespace, formula: DPQuery) -> int:
         res = dp_check(build_system(scenario), neighbour_system(scenario, args.between), formula,
                        args.between, observing=observing or ("curmodpar",), schedulers=args.scheduler,
                        limits=limits_of(args))
-    except InputError:
-        raise
-    except ValueError as exc:  # the scheduler class does not exist on this model, or a limit
+    except (Undecided, ExplorationIncomplete) as exc:  # no scheduler of the class, or a limit
         print(f"{formula} between {args.between}: unknown ({exc})")
         return 1
     seconds = time.perf_counter() - t0

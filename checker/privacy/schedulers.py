@@ -62,6 +62,7 @@ from dataclasses import dataclass
 from fractions import Fraction
 from typing import Generic, Literal, TypeVar
 
+from checker.errors import Undecided
 from checker.privacy.ni_fl_dp import Eps, Number
 from checker.privacy.observable_mdp import (
     Action,
@@ -291,7 +292,7 @@ def _memoryless_key(tree: HistoryTree) -> Key:
         o = tree.observation(node)
         other = offered.setdefault(o, node)
         if tree.enabled[other] != tree.enabled[node]:
-            raise ValueError(
+            raise Undecided(
                 f"observation {o!r} offers different actions at history "
                 f"{format_history(tree.histories[other])} "
                 f"({', '.join(tree.enabled[other])}) and at {format_history(tree.histories[node])} "

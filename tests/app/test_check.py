@@ -318,3 +318,37 @@ def test_incomplete_exploration_gives_unknown_not_guesses(capsys: pytest.Capture
     decided = ("ni_fl_dp", "adv_theorem1", "adv_tight", "crossval_ni_fl_dp")
     assert {verdicts.pop(n) for n in decided} == {"holds"}
     assert set(verdicts.values()) == {"unknown"}
+
+
+def test_a_failure_inside_the_model_is_an_internal_error(monkeypatch: pytest.MonkeyPatch,
+                                                         capsys: pytest.CaptureFixture[str]) -> None:
+    """A bug while building the FL system (not bad input the model finds) is exit 3 with one line, not
+    exit 2 blaming the scenario file."""
+    import flmodel.scenario_build as scenario_build
+
+    def broken(_s: object) -> object:
+        raise TypeError("unsupported operand")
+
+    monkeypatch.setattr(scenario_build, "build_fl_system", broken)
+    assert main(["check", "moniteo"]) == 3
+    err = capsys.readouterr().err.strip().splitlines()
+    assert len(err) == 1 and "internal error" in err[0]
+
+
+def test_an_engine_failure_in_dp_is_an_internal_error(monkeypatch: pytest.MonkeyPatch,
+                                                      tmp_path: Path) -> None:
+    """A ``ValueError`` inside the D{ε,δ} engine is a bug (exit 3), not an ``unknown`` verdict; the
+    engine's stated refusals (no memoryless scheduler, an incomplete exploration) stay ``unknown``."""
+    import checker.app.check as check
+
+    def broken(*_a: object, **_k: object) -> object:
+        raise ValueError("math domain error")
+
+    from tests.strategies import star_scenario_text
+
+    path = tmp_path / "dp.fl"
+    path.write_text(star_scenario_text([1, 2], noise="rr grid {0, 1} r 1/2", hot=True,
+                                       properties=["dp D{ln(2), 0}[F curmodpar == 1] between hot;"]))
+    assert main(["check", str(path)]) in (0, 1)
+    monkeypatch.setattr(check, "dp_check", broken)
+    assert main(["check", str(path)]) == 3
