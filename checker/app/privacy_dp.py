@@ -21,6 +21,7 @@ from typing import Any
 
 import numpy as np
 
+from checker.app.scenario_vocabulary import scenario_vocabulary
 from checker.errors import ExplorationIncomplete
 from checker.io.render import value_text
 from checker.mc import ctl_ast
@@ -32,6 +33,7 @@ from checker.privacy.dp_query import DPQueryResult, SchedulerClass, dp_query
 from checker.privacy.ni_fl_dp import Eps
 from checker.privacy.observable_mdp import ObservableMDP, build_history_tree
 from checker.verdict import Verdict
+from flmodel.scenario_build import ScenarioSystem
 
 __all__ = ["DPCheck", "dp_check", "history_text"]
 
@@ -179,7 +181,9 @@ def dp_check(system: Any, neighbour_system: Any, formula: ctl_ast.DPQuery, neigh
     """Decide ``D{ε,δ}[ψ]`` between the systems of ``D`` (``system``) and ``D'`` (``neighbour_system``,
     e.g. :func:`flmodel.scenario_build.neighbour_system`) over ``schedulers``."""
     structures = [explore(ts, limits=limits, probabilities=True) for ts in (system, neighbour_system)]
-    for k in structures:
+    for k, ts in zip(structures, (system, neighbour_system), strict=True):
+        if isinstance(ts, ScenarioSystem):  # the rules a formula may name are the system's, taken or not
+            k.vocabulary = scenario_vocabulary(ts)
         if not k.complete:
             raise ExplorationIncomplete(f"exploration incomplete ({k.limit_reason}): D{{ε,δ}} needs every "
                                         "run", k.limit_reason)

@@ -27,6 +27,7 @@ from dataclasses import dataclass
 from fractions import Fraction
 from typing import Any
 
+from checker.errors import Undecided
 from checker.privacy.ni_fl_dp import Number, validate_distribution
 
 __all__ = [
@@ -129,7 +130,7 @@ class ObservableMDP:
                     continue
                 successor = pending.pop()
                 if successor in on_path:
-                    raise ValueError(f"{name}: the MDP is not acyclic: state {successor!r} reaches itself")
+                    raise Undecided(f"{name}: the MDP is not acyclic: state {successor!r} reaches itself")
                 if successor not in done:
                     on_path.add(successor)
                     stack.append((successor, self._successors(successor)))
@@ -203,7 +204,7 @@ def build_history_tree(d: ObservableMDP, d_prime: ObservableMDP, *,
 
     def add(history: History, masses: Masses) -> int:
         if max_histories is not None and len(histories) >= max_histories:
-            raise ValueError(f"more than {max_histories} histories; raise max_histories or shrink the model")
+            raise Undecided(f"more than {max_histories} histories; raise max_histories or shrink the model")
         histories.append(history)
         enabled.append(_common_enabled(history, masses, d, d_prime))
         children.append({})
@@ -250,6 +251,6 @@ def _common_enabled(history: History, masses: tuple[dict[State, Number], dict[St
     if len(seen) > 1:
         listed = "; ".join(f"{name} state {state!r} enables {{{', '.join(actions)}}}"
                            for actions, (name, state) in seen.items())
-        raise ValueError(f"the enabled actions differ at history {format_history(history)}: {listed} "
+        raise Undecided(f"the enabled actions differ at history {format_history(history)}: {listed} "
                          "(a scheduler sees only the history, so it must be offered one set of actions)")
     return next(iter(seen)) if seen else ()

@@ -25,6 +25,7 @@ from dataclasses import dataclass, field
 from hypothesis import strategies as st
 
 from checker.mc.explore import Limits, explore
+from flmodel.errors import ModelError
 from flmodel.scenario import parse_scenario
 from flmodel.scenario_build import build_system
 
@@ -182,7 +183,14 @@ def drafts(draw: st.DrawFn) -> Draft:
         lines.append(f"attacker eve on {links[0]} observes {draw(st.sampled_from(['copied', observes]))}")
     elif spy_kind == "inside":
         lines.append(f"attacker {clients[0]} observes {observes}")
-    return Draft(lines, clients, locations, neighbours, rounds, network, links)
+    draft = Draft(lines, clients, locations, neighbours, rounds, network, links)
+    try:
+        parse_scenario(draft.text(), source="<generated>")
+    except ModelError as exc:  # an attacker that cannot see what it observes: the scenario without it
+        if "attacker" not in str(exc) or not lines[-1].startswith("attacker"):
+            raise
+        lines.pop()
+    return draft
 
 
 def _values(draft: Draft) -> tuple[dict[str, list[object]], list[str]]:
