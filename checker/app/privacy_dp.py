@@ -32,6 +32,7 @@ from checker.mc.kripke import Kripke
 from checker.privacy.dp_query import DPQueryResult, SchedulerClass, dp_query
 from checker.privacy.ni_fl_dp import Eps
 from checker.privacy.observable_mdp import ObservableMDP, build_history_tree
+from checker.privacy.schedulers import Scheduler
 from checker.verdict import Verdict
 from flmodel.scenario_build import ScenarioSystem
 
@@ -59,8 +60,7 @@ class DPCheck:
         directions = []
         for r in self.directions:
             choices = [] if r.scheduler is None else [
-                {"history": history_text(k) if isinstance(k, tuple) else value_text(k), "action": str(a)}
-                for k, a in r.scheduler.choices]
+                {"history": _where(r.scheduler, k), "action": str(a)} for k, a in r.scheduler.choices]
             directions.append({
                 "direction": list(r.direction), "probabilities": [str(x) for x in r.probabilities],
                 "value": str(r.value), "upper": str(r.upper), "exact": r.exact, "holds": r.holds,
@@ -80,11 +80,16 @@ class DPCheck:
                          f"{value_text(r.value)} ({r.note})")
             if r.holds is False and r.scheduler is not None:
                 for key, action in r.scheduler.choices:
-                    where = history_text(key) if isinstance(key, tuple) else value_text(key)
-                    lines.append(f"    scheduler: {where}  =>  {action}")
+                    lines.append(f"    scheduler: {_where(r.scheduler, key)}  =>  {action}")
                 if r.witness is not None:
                     lines.append(f"    witness run: {history_text(r.witness)}")
         return "\n".join(lines)
+
+
+def _where(scheduler: Scheduler, key: Hashable) -> str:
+    """Where a scheduler's choice applies: a history of a history-dependent one, an observation (a
+    tuple when several names are observed) of a memoryless one."""
+    return history_text(key) if scheduler.kind == "history" else value_text(key)  # type: ignore[arg-type]
 
 
 def history_text(history: Sequence[Hashable]) -> str:

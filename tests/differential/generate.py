@@ -47,6 +47,7 @@ class Draft:
     rounds: int
     network: bool
     links: list[str] = field(default_factory=list)
+    alike: bool = False  # built with interchangeable clients: properties mostly name none of them
 
     def text(self, properties: Sequence[str] = ()) -> str:
         body = [*self.lines, *(f"property p{i}: {p};" for i, p in enumerate(properties))]
@@ -77,6 +78,8 @@ def drafts(draw: st.DrawFn) -> Draft:
     relay = network and n >= 2 and draw(st.booleans())
     shared = n >= 2 and not network and draw(st.integers(0, 3)) == 0  # two clients at one site
     clients = [f"sat{i}" for i in range(1, n + 1)]
+    alike = n >= 2 and draw(st.booleans())  # interchangeable clients: the symmetry's ground
+    shared_profile = draw(st.sampled_from(PROFILES)) if network else ""
     sites = [f"o{i}" for i in range(1, n + 1)]
     where = {c: ("o1" if shared and i < 2 else sites[i]) for i, c in enumerate(clients)}
     used_sites = sorted(set(where.values()))
@@ -88,7 +91,7 @@ def drafts(draw: st.DrawFn) -> Draft:
     for i, site in enumerate(used_sites):
         link = f"{site} -- r1" if relay and i > 0 else f"g -- {site}"
         links.append(link)
-        profile = draw(st.sampled_from(PROFILES)) if network else ""
+        profile = shared_profile if alike or not network else draw(st.sampled_from(PROFILES))
         if profile.startswith("contact"):
             net.append(profile.format(link))
         else:
@@ -109,9 +112,12 @@ def drafts(draw: st.DrawFn) -> Draft:
     lines.append("clients " + ", ".join(f"{c} at {where[c]}" for c in clients))
     spy_kind = draw(st.sampled_from(["none", "none", "at", "inside", "on"] if network else
                                     ["none", "none", "at", "inside"]))
+    if alike and spy_kind == "inside":
+        spy_kind = "at"
     if spy_kind in ("at", "on"):
         lines.append(f"actor eve at {'r1' if relay and spy_kind == 'at' else 'g'}")
-    policy = draw(st.sampled_from(["default", "default", "permissive", "ignored", "explicit"]))
+    policy = draw(st.sampled_from(["default", "default", "permissive", "ignored"] if alike else
+                                  ["default", "default", "permissive", "ignored", "explicit"]))
     if policy == "explicit":
         lines.append("policy at g: srv may put_part, eval_server")
         allowed = [c for c in clients if draw(st.integers(0, 4)) > 0] or clients[:1]
@@ -123,11 +129,13 @@ def drafts(draw: st.DrawFn) -> Draft:
         lines.append(f"policies {policy}")
     # data: one point per client, sometimes two for the first; values on a small grid
     points: list[tuple[str, str, int]] = []  # (name, owner, value)
+    common = draw(st.integers(0, 2))
     for i, c in enumerate(clients, 1):
-        points.append((f"d{i}", c, draw(st.integers(0, 2))))
-    if not published and draw(st.integers(0, 3)) == 0:
+        points.append((f"d{i}", c, common if alike else draw(st.integers(0, 2))))
+    if not published and not alike and draw(st.integers(0, 3)) == 0:
         points.append(("d9", clients[0], draw(st.integers(0, 2))))
     secret = draw(st.sampled_from([None, *[p[0] for p in points]]))
+
     for name, owner, value in points:
         extra = " secret" if name == secret else ""
         if extra and draw(st.booleans()):
@@ -144,7 +152,7 @@ def drafts(draw: st.DrawFn) -> Draft:
         lines.append("partition " + ", ".join(f"{c}: {{{', '.join(ps)}}}" for c, ps in parts.items()))
     rate = draw(st.sampled_from(["1/2", "1/2", "1/4"]))
     lines.append(f"model squared_nobias rate {rate} initial (0)")
-    noise = draw(st.sampled_from(["none", "all", "all", "some"]))
+    noise = draw(st.sampled_from(["none", "all", "all"] if alike else ["none", "all", "all", "some"]))
     target = draw(st.sampled_from(["update", "update", "gradient"]))
     if noise == "all":
         lines.append(f"noise {draw(st.sampled_from(NOISES))} on {target}")
@@ -183,7 +191,7 @@ def drafts(draw: st.DrawFn) -> Draft:
         lines.append(f"attacker eve on {links[0]} observes {draw(st.sampled_from(['copied', observes]))}")
     elif spy_kind == "inside":
         lines.append(f"attacker {clients[0]} observes {observes}")
-    draft = Draft(lines, clients, locations, neighbours, rounds, network, links)
+    draft = Draft(lines, clients, locations, neighbours, rounds, network, links, alike)
     try:
         parse_scenario(draft.text(), source="<generated>")
     except ModelError as exc:  # an attacker that cannot see what it observes: the scenario without it
@@ -214,9 +222,17 @@ def _name(observable: str) -> str:
     return observable.replace(":", "_")
 
 
+def _names_client(name: str, draft: Draft) -> bool:
+    return any(name.endswith(("_" + c, ":" + c)) for c in draft.clients)
+
+
 @st.composite
 def atoms(draw: st.DrawFn, values: dict[str, list[object]], rules: list[str], draft: Draft) -> str:
     kind = draw(st.integers(0, 9))
+    if draft.alike and draw(st.integers(0, 3)) > 0:  # keep the clients interchangeable
+        values = {k: v for k, v in values.items()
+                  if not _names_client(k, draft) and not k.startswith("holds_")}
+        kind = 2 + kind % 8
     if kind == 0:
         return f"enabled({draw(st.sampled_from(rules))})"
     if kind == 1:
@@ -269,10 +285,12 @@ def properties(draw: st.DrawFn, draft: Draft, values: dict[str, list[object]], r
     leaf = atoms(values, rules, draft)
     out: list[str] = []
     for _ in range(draw(st.integers(1, 4))):
-        kind = draw(st.sampled_from(["ctl", "ctl", "ctl", "probability", "probability", "attack_tree",
-                                     "attack_tree", "privacy", "advantage", "dp", "budget", "crossval"]))
+        kinds = ["ctl", "ctl", "ctl", "probability", "probability", "attack_tree", "attack_tree"]
+        if draft.neighbours:
+            kinds += ["privacy", "advantage", "dp", "budget", "crossval"]
+        kind = draw(st.sampled_from(kinds))
         state = draw(formulas(leaf, 1))
-        nb = draw(st.sampled_from(draft.neighbours))
+        nb = draw(st.sampled_from(draft.neighbours or ["none"]))
         observing = draw(st.sampled_from(["", "", " observing curmodpar", " observing ready",
                                           f" observing gradient_{draft.clients[0]}"]))
         if kind == "ctl":
@@ -322,10 +340,58 @@ def properties(draw: st.DrawFn, draft: Draft, values: dict[str, list[object]], r
     return out
 
 
+def _accepted(draft: Draft, props: list[str]) -> str:
+    """The scenario text with the properties the scenario checks refuse left out (an ``observing``
+    list naming what the attacker cannot see at its place, say); every other error is the
+    generator's and is raised."""
+    while True:
+        text = draft.text(props)
+        try:
+            parse_scenario(text, source="<generated>")
+            return text
+        except ModelError as exc:
+            first = len(draft.lines) + 1  # the line of property 0
+            bad = {d.position.line - first for d in exc.diagnostics if d.position.line is not None
+                   and d.position.line >= first}
+            if not bad:
+                raise
+            props = [p for i, p in enumerate(props) if i not in bad]
+
+
 @st.composite
 def scenarios(draw: st.DrawFn) -> str:
     """A whole scenario text (module docstring)."""
     draft = draw(drafts())
     values, rules = _values(draft)
     props = draw(properties(draft, values, rules))
-    return draft.text(props)
+    return _accepted(draft, props)
+
+
+#: bundled scenarios small enough to check without reductions, with the constants that make them so
+BUNDLED = (("moniteo", {}), ("moniteo_deadline", {}), ("moniteo_link_loss", {}), ("moniteo_rounds", {}),
+           ("seed_model", {}), ("moniteo_swarm8", {"N": 3}), ("walker_family", {"N": 3}),
+           ("moniteo_published", {"E": 2}))
+
+
+def bundled_draft(name: str, defines: dict[str, int]) -> Draft:
+    """A bundled scenario without its properties and attack steps, as a draft."""
+    from dataclasses import replace
+
+    from checker.app.load import resolve_scenario_path
+    from flmodel.scenario import load_scenario
+
+    s = load_scenario(resolve_scenario_path(name), defines=defines)
+    bare = replace(s, properties=(), steps=(), defences=())
+    rounds = next((int(b.value) for b in s.bounds if b.kind == "rounds"), 1)
+    return Draft(bare.to_text().splitlines(), [c.actor for c in s.clients], [n.name for n in s.locations],
+                 [n.name for n in s.neighbours], rounds, bool(s.contacts or s.losses or s.failures))
+
+
+@st.composite
+def bundled_variants(draw: st.DrawFn) -> str:
+    """A bundled scenario with generated properties and attack steps in place of its own."""
+    name, defines = draw(st.sampled_from(BUNDLED))
+    draft = bundled_draft(name, dict(defines))
+    values, rules = _values(draft)
+    props = draw(properties(draft, values, rules))
+    return _accepted(draft, props)

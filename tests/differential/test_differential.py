@@ -16,7 +16,7 @@ from checker.app.reductions import Reductions
 from checker.mc.explore import Limits
 from flmodel.scenario import parse_scenario
 from tests.differential.compare import facts_hold, figures
-from tests.differential.generate import scenarios
+from tests.differential.generate import bundled_variants, scenarios
 
 LIMITS = Limits(max_states=60_000, max_seconds=120)
 REGRESSIONS = sorted((Path(__file__).parent / "regressions").glob("*.fl"))
@@ -49,4 +49,20 @@ def test_generated_sample(text: str) -> None:
 @settings(max_examples=500, deadline=None, database=None, suppress_health_check=list(HealthCheck))
 @given(scenarios())
 def test_generated_many(text: str) -> None:
+    agree(text)
+
+
+@settings(max_examples=8, deadline=None, derandomize=True, database=None,
+          suppress_health_check=list(HealthCheck))
+@given(bundled_variants())
+def test_bundled_variants_sample(text: str) -> None:
+    """The bundled scenarios (at sizes the plain check reaches) with generated properties and attack
+    steps in place of their own."""
+    agree(text)
+
+
+@pytest.mark.slow
+@settings(max_examples=120, deadline=None, database=None, suppress_health_check=list(HealthCheck))
+@given(bundled_variants())
+def test_bundled_variants_many(text: str) -> None:
     agree(text)
