@@ -142,7 +142,7 @@ def test_a_reset_that_ignores_a_reader_changes_the_verdict(monkeypatch: pytest.M
     reduced = check_scenario(scenario, limits=LIMITS, only=["reset_visible"])
     assert reduced.reductions.names == [] or reduced.reductions.details["dead_values"]["kept"] == ["sat1"]
     assert str(reduced.results[0].verdict) == "violated"
-    monkeypatch.setattr(reductions, "gradient_readers", lambda _s, _c: (set(), False))
+    monkeypatch.setattr(reductions, "gradient_readers", lambda _s, _c, _r=(): (set(), False))
     wrong = check_scenario(scenario, limits=LIMITS, only=["reset_visible"])
     assert wrong.reductions.details["dead_values"]["clients"] == ["sat1", "sat2", "sat3"]
     assert str(wrong.results[0].verdict) == "holds"
