@@ -619,7 +619,7 @@ def _reports(r: Rule, net: Network) -> Fire:
             return
         after = net.advance(status, False)
         server_loc = g.aloc[g.server]
-        seen: set[str] = set()
+        seen: set[tuple[str, str]] = set()  # the actions (client, trace extended) given a lost outcome
         for t in r.fire(ctx, infra, partitioned):
             c = t.actor
             if c in status.lost:
@@ -635,8 +635,8 @@ def _reports(r: Rule, net: Network) -> Fire:
                     arrived = after._replace(crossed=after.crossed | {c})
                 yield t._replace(target=with_status(t.target, g.gra.edges, arrived),
                                  probability=t.probability if sure else t.probability * q)
-            if not sure and c not in seen:
-                seen.add(c)
+            if not sure and (c, t.detail) not in seen:
+                seen.add((c, t.detail))
                 lost = after._replace(lost=after.lost | {c})
                 yield t._replace(target=with_status(infra, g.gra.edges, lost), probability=1 - q)
 

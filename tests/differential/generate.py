@@ -78,7 +78,7 @@ def drafts(draw: st.DrawFn) -> Draft:
     published = protocol == "published"
     n = draw(st.integers(1, 2 if published else 3))
     traces = draw(st.sampled_from(["drop", "full"])) if published else "drop"
-    network = not published and draw(st.integers(0, 2)) == 0
+    network = draw(st.integers(0, 2)) == 0
     relay = network and n >= 2 and draw(st.booleans())
     shared = n >= 2 and not network and draw(st.integers(0, 3)) == 0  # two clients at one site
     clients = [f"sat{i}" for i in range(1, n + 1)]
@@ -166,8 +166,11 @@ def drafts(draw: st.DrawFn) -> Draft:
     if not published and draw(st.integers(0, 3)) == 0:
         aggregate = draw(st.sampled_from([f" aggregate quorum {draw(st.integers(1, n))}",
                                           f" aggregate deadline {draw(st.integers(1, 3))}"]))
-    if network and not aggregate and not net:
-        aggregate = f" aggregate quorum {n}"  # a network needs a statement that makes it one
+    if network and not aggregate and not net:  # a network needs a statement that makes it one
+        if published:
+            lines.append(f"loss {links[0]} 1/3")
+        else:
+            aggregate = f" aggregate quorum {n}"
     lines.append(f"protocol {protocol}{aggregate} traces {traces}")
     rounds = draw(st.integers(1, 2 if n <= 2 and not network else 1))
     if published:

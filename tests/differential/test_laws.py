@@ -12,7 +12,9 @@ scenarios over the whole language (:func:`tests.differential.generate.drafts`), 
   quotient offers the same distributions over orbits as ``s`` does, one per action (the actions
   themselves are renamed by the permutation).
 
-A footprint that misses a dependency fails the first law on the states where the forgotten value
+The first law also asks that the outcomes of every action sum to probability 1 (a report lost on the
+network once had its lost outcome under one trace's action only). A footprint that misses a dependency
+fails the first law on the states where the forgotten value
 matters, whatever a property reads (the trace count's dependence on the reported values did).
 """
 
@@ -22,8 +24,10 @@ import itertools
 from collections import Counter
 from collections.abc import Callable, Hashable, Iterable
 from fractions import Fraction
+from pathlib import Path
 from typing import Any
 
+import pytest
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
@@ -35,6 +39,7 @@ from flmodel.scenario_build import ScenarioSystem, build_system
 from flmodel.symmetry import SymmetricSystem, detect_symmetry, permute_state
 from flmodel.system import FLSystem
 from tests.differential.generate import Draft, drafts
+from tests.differential.test_differential import REGRESSIONS
 
 SAMPLE = 250  # explored states checked per law
 
@@ -57,6 +62,15 @@ def _states(system: ScenarioSystem) -> list[Any]:
     assert k.states is not None
     step = max(1, len(k.states) // SAMPLE)
     return list(k.states)[::step]
+
+
+def _distributions_are_whole(system: ScenarioSystem, states: list[Any]) -> None:
+    """The outcomes of every action of every state have probabilities summing to exactly 1."""
+    for s in states:
+        total: dict[Any, Fraction] = {}
+        for a, _, p in system.successors(s):
+            total[a] = total.get(a, Fraction(0)) + p
+        assert all(v == 1 for v in total.values()), (s, total)
 
 
 def _bisimulation(plain: ScenarioSystem, reduced: FLSystem, states: list[Any], keep: Iterable[str] = (),
@@ -84,9 +98,19 @@ def _cases(draw: st.DrawFn) -> tuple[Draft, list[str]]:
 @given(_cases())
 def test_reductions_are_bisimulations(case: tuple[Draft, list[str]]) -> None:
     draft, watched = case
-    plain = build_system(parse_scenario(draft.text(), source="<laws>"))
+    _laws(draft.text(), watched)
+
+
+@pytest.mark.parametrize("path", REGRESSIONS, ids=[p.stem for p in REGRESSIONS])
+def test_regressions_keep_the_laws(path: Path) -> None:
+    _laws(path.read_text(), ["round", "curmodpar"])
+
+
+def _laws(text: str, watched: list[str]) -> None:
+    plain = build_system(parse_scenario(text, source="<laws>"))
     fl = plain.fl
     states = _states(plain)
+    _distributions_are_whole(plain, states)
     classes = fl.action_classes()
     if classes is not None:
         seeds: set[str] = set()
