@@ -59,7 +59,7 @@ from flcheck_spec.vocab import Action
 from flmodel.frozen import FrozenMap
 from flmodel.infrastructure import Igraph, Infrastructure, Protocol
 from flmodel.learning import Vec, Vector
-from flmodel.rules import eval_round, put_part_once
+from flmodel.rules import FEDAVG_ROUNDS
 from flmodel.system import FLState, FLSystem
 
 #: Columns of a row before the clients' columns.
@@ -114,12 +114,7 @@ class _Outcomes(NamedTuple):
 def batch_view(fl: FLSystem, observer: Any = None) -> FastFL | str:
     """The integer-coded view of ``fl`` (observables read through ``observer``, default ``fl``), or
     the reason it is refused (see the module docstring)."""
-    rules = fl.rules.rules
-    if fl.rules.name != "fedavg_rounds" or not fl.rules.tracks_partitioned or len(rules) != 3 \
-            or [r.footprint for r in rules] != ["put_part_once", "get_grad_round", "eval"] \
-            or any(r.restate is not None for r in rules) \
-            or rules[0].fire is not put_part_once or rules[2].fire is not eval_round \
-            or rules[1].gradients not in ("ready", "sum"):
+    if fl.rules != FEDAVG_ROUNDS:  # the declarations themselves: a changed or added rule is refused
         return "only the round-based rules fedavg_rounds are coded as integers"
     if fl.ctx.trace_mode != "drop":
         return "the literal trace sets (traces full) are not coded as integers"

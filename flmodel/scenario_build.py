@@ -13,8 +13,8 @@ The construction ([IIIf-FL] III-B):
   it the gated relation equals the published one) or the default table with enforcement switched off
   (``policies ignored``);
 * rules ``published`` (the literal relation) or ``fedavg_rounds``, the loss, rate ``η``, the noise
-  mechanism and what it perturbs (when clients have different mechanisms, the ``get_grad`` rule is
-  specialised per client, :func:`per_client_noise`), bounds and the trace mode (default ``full``
+  mechanism and what it perturbs (when clients have different mechanisms, each client's report draws
+  from its own: ``RuleContext.per_client``), bounds and the trace mode (default ``full``
   for ``published`` — the literal trace sets — and ``drop`` for ``fedavg_rounds``).
 
 :class:`ScenarioSystem` wraps the :class:`~flmodel.system.FLSystem`: same states, successors and
@@ -35,8 +35,7 @@ semantics: :func:`build_system` (the wrapped system), :func:`build_fl_system` (t
 
 from __future__ import annotations
 
-import dataclasses
-from collections.abc import Iterable, Iterator, Sequence
+from collections.abc import Iterable, Sequence
 from dataclasses import dataclass, replace
 from fractions import Fraction
 from typing import Any
@@ -49,7 +48,8 @@ from flmodel.fast import FastFL, batch_view
 from flmodel.frozen import FrozenMap
 from flmodel.infrastructure import EMPTY_PROTOCOL, Gra, Igraph, Infrastructure, Poli, Policy
 from flmodel.learning import HingeLoss, Loss, SquaredLoss
-from flmodel.network import NetStatus, Network, Window, gra_status, networked
+from flmodel.network import NetStatus, Network, Window, gra_status
+from flmodel.network_rules import networked
 from flmodel.noise import (
     Mechanism,
     ScalarDistribution,
@@ -57,7 +57,7 @@ from flmodel.noise import (
     geometric,
     randomized_response,
 )
-from flmodel.rules import RULE_SETS, Rule, RuleContext, RuleSet, Transition
+from flmodel.rules import RULE_SETS, RuleSet
 from flmodel.scenario_ast import COPIED, Link, MechanismDecl, Scenario
 from flmodel.system import Bounds, FLState, FLSystem
 
@@ -199,13 +199,13 @@ def build_fl_system(s: Scenario) -> FLSystem:
     mechs, targets = client_noise(s)
     distinct = set(mechs.values())
     rules: RuleSet | str = variant
+    per_client = None
     if len(distinct) <= 1 and len(set(targets.values())) <= 1:
         mech = next(iter(distinct)) if distinct else None
         target = next(iter(targets.values())) if targets else "update"
-    else:  # clients with different mechanisms: the get_grad rule is specialised per client
-        mech = next(m for m in mechs.values() if m is not None)
-        target = "update"
-        rules = per_client_noise(RULE_SETS[variant], mechs, targets)
+    else:  # clients with different mechanisms: each client's report draws from its own
+        mech, target = None, "update"
+        per_client = FrozenMap({c: (mechs[c], targets[c]) for c in clients})
     if net is not None:
         rules = networked(RULE_SETS[rules] if isinstance(rules, str) else rules, net)
     own = owners(s)
@@ -214,7 +214,7 @@ def build_fl_system(s: Scenario) -> FLSystem:
         return own.get(p.name, "")
 
     return FLSystem(infra, rules=rules, loss=loss_of(s.model.loss), eta=s.model.rate, mechanism=mech,
-                    noise_target=target,  # type: ignore[arg-type]
+                    noise_target=target, per_client=per_client,  # type: ignore[arg-type]
                     bounds=Bounds(s.bound("rounds"), s.bound("events")), trace_mode=traces,  # type: ignore[arg-type]
                     enforce_policies=enforce, owner=owner if s.partition is not None else None,
                     partitioned=s.partition is not None)
@@ -299,38 +299,6 @@ def client_noise(s: Scenario) -> tuple[dict[str, Mechanism | None], dict[str, st
             mechs[c] = m
             targets[c] = nd.target or "update"
     return mechs, targets
-
-
-def per_client_noise(base: RuleSet, mechs: dict[str, Mechanism | None], targets: dict[str, str]) -> RuleSet:
-    """``base`` with its ``get_grad`` rule taken by each client ``c`` with its own mechanism and noise
-    target (flcheck's probabilistic ``get_grad_noisy`` of :mod:`flmodel.rules` with a per-client
-    :class:`RuleContext`); the action keeps the rule name ``<get_grad rule>_noisy`` for every client,
-    also for a client without noise (a point mass)."""
-    rules: list[Rule] = []
-    for r in base.rules:
-        if r.kind != "get_grad":
-            rules.append(r)
-            continue
-        name = r.name + "_noisy"
-
-        contexts: dict[tuple[int, str], RuleContext] = {}
-
-        def fire(ctx: RuleContext, infra: Infrastructure, partitioned: bool, _r: Rule = r,
-                 _name: str = name, _ctxs: dict[tuple[int, str], RuleContext] = contexts,
-                 ) -> Iterator[Transition]:
-            for c in sorted(infra.igra.clients):
-                ctx_c = _ctxs.get((id(ctx), c))
-                if ctx_c is None:  # own memo: the rules' memo keys do not name the mechanism
-                    ctx_c = _ctxs[(id(ctx), c)] = dataclasses.replace(
-                        ctx, mechanism=mechs.get(c), noise_target=targets.get(c, "update"),  # type: ignore[arg-type]
-                        memo={}, only_client=c)
-                for t in _r.fire(ctx_c, infra, partitioned):
-                    if t.actor == c:
-                        yield t._replace(rule=_name)
-
-        # the client's own mechanism changes the update distribution only: the footprints stay the rule's
-        rules.append(Rule(r.name, r.kind, fire, r.aggregates, r.deploys, r.gradients, r.footprint, r.restate))
-    return RuleSet(base.name, tuple(rules), base.tracks_partitioned)
 
 
 class ScenarioSystem:

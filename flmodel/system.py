@@ -54,6 +54,7 @@ from flmodel.frozen import FrozenMap
 from flmodel.infrastructure import Igraph, Infrastructure, Protocol, validate_igraph
 from flmodel.learning import Loss, SquaredLoss, Vec, Vector, as_vec
 from flmodel.noise import Mechanism
+from flmodel.rule_data import Scope
 from flmodel.rules import (
     PUBLISHED,
     RULE_SETS,
@@ -163,6 +164,7 @@ class FLSystem:
         eta: Fraction | int | str = Fraction(1, 2),
         mechanism: Mechanism | None = None,
         noise_target: NoiseTarget = "update",
+        per_client: FrozenMap[str, tuple[Mechanism | None, NoiseTarget]] | None = None,
         bounds: Bounds | None = None,
         trace_mode: TraceMode = "full",
         enforce_policies: bool = True,
@@ -192,6 +194,7 @@ class FLSystem:
             noise_target,
             trace_mode,
             enforce_policies,
+            per_client=per_client,
         )
         self.bounds = bounds if bounds is not None else Bounds()
         self.owner = owner
@@ -228,10 +231,10 @@ class FLSystem:
                              "through their weighted sum (flmodel.rules.Rule.gradients)")
         self._sum = bool(sum_gradients)
         self._canon_memo: dict[tuple[object, ...], FrozenMap[str, Vector]] = {}
-        if reset or forgotten or self._sum:
-            initial = self._dead_reset(initial)
         self.initial = initial
-        self._noisy = mechanism is not None
+        if reset or forgotten or self._sum:
+            self.initial = initial = self._dead_reset(initial)
+        self._noisy = self.ctx.noisy
         self._rule_names = rules.rule_names(self._noisy)
         self._kind = {n: r.kind for n, r in zip(self._rule_names, rules.rules, strict=True)}
         self._clients = tuple(sorted(initial.igra.clients))
@@ -268,6 +271,7 @@ class FLSystem:
             "eta": self.ctx.eta,
             "mechanism": self.ctx.mechanism,
             "noise_target": self.ctx.noise_target,
+            "per_client": self.ctx.per_client,
             "bounds": self.bounds,
             "trace_mode": self.ctx.trace_mode,
             "enforce_policies": self.ctx.enforce_policies,
@@ -403,7 +407,7 @@ class FLSystem:
         key: tuple[object, ...] = (g.ready, g.gradient, g.partition) if self._sum else (g.ready, g.gradient)
         memo = self._canon_memo
         hit = memo.get(key)
-        ig = self.initial.igra if hasattr(self, "initial") else g
+        ig = self.initial.igra
         if hit is None:
             init = ig.gradient
             ready = g.ready
@@ -432,87 +436,47 @@ class FLSystem:
 
     # -- footprints ----------------------------------------------------------------------------------
 
-    def action_classes(self) -> tuple[ActionClass, ...] | None:
+    def action_classes(self) -> tuple[ActionClass, ...]:
         """Every class of actions this system may take (one per rule and actor), with its footprint
-        (:class:`ActionClass`), read off the rules of [IIIf-FL] III-B and of ``fedavg_rounds``
-        (:mod:`flmodel.rules`); ``None`` when a rule states no footprint (:attr:`Rule.footprint`).
-
-        Per rule, with ``C`` the clients, ``S`` the server and the policy gate reading ``aloc`` and
-        ``poli`` (never written): ``put_part`` reads the dataset, writes every ``partition:c`` and,
-        ``put_part_once``, ``partitioned`` (guard: not partitioned), one action per partition;
-        ``get_grad`` of ``c`` reads ``curmodpar`` and ``partition:c``, writes ``ready:c`` and
-        ``gradient:c`` (``get_grad_round``: guard ``ready:c`` false and partitioned); ``eval`` reads
-        every ``ready``, ``gradient`` and ``partition`` and the dataset, writes ``curmodpar``, every
-        ``ready:c``, ``round`` and, with the dead-value reset, every ``gradient:c`` (guard: every
-        ``ready:c`` true). Every action reads and writes ``evs`` (commuting under ``drop``: the
-        abstraction after a step only depends on ``[] ∈ evs``, which no step removes; in ``full``
-        mode each step picks a trace ``l``, one action per trace, and the event it appends carries
-        the values the step computes: the new ``evs`` depends on all of them), sets ``last`` to its
-        rule name,
-        reads ``round`` under a rounds bound and reads and writes ``events`` under an events bound.
-        ``put_part_once`` is left out when the data start deployed: no rule makes it enabled again.
-        A rule's :attr:`~flmodel.rules.Rule.restate` then restates the classes of its kind (a rule
-        built around another one, e.g. over a network: :func:`flmodel.network.networked`)."""
-        if any(r.footprint is None and r.restate is None for r in self.rules.rules):
-            return None
-        kinds = [r.footprint for r in self.rules.rules]
+        (:class:`ActionClass`), derived from the rules' declarations (:mod:`flmodel.rule_data`:
+        :meth:`~flmodel.rule_data.Rule.guard_reads`, :meth:`~flmodel.rule_data.Rule.written`,
+        :meth:`~flmodel.rule_data.Rule.literals`, :meth:`~flmodel.rule_data.Rule.single`) and the
+        bounded system's bookkeeping: every step reads the bounds' counters (``round`` under a rounds
+        bound, ``events`` under an events bound), writes ``last`` (its rule name, commuting with itself)
+        and ``events`` (under the bound), an aggregation writes ``round``, a deployment writes
+        ``partitioned`` (in the round-based rules), and with the dead-value reset an aggregation resets
+        every client's gradient. Under ``drop`` a step's new trace set depends only on ``[] ∈ evs``,
+        which no step removes: writes of ``evs`` commute. A rule that needs the data undeployed is left
+        out when they start deployed: no rule undeploys them."""
         clients = self._clients
-        server = self.initial.igra.server
         drop = self.ctx.trace_mode == "drop"
-        static = frozenset({"aloc", "poli"})
-        common_reads = static | {"evs"} | ({"round"} if self.bounds.max_rounds is not None else set()) \
-            | ({"events"} if self.bounds.max_events is not None else set())
-        ready = [f"ready:{c}" for c in clients]
-        grads = [f"gradient:{c}" for c in clients]
-        parts = [f"partition:{c}" for c in clients]
+        bounds = frozenset({*(("round",) if self.bounds.max_rounds is not None else ()),
+                            *(("events",) if self.bounds.max_events is not None else ())})
         out: list[ActionClass] = []
-        for name, kind in zip(self._rule_names, kinds, strict=True):
-            commuting = frozenset({("last", name), *((("evs", "drop"),) if drop else ())})
-
-            def cls(actor: str, guard_reads: Iterable[str], effects: dict[str, Iterable[str]],
-                    guard: Iterable[tuple[str, object]], single: bool, aggregates: bool = False,
-                    _name: str = name, _commuting: frozenset[tuple[str, object]] = commuting) -> ActionClass:
-                when = frozenset(guard_reads) | common_reads
-                eff = {v: frozenset(d) for v, d in effects.items()}
-                eff["evs"] = frozenset({"evs"})
+        for rule, name in zip(self.rules.rules, self._rule_names, strict=True):
+            for actor in rule.actors.names(self):
+                scope = Scope(clients, actor, drop, self)
+                literals = frozenset(rule.literals(scope))
+                if self.initial_partitioned and ("partitioned", False) in literals:
+                    continue
+                when = frozenset(rule.guard_reads(scope)) | bounds
+                eff = {v: frozenset(d) for v, d in rule.written(scope).items()}
                 eff["last"] = frozenset()
                 if self.bounds.max_events is not None:
                     eff["events"] = frozenset({"events"})
-                reads = when.union(*eff.values())
-                return ActionClass(_name, actor, reads, frozenset(eff), frozenset(guard), _commuting,
-                                   single, aggregates, when, tuple(sorted(eff.items())))
-
-            if kind is None or (kind == "put_part_once" and self.initial_partitioned):
-                continue  # no kind; or never enabled: it needs ``partitioned`` false, which no rule sets
-            if kind in ("put_part", "put_part_once"):
-                once = kind == "put_part_once"
-                deploy: dict[str, Iterable[str]] = {p: ["dataset"] for p in parts}
-                if once:
-                    deploy["partitioned"] = []
-                out.append(cls(server, ["dataset", *(["partitioned"] if once else [])], deploy,
-                               [("partitioned", False)] if once else [], single=False))
-            elif kind in ("get_grad", "get_grad_round"):
-                rounds = kind == "get_grad_round"
-                for c in clients:
-                    guard: list[tuple[str, object]] = [(f"ready:{c}", False), ("partitioned", True)] \
-                        if rounds else []
-                    out.append(cls(c, [f"ready:{c}", "partitioned"] if rounds else [],
-                                   {f"ready:{c}": [], f"gradient:{c}": ["curmodpar", f"partition:{c}"]},
-                                   guard, single=rounds and drop))
-            else:  # eval: Newmodel = Σ_c (|part c| / n) · gradient c
-                aggregate: dict[str, Iterable[str]] = {"curmodpar": [*grads, *parts, "dataset"],
-                                                       "round": ["round"], **{r: [] for r in ready}}
-                if self._reset:
-                    aggregate.update({gr: [] for gr in grads})
-                out.append(cls(server, ready, aggregate, [(r, True) for r in ready], single=drop,
-                               aggregates=True))
-        restated: list[ActionClass] = []
-        for rule, name in zip(self.rules.rules, self._rule_names, strict=True):
-            mine = tuple(c for c in out if c.rule == name)
-            restated.extend(mine if rule.restate is None else rule.restate(self, mine))
-        if drop:
-            return tuple(restated)
-        return tuple(_recorded_in_trace(c) for c in restated)
+                if rule.aggregates:
+                    eff["round"] = frozenset({"round"})
+                if rule.deploys and self.rules.tracks_partitioned:
+                    eff["partitioned"] = frozenset()
+                if self._reset and any(v.startswith("ready:") for v in eff) and not any(
+                        v.startswith("gradient:") for v in eff):
+                    eff.update({f"gradient:{c}": frozenset() for c in clients})
+                dropped = (("evs", "drop"),) if drop and "evs" in eff else ()
+                commuting = frozenset({("last", name), *dropped})
+                out.append(ActionClass(name, actor, when.union(*eff.values()), frozenset(eff), literals,
+                                       commuting, rule.single(scope), rule.aggregates, when,
+                                       tuple(sorted(eff.items()))))
+        return tuple(out)
 
     def variable_reads(self, name: str) -> frozenset[str] | None:
         """The variables (:class:`ActionClass`) observable ``name`` reads; ``None`` when it may read
@@ -674,11 +638,16 @@ class FLSystem:
     def describe(self) -> dict[str, object]:
         """The system's parameters as plain data (for reports)."""
         m = self.ctx.mechanism
+        per = self.ctx.per_client
+        mechanism = "none (published get_grad)" if m is None else m.describe()
+        if per is not None:
+            each = [f"{c}: {'none' if pm is None else pm.describe()} on {t}" for c, (pm, t) in per.items()]
+            mechanism = "per client: " + "; ".join(each)
         return {
             "rules": self.rules.name,
             "loss": self.ctx.loss.name,
             "eta": str(self.ctx.eta),
-            "mechanism": "none (published get_grad)" if m is None else m.describe(),
+            "mechanism": mechanism,
             "noise_target": self.ctx.noise_target,
             "trace_mode": self.ctx.trace_mode,
             "enforce_policies": self.ctx.enforce_policies,

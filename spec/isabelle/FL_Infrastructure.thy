@@ -299,24 +299,7 @@ state_transition_FLx below.\<close>
 inductive state_transition_FL :: "[learner, infrastructure, infrastructure] \<Rightarrow> bool"
   for Lr :: learner
 where
-  put_part: "G = igra I \<Longrightarrow> P = prot I \<Longrightarrow> [] \<in> evs P \<Longrightarrow>
-      dataset G = dunion Part (clients G) \<Longrightarrow> partition_of Part (clients G) \<Longrightarrow>
-      P' = insertp [Put [Part]] (evs P) \<Longrightarrow>
-      G' = Lgraph (gra G) (aloc G) (server G) (clients G) (ready G) (gradient G) (curmodpar G) Part
-             (dataset G) \<Longrightarrow>
-      state_transition_FL Lr I (Infrastructure G' P' (poli I))"
-| get_grad: "G = igra I \<Longrightarrow> P = prot I \<Longrightarrow> l \<in> evs P \<Longrightarrow> c \<in> clients G \<Longrightarrow>
-      Gradc = vsub (curmodpar G) (vscale (eta Lr) (gradL Lr (curmodpar G) (partition G c))) \<Longrightarrow>
-      P' = insertp (Get c Gradc # l) (evs P) \<Longrightarrow>
-      G' = Lgraph (gra G) (aloc G) (server G) (clients G) (insert c (ready G))
-             (fun_upd (gradient G) c Gradc) (curmodpar G) (partition G) (dataset G) \<Longrightarrow>
-      state_transition_FL Lr I (Infrastructure G' P' (poli I))"
-| eval_server: "G = igra I \<Longrightarrow> P = prot I \<Longrightarrow> l \<in> evs P \<Longrightarrow> ready G = clients G \<Longrightarrow>
-      n = card (dataset G) \<Longrightarrow> Newmodel = weighted_sum G n \<Longrightarrow>
-      P' = insertp (Eval Newmodel # l) (evs P) \<Longrightarrow>
-      G' = Lgraph (gra G) (aloc G) (server G) (clients G) {} (gradient G) Newmodel (partition G)
-             (dataset G) \<Longrightarrow>
-      state_transition_FL Lr I (Infrastructure G' P' (poli I))"
+(*@rules published*)
 
 definition fl_reach :: "learner \<Rightarrow> infrastructure \<Rightarrow> infrastructure \<Rightarrow> bool" where
   "fl_reach Lr I t \<equiv> (state_transition_FL Lr)\<^sup>*\<^sup>* I t"
@@ -376,27 +359,7 @@ inductive state_transition_FLx ::
     "[learner, actor \<Rightarrow> param \<Rightarrow> param \<Rightarrow> param set, bool, infrastructure, infrastructure] \<Rightarrow> bool"
   for Lr :: learner and Sup :: "actor \<Rightarrow> param \<Rightarrow> param \<Rightarrow> param set" and gate :: bool
 where
-  put_part_x: "G = igra I \<Longrightarrow> P = prot I \<Longrightarrow> [] \<in> evs P \<Longrightarrow>
-      dataset G = dunion Part (clients G) \<Longrightarrow> partition_of Part (clients G) \<Longrightarrow>
-      (gate \<longrightarrow> enables I (aloc G (server G)) (server G) act_put_part) \<Longrightarrow>
-      P' = insertp [Put [Part]] (evs P) \<Longrightarrow>
-      G' = Lgraph (gra G) (aloc G) (server G) (clients G) (ready G) (gradient G) (curmodpar G) Part
-             (dataset G) \<Longrightarrow>
-      state_transition_FLx Lr Sup gate I (Infrastructure G' P' (poli I))"
-| get_grad_x: "G = igra I \<Longrightarrow> P = prot I \<Longrightarrow> l \<in> evs P \<Longrightarrow> c \<in> clients G \<Longrightarrow>
-      (gate \<longrightarrow> enables I (aloc G c) c act_get_grad) \<Longrightarrow>
-      Gradc \<in> Sup c (curmodpar G) (gradL Lr (curmodpar G) (partition G c)) \<Longrightarrow>
-      P' = insertp (Get c Gradc # l) (evs P) \<Longrightarrow>
-      G' = Lgraph (gra G) (aloc G) (server G) (clients G) (insert c (ready G))
-             (fun_upd (gradient G) c Gradc) (curmodpar G) (partition G) (dataset G) \<Longrightarrow>
-      state_transition_FLx Lr Sup gate I (Infrastructure G' P' (poli I))"
-| eval_server_x: "G = igra I \<Longrightarrow> P = prot I \<Longrightarrow> l \<in> evs P \<Longrightarrow> ready G = clients G \<Longrightarrow>
-      (gate \<longrightarrow> enables I (aloc G (server G)) (server G) act_eval_server) \<Longrightarrow>
-      n = card (dataset G) \<Longrightarrow> Newmodel = weighted_sum G n \<Longrightarrow>
-      P' = insertp (Eval Newmodel # l) (evs P) \<Longrightarrow>
-      G' = Lgraph (gra G) (aloc G) (server G) (clients G) {} (gradient G) Newmodel (partition G)
-             (dataset G) \<Longrightarrow>
-      state_transition_FLx Lr Sup gate I (Infrastructure G' P' (poli I))"
+(*@rules extended*)
 
 lemma FLx_published: "state_transition_FLx Lr (exact_update Lr) False I J = state_transition_FL Lr I J"
 proof
@@ -420,27 +383,7 @@ inductive state_transition_rounds ::
        \<Rightarrow> bool"
   for Lr :: learner and Sup :: "actor \<Rightarrow> param \<Rightarrow> param \<Rightarrow> param set" and gate :: bool
 where
-  put_part_once: "G = igra I \<Longrightarrow> P = prot I \<Longrightarrow> [] \<in> evs P \<Longrightarrow>
-      dataset G = dunion Part (clients G) \<Longrightarrow> partition_of Part (clients G) \<Longrightarrow>
-      (gate \<longrightarrow> enables I (aloc G (server G)) (server G) act_put_part) \<Longrightarrow>
-      P' = insertp [Put [Part]] (evs P) \<Longrightarrow>
-      G' = Lgraph (gra G) (aloc G) (server G) (clients G) (ready G) (gradient G) (curmodpar G) Part
-             (dataset G) \<Longrightarrow>
-      state_transition_rounds Lr Sup gate (I, False) (Infrastructure G' P' (poli I), True)"
-| get_grad_round: "G = igra I \<Longrightarrow> P = prot I \<Longrightarrow> l \<in> evs P \<Longrightarrow> c \<in> clients G \<Longrightarrow>
-      c \<notin> ready G \<Longrightarrow> (gate \<longrightarrow> enables I (aloc G c) c act_get_grad) \<Longrightarrow>
-      Gradc \<in> Sup c (curmodpar G) (gradL Lr (curmodpar G) (partition G c)) \<Longrightarrow>
-      P' = insertp (Get c Gradc # l) (evs P) \<Longrightarrow>
-      G' = Lgraph (gra G) (aloc G) (server G) (clients G) (insert c (ready G))
-             (fun_upd (gradient G) c Gradc) (curmodpar G) (partition G) (dataset G) \<Longrightarrow>
-      state_transition_rounds Lr Sup gate (I, True) (Infrastructure G' P' (poli I), True)"
-| eval_round: "G = igra I \<Longrightarrow> P = prot I \<Longrightarrow> l \<in> evs P \<Longrightarrow> ready G = clients G \<Longrightarrow>
-      clients G \<noteq> {} \<Longrightarrow> (gate \<longrightarrow> enables I (aloc G (server G)) (server G) act_eval_server) \<Longrightarrow>
-      n = card (dataset G) \<Longrightarrow> Newmodel = weighted_sum G n \<Longrightarrow>
-      P' = insertp (Eval Newmodel # l) (evs P) \<Longrightarrow>
-      G' = Lgraph (gra G) (aloc G) (server G) (clients G) {} (gradient G) Newmodel (partition G)
-             (dataset G) \<Longrightarrow>
-      state_transition_rounds Lr Sup gate (I, p) (Infrastructure G' P' (poli I), p)"
+(*@rules rounds*)
 
 text \<open>The extended rules in the equational form used by the witness chains (as put_part_eq etc.).\<close>
 

@@ -20,6 +20,7 @@ from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
 import flmodel.network as network
+import flmodel.network_rules as network_rules
 from checker.app import reductions as reductions_module
 from checker.app.check import check_scenario
 from checker.app.load import resolve_scenario_path
@@ -128,10 +129,9 @@ def test_bundled_steps_stay_in_their_footprints(name: str) -> None:
 
 
 def test_a_missing_write_is_caught(monkeypatch: pytest.MonkeyPatch) -> None:
-    """A report that did not state ``lost:c`` among its writes fails the step check."""
-    real = network.StatusVariables.of
-    monkeypatch.setattr(network.StatusVariables, "of",
-                        classmethod(lambda cls, net: dataclasses.replace(real(net), lose=False)))
+    """Were the lost report's effect declared without stating ``lost:c`` among what it writes, the step
+    check would fail."""
+    monkeypatch.setattr(network_rules.Lost, "written", lambda self, scope: {})
     s = build_system(parse_scenario(_network([1, 1], [3, 3]), "<n>"))
     with pytest.raises(AssertionError):
         assert_footprints_hold(s)
@@ -278,8 +278,8 @@ def test_generated_network_checks_agree(text: str) -> None:
 
 # ------------------------------------------------------------------------------ wrong footprints
 def test_a_deadline_that_claimed_to_commute_is_caught(monkeypatch: pytest.MonkeyPatch) -> None:
-    """Were the round's steps counter not written and the deadline aggregation stated as waiting for
-    every client (a wrong footprint), the deadline's reports would commute and one action per state
+    """Were the round's steps counter not written and the deadline aggregation declared as waiting for
+    every client (wrong declarations), the deadline's reports would commute and one action per state
     would be explored: which reports make the deadline would no longer depend on the scheduler, and the
     release distribution differs from the plain one, so the comparison catches it."""
     s = load_scenario(resolve_scenario_path("moniteo_deadline"))
@@ -287,15 +287,8 @@ def test_a_deadline_that_claimed_to_commute_is_caught(monkeypatch: pytest.Monkey
     real = network.StatusVariables.of
     monkeypatch.setattr(network.StatusVariables, "of",
                         classmethod(lambda cls, net: dataclasses.replace(real(net), steps=False)))
-    partial = network._partial_classes
-
-    def waits_for_all(net: network.Network) -> network.Restate:
-        def restate(system: Any, classes: tuple[Any, ...]) -> tuple[Any, ...]:
-            every = frozenset((f"ready:{c}", True) for c in system.clients)
-            return tuple(c._replace(guard=every) for c in partial(net)(system, classes))
-        return restate
-
-    monkeypatch.setattr(network, "_partial_classes", waits_for_all)
+    monkeypatch.setattr(network_rules.Reporters, "literals",
+                        lambda self, scope: tuple((f"ready:{c}", True) for c in scope.clients))
     neighbour = s.neighbours[0].name
     plain = _observations(s, observing, None, neighbour)
     wrong = _observations(s, observing, CHOICES["partial_order"], neighbour)

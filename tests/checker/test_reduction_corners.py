@@ -99,12 +99,12 @@ def test_same_attributes_keep_the_symmetry() -> None:
 
 
 def test_a_wrong_footprint_falls_back_to_the_plain_exploration(monkeypatch: pytest.MonkeyPatch) -> None:
-    """With the trace's dependencies left out of the footprint (the defect), the cone forgets the model
-    and finds a counterexample that does not replay on the model: the property is decided on the
-    plain exploration, and the output says so."""
-    import flmodel.system as system
+    """With the trace's dependencies left out of the event's declaration (the defect), the cone forgets
+    the model and finds a counterexample that does not replay on the model: the property is decided on
+    the plain exploration, and the output says so."""
+    from flmodel.rule_parts import Event
 
-    monkeypatch.setattr(system, "_recorded_in_trace", lambda c: c)
+    monkeypatch.setattr(Event, "dependencies", lambda self, scope, choice, draw: {"evs"})
     text = TRACE_COUNT + ("property new_value: ctl AG ((round = 1 & last == get_grad & events == 3) -> "
                           "trace_count == 4);\n")
     reduced, plain = _both(text)

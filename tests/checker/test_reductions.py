@@ -174,14 +174,28 @@ def test_the_cone_keeps_what_a_property_reads_through_the_rules(monkeypatch: pyt
     assert _figures(wrong) != _figures(plain)
 
 
-def test_rules_without_a_footprint_are_not_reduced() -> None:
-    s = load_scenario(resolve_scenario_path("moniteo_link_loss"))
+def test_rules_that_read_a_gradient_otherwise_keep_every_gradient() -> None:
+    """A rule declared with a value that reads a client's gradient other than through FedAvg's weighted
+    sum of ready clients: the declarations derive no gradient footprint, so neither the dead values nor
+    the gradient sum apply."""
+    from flmodel.rule_data import Write
+    from flmodel.rule_parts import Drawn, Event
+
+    class Peek(Drawn):
+        gradient_reads = None
+
+        def reads(self, scope: Any) -> tuple[str, ...]:
+            return (f"gradient:{scope.actor}",)
+
+    s = load_scenario(resolve_scenario_path("moniteo"))
     system = build_system(s)
     rules = system.fl.rules
-    bare = dataclasses.replace(rules, rules=tuple(dataclasses.replace(r, gradients=None, footprint=None,
-                                                                      restate=None) for r in rules.rules))
-    _, applied = reduce_system(ScenarioSystem(system.fl.replace(rules=bare), system.secrets, s), s)
-    assert applied.names == [] and "reason" in applied.details["dead_values"]
+    writes = (*rules.rules[1].writes, Write("evs", Event("get", Peek())))
+    peek = dataclasses.replace(rules.rules[1], writes=writes)
+    changed = dataclasses.replace(rules, rules=(rules.rules[0], peek, rules.rules[2]))
+    assert peek.gradients is None and not system.fl.replace(rules=changed).gradients_summed()
+    _, applied = reduce_system(ScenarioSystem(system.fl.replace(rules=changed), system.secrets, s), s)
+    assert not applied.details["dead_values"]["applied"] and "reason" in applied.details["dead_values"]
 
 
 # ------------------------------------------------------------------------------ generated scenarios

@@ -25,20 +25,39 @@ from flmodel.infrastructure import (
 from flmodel.learning import SquaredLoss, vector
 from flmodel.noise import NoNoise, geometric
 from flmodel.rules import (
+    EVAL_SERVER,
     FEDAVG_ROUNDS,
+    GET_GRAD,
     PUBLISHED,
+    PUT_PART,
     RuleContext,
-    eval_server,
-    eval_server_enabled,
+    Transition,
     fl_step,
-    get_grad,
-    put_part,
-    put_part_enabled,
 )
 
 ETA = Fraction(1, 2)
 A, B, C = point("a", 0, 1), point("b", 1, 3), point("c", 2, 5)
 DATA = frozenset({A, B, C})
+
+
+def put_part(c: RuleContext, i: Infrastructure) -> list[Transition]:
+    return list(PUT_PART.fire(c, i, False))
+
+
+def get_grad(c: RuleContext, i: Infrastructure) -> list[Transition]:
+    return list(GET_GRAD.fire(c, i, False))
+
+
+def eval_server(c: RuleContext, i: Infrastructure) -> list[Transition]:
+    return list(EVAL_SERVER.fire(c, i, False))
+
+
+def put_part_enabled(c: RuleContext, i: Infrastructure) -> bool:
+    return bool(put_part(c, i))
+
+
+def eval_server_enabled(c: RuleContext, i: Infrastructure) -> bool:
+    return bool(eval_server(c, i))
 
 
 def ctx(**kw: object) -> RuleContext:

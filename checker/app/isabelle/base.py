@@ -11,7 +11,9 @@ the FL instance of the IIIf framework of [IIIf-FL], Section III:
   local policies ([IIIf-FL] III-B);
 * the three rules ``put_part``, ``get_grad``, ``eval_server`` as one ``inductive`` definition with their
   premises as published, and the readings of the ill-formed spots (cited in the theory's comments; the
-  same readings as ``spec/SPEC.md`` and ``flmodel``);
+  same readings as ``spec/SPEC.md`` and ``flmodel``); the clauses of this relation, of the gated and
+  noisy one and of the round-based one are derived from the rules' declarations
+  (:mod:`checker.app.isabelle.rule_clauses`), filled in where the shipped file has a marker;
 * the path notions ``F s`` and ``M \<turnstile>F s`` and the probability of a path set (``pmap``), the
   first-passage path set, the neighbour relations and the definition ``NI_FL_DP`` ([IIIf-FL] III-C), and
   the statement of ``NI_Decomposition`` (left open with ``oops``).
@@ -25,6 +27,8 @@ import functools
 
 import flcheck_spec
 
+from checker.app.isabelle.rule_clauses import fill_rules
+
 #: Name of the base theory (file ``FL_Infrastructure.thy``).
 BASE_THEORY_NAME = "FL_Infrastructure"
 
@@ -34,4 +38,4 @@ def base_theory_text() -> str:
     """The text of ``FL_Infrastructure.thy`` (ends with a newline), read once per process."""
     path = flcheck_spec.resource("isabelle", f"{BASE_THEORY_NAME}.thy")
     with open(path, encoding="utf-8", newline="") as handle:
-        return handle.read()
+        return fill_rules(handle.read())
