@@ -45,9 +45,10 @@ from fractions import Fraction
 from typing import TypeVar
 
 import numpy as np
-import scipy.fft
 import scipy.signal
 from numpy.typing import ArrayLike, NDArray
+
+from checker.crossval.pld_fft import roundoff_allowance
 
 FloatArray = NDArray[np.float64]
 #: The outcome type of a finite distribution given as ``outcome -> probability``.
@@ -220,17 +221,31 @@ class AtomicPLD:
     pessimistic: bool | None
     _s: tuple[FloatArray, FloatArray]
 
+    def slack_at(self, eps: ArrayLike) -> FloatArray:
+        """The error bound of the numerical steps at each ε: the constant ``slack`` plus, for a tilted
+        composition (:mod:`checker.crossval.pld_fft`), ``exp(tilt_log_slack − tilt·ε)``."""
+        e = np.atleast_1d(np.asarray(eps, dtype=float))
+        out = np.full(e.shape, float(self.slack))
+        log_slack = float(getattr(self, "tilt_log_slack", -math.inf))
+        if log_slack > -math.inf:
+            with np.errstate(over="ignore"):
+                out = out + np.exp(np.minimum(log_slack - float(getattr(self, "tilt", 0.0)) * e, 700.0))
+        return out
+
     def delta(self, eps: ArrayLike) -> FloatArray:
-        """``δ_L(ε)`` (eq. 6), vectorised; a pessimistic estimate adds its slack, an optimistic one
-        subtracts it."""
+        """``δ_L(ε)`` (eq. 6), vectorised; a pessimistic estimate adds its slack (:meth:`slack_at`), an
+        optimistic one subtracts it."""
         e = np.atleast_1d(np.asarray(eps, dtype=float))
         d = _delta_atoms(self.losses, *self._s, self.infinity_mass, e)
-        if self.slack and self.pessimistic is not None:
-            d = d + self.slack if self.pessimistic else d - self.slack
+        if self.pessimistic is not None:
+            slack = self.slack_at(e)
+            d = d + slack if self.pessimistic else d - slack
         return np.clip(d, 0.0, 1.0)
 
     def epsilon(self, delta: float, min_eps: float = 0.0) -> float:
         """``ε(δ) = inf{ε ≥ min_eps : δ_L(ε) ≤ δ}`` (slack included as in :meth:`delta`)."""
+        if float(getattr(self, "tilt_log_slack", -math.inf)) > -math.inf and self.pessimistic is not None:
+            return self._epsilon_by_search(delta, min_eps)
         shift = 0.0
         if self.slack and self.pessimistic is not None:
             shift = -self.slack if self.pessimistic else self.slack
@@ -238,6 +253,30 @@ class AtomicPLD:
         if target < 0:
             return math.inf
         return _epsilon_atoms(self.losses, *self._s, self.infinity_mass, target, min_eps)
+
+    def _epsilon_by_search(self, delta: float, min_eps: float) -> float:
+        """:meth:`epsilon` for an ε-dependent slack: δ(ε) ± slack(ε) is non-increasing in ε for the
+        pessimistic estimate (both terms are); the first atom at or below ``delta`` is found on the
+        atoms and the crossing refined by bisection inside its cell."""
+        if self.delta([min_eps])[0] <= delta:
+            return min_eps
+        pts = self.losses[self.losses > min_eps]
+        if not len(pts):
+            return math.inf
+        vals = self.delta(pts)
+        ok = np.nonzero(vals <= delta)[0]
+        if not len(ok):
+            return math.inf
+        k = int(ok[0])
+        lo = float(pts[k - 1]) if k > 0 else min_eps
+        hi = float(pts[k])
+        for _ in range(60):
+            mid = 0.5 * (lo + hi)
+            if self.delta([mid])[0] <= delta:
+                hi = mid
+            else:
+                lo = mid
+        return hi
 
     def tradeoff(self, alpha: ArrayLike) -> FloatArray:
         """Trade-off function of the pair (slack not included)."""
@@ -417,27 +456,35 @@ class LossTails:
         masses[0] += self.lower_mass  # L <= eps[0], unbounded below: placed at one cell lower (slack)
         return GridPLD(h, k_lo, masses, self.infinity_mass, slack=self.lower_mass, pessimistic=False)
 
-    def _cells(self) -> tuple[FloatArray, FloatArray]:
-        """P- and Q-masses of the quantisation cells ``(−∞, t_0], (t_0, t_1], …, (t_m, ∞)`` (finite part)."""
-        p = np.concatenate(
-            [[1.0 - self.p_tail[0]], -np.diff(self.p_tail), [self.p_tail[-1] - self.infinity_mass]]
-        )
-        q = np.concatenate([[1.0 - self.q_tail[0]], -np.diff(self.q_tail), [self.q_tail[-1]]])
-        return np.maximum(p, 0.0), np.maximum(q, 0.0)
+    def _cells(self) -> tuple[FloatArray, FloatArray, FloatArray]:
+        """P- and Q-masses of the quantisation cells ``(t_0, t_1], …, (t_{m−1}, t_m], (t_m, ∞)`` (finite
+        part) and the lowest loss each cell can hold (its lower threshold). The cell ``(−∞, t_0]`` is
+        left out: its mass ``1 − P(L > t_0)`` is a difference of numbers close to 1 (absolute error
+        ~1e-16, far above its true size when the thresholds cover the distribution), and leaving a
+        P-mass out only lowers every composed δ (each term of the composed δ is ≥ 0)."""
+        p = np.concatenate([-np.diff(self.p_tail), [self.p_tail[-1] - self.infinity_mass]])
+        q = np.concatenate([-np.diff(self.q_tail), [self.q_tail[-1]]])
+        return np.maximum(p, 0.0), np.maximum(q, 0.0), self.eps.copy()
 
     def _merge(self, h: float) -> GridPLD:
         # 1. Quantise the outcome by the thresholds (a deterministic post-processing: the cell pair is
         #    dominated by the true pair) and merge all cells whose loss ln(p/q) falls in the same grid
-        #    cell [k h, (k+1) h) (post-processing again).
-        p, q = self._cells()
+        #    cell [k h, (k+1) h) (post-processing again). A cell whose Q-mass is 0 in floating point
+        #    (tails that underflow, or differences lost to rounding) is not given the loss +∞: its
+        #    loss is at least its lower threshold, and lowering a loss at fixed P-mass only lowers δ
+        #    (pointwise coupling), so it is put there. Only ``infinity_mass`` is a genuine +∞.
+        p, q, floor = self._cells()
+        # the cell (t_{i−1}, t_i] holds losses in that interval, so its ratio p/q lies in
+        # [e^{t_{i−1}}, e^{t_i}]: a float ratio outside (rounding) is clipped into it
+        ceil = np.concatenate([floor[1:], [np.inf]])
         keep = p > 0
-        p, q = p[keep], q[keep]
-        inf_extra = float(p[q <= 0].sum())  # cells with Q-mass 0 (only possible at the top): loss +∞
-        fin = q > 0
-        p, q = p[fin], q[fin]
+        p, q, floor, ceil = p[keep], q[keep], floor[keep], ceil[keep]
         if len(p) == 0:
-            return GridPLD(h, 0, np.zeros(1), self.infinity_mass + inf_extra, slack=0.0, pessimistic=False)
-        lam = np.log(p) - np.log(q)
+            return GridPLD(h, 0, np.zeros(1), self.infinity_mass, slack=0.0, pessimistic=False)
+        with np.errstate(divide="ignore"):
+            lam = np.where(q > 0, np.log(p) - np.log(np.where(q > 0, q, 1.0)), floor)
+        lam = np.clip(lam, floor, ceil)
+        q = p * np.exp(-lam)
         k = np.floor(lam / h + 1e-12).astype(np.int64)
         k_lo, k_hi = int(k.min()), int(k.max())
         n = k_hi - k_lo + 1
@@ -481,7 +528,7 @@ class LossTails:
         masses = np.zeros(int(ks[-1] - ks[0]) + 1)
         masses[ks - ks[0]] = [out[int(kk)] for kk in ks]
         k_lo = int(ks[0])
-        return GridPLD(h, k_lo, masses, self.infinity_mass + inf_extra, slack=0.0, pessimistic=False)
+        return GridPLD(h, k_lo, masses, self.infinity_mass, slack=0.0, pessimistic=False)
 
 
 # ---------------------------------------------------------------------------------------------------
@@ -501,6 +548,8 @@ class GridPLD(AtomicPLD):
     infinity_mass: float = 0.0
     slack: float = 0.0
     pessimistic: bool | None = None
+    tilt: float = 0.0
+    tilt_log_slack: float = -math.inf
     losses: FloatArray = field(init=False, repr=False)
     masses: FloatArray = field(init=False, repr=False)
     _s: tuple[FloatArray, FloatArray] = field(init=False, repr=False)
@@ -526,9 +575,11 @@ class GridPLD(AtomicPLD):
             raise ValueError("grid intervals differ")
         if self.pessimistic != other.pessimistic:
             raise ValueError("cannot compose a pessimistic with an optimistic estimate")
+        if self.tilt_log_slack > -math.inf or other.tilt_log_slack > -math.inf:
+            raise ValueError("a tilted composition is final: compose the untilted PLDs and tilt once")
         conv = scipy.signal.fftconvolve(self.grid_masses, other.grid_masses)
         n = len(conv)
-        roundoff = _roundoff_allowance(n, 2)
+        roundoff = roundoff_allowance(n, 2)
         conv = np.maximum(conv, 0.0)
         inf_mass = 1.0 - (1.0 - self.infinity_mass) * (1.0 - other.infinity_mass)
         return GridPLD(
@@ -540,64 +591,24 @@ class GridPLD(AtomicPLD):
             pessimistic=self.pessimistic,
         )
 
-    def self_compose(self, times: int, tail_mass: float = 1e-15) -> GridPLD:
-        """``times``-fold composition with itself by one FFT: the output window is chosen from Chernoff
-        bounds ``P(ΣL ≥ a) ≤ e^{−ta} M(t)^d`` so that at most ``tail_mass`` lies outside on each side;
-        the circular aliasing of that mass moves at most ``2·tail_mass`` of probability, which is added
-        to the slack (δ is 1-Lipschitz in moved mass)."""
+    def self_compose(self, times: int, tail_mass: float = 1e-15, tilt: float = 0.0) -> GridPLD:
+        """``times``-fold composition with itself by one FFT (:func:`checker.crossval.pld_fft.fft_power`):
+        the output window is chosen from Chernoff bounds so that at most ``tail_mass`` lies outside on
+        each side, and the aliasing and round-off error enters the slack.
+
+        ``tilt = θ > 0`` composes the exponentially tilted masses ``m_k e^{θ L_k}`` instead
+        (the Esscher transform commutes with convolution) and tilts back: the FFT's absolute error,
+        ~1e-16 of the largest entry, then becomes a *relative* error near the losses the tilt centres on
+        (:func:`checker.crossval.pld_fft.saddle_tilt`), so tiny δ far in the tail are not lost under
+        the round-off floor. Its slack decreases as ``e^{−θ ε}`` (see :meth:`slack_at`)."""
+        from checker.crossval.pld_fft import fft_power  # the FFT engine lives in its own module
+
         if times < 1:
             raise ValueError("times must be >= 1")
         if times == 1:
             return self
-        h = self.interval
-        m = self.grid_masses
-        k0 = self.start
-        lo_abs, hi_abs = _chernoff_window(self.losses, m, times, tail_mass)
-        lo = max(math.floor(lo_abs / h), times * k0)
-        hi = min(math.ceil(hi_abs / h), times * (k0 + len(m) - 1))
-        n_out = hi - lo + 1
-        n_fft = scipy.fft.next_fast_len(n_out, real=True)
-        if len(m) > n_fft:
-            folded = np.zeros(n_fft)
-            np.add.at(folded, np.arange(len(m)) % n_fft, m)
-        else:
-            folded = m
-        spec = scipy.fft.rfft(folded, n_fft)
-        res = scipy.fft.irfft(spec**times, n_fft)
-        shift = (lo - times * k0) % n_fft
-        out = np.roll(res, -shift)[:n_out]
-        out = np.maximum(out, 0.0)
-        truncated = 0.0 if n_out >= times * (len(m) - 1) + 1 else 2.0 * tail_mass
+        res = fft_power(self.losses, self.grid_masses, self.interval, self.start, times, tail_mass, tilt)
         inf_mass = 1.0 - (1.0 - self.infinity_mass) ** times
-        slack = times * self.slack + truncated + _roundoff_allowance(n_fft, times)
-        return GridPLD(h, lo, out, inf_mass, slack=slack, pessimistic=self.pessimistic)
-
-
-def _roundoff_allowance(n: int, times: int) -> float:
-    """Heuristic bound on the effect of floating-point FFT round-off on δ (not a proof): relative
-    error ~ u·log2(n) per entry, accumulated over ``times`` multiplications and √n entries."""
-    u = np.finfo(float).eps
-    return float(4.0 * u * times * max(1.0, math.log2(max(n, 2))) * math.sqrt(n))
-
-
-def _chernoff_window(
-    losses: FloatArray, masses: FloatArray, times: int, tail_mass: float
-) -> tuple[float, float]:
-    """Bounds ``[b, a]`` with ``P(ΣL < b), P(ΣL > a) ≤ tail_mass`` by Chernoff's inequality over a grid
-    of orders t (sub-probability masses allowed)."""
-    pos = masses > 0
-    ls = losses[pos]
-    lm = np.log(masses[pos])
-    ts = np.concatenate([np.geomspace(1e-3, 50.0, 80)])
-    log_tau = math.log(tail_mass)
-
-    def log_mgf(t: float) -> float:
-        v = lm + t * ls
-        mx = float(v.max())
-        return mx + math.log(float(np.exp(v - mx).sum()))
-
-    a = min((times * log_mgf(t) - log_tau) / t for t in ts)
-    b = max((times * log_mgf(-t) - log_tau) / (-t) for t in ts)
-    a = min(a, times * float(ls[-1]))
-    b = max(b, times * float(ls[0]))
-    return b, a
+        return GridPLD(self.interval, res.start, res.masses, inf_mass,
+                       slack=times * self.slack + res.const_slack, pessimistic=self.pessimistic,
+                       tilt=res.tilt, tilt_log_slack=res.tilt_log_slack)
