@@ -485,6 +485,10 @@ class LossTails:
             lam = np.where(q > 0, np.log(p) - np.log(np.where(q > 0, q, 1.0)), floor)
         lam = np.clip(lam, floor, ceil)
         q = p * np.exp(-lam)
+        keep = q > 0  # a Q-mass that underflows (losses beyond ~700): dropped, which only lowers δ
+        p, q, lam = p[keep], q[keep], lam[keep]
+        if len(p) == 0:
+            return GridPLD(h, 0, np.zeros(1), self.infinity_mass, slack=0.0, pessimistic=False)
         k = np.floor(lam / h + 1e-12).astype(np.int64)
         k_lo, k_hi = int(k.min()), int(k.max())
         n = k_hi - k_lo + 1
@@ -591,6 +595,19 @@ class GridPLD(AtomicPLD):
             pessimistic=self.pessimistic,
         )
 
+    def cut_above(self, loss: float) -> GridPLD:
+        """The atoms above ``loss`` moved to +∞ (pessimistic: a loss only rises, δ only grows) or dropped
+        (optimistic: every composed δ only falls). Composition then adds at most ``times`` times their
+        P-mass to δ: the price of a finite moment generating function for tilting."""
+        above = self.losses > loss
+        if not np.any(above):
+            return self
+        moved = float(self.grid_masses[above].sum())
+        kept = np.where(above, 0.0, self.grid_masses)
+        inf_mass = self.infinity_mass + (moved if self.pessimistic else 0.0)
+        return GridPLD(self.interval, self.start, kept, min(inf_mass, 1.0), slack=self.slack,
+                       pessimistic=self.pessimistic)
+
     def self_compose(self, times: int, tail_mass: float = 1e-15, tilt: float = 0.0) -> GridPLD:
         """``times``-fold composition with itself by one FFT (:func:`checker.crossval.pld_fft.fft_power`):
         the output window is chosen from Chernoff bounds so that at most ``tail_mass`` lies outside on
@@ -608,7 +625,7 @@ class GridPLD(AtomicPLD):
         if times == 1:
             return self
         res = fft_power(self.losses, self.grid_masses, self.interval, self.start, times, tail_mass, tilt)
-        inf_mass = 1.0 - (1.0 - self.infinity_mass) ** times
+        inf_mass = -math.expm1(times * math.log1p(-self.infinity_mass)) if self.infinity_mass < 1 else 1.0
         return GridPLD(self.interval, res.start, res.masses, inf_mass,
                        slack=times * self.slack + res.const_slack, pessimistic=self.pessimistic,
                        tilt=res.tilt, tilt_log_slack=res.tilt_log_slack)
