@@ -71,7 +71,7 @@ MAX_ROUNDS = 10**9
 #: Default relative width of a bracket: ``upper − lower ≤ TOLERANCE · upper``.
 TOLERANCE = 2.5e-3
 #: Finest grid spacing tried, and the largest composed grid (points) before refinement stops.
-MIN_INTERVAL = 1e-5
+MIN_INTERVAL = 1e-7
 MAX_GRID = 1 << 22
 #: Grid halvings at most (a width that stops shrinking by a quarter ends them earlier).
 REFINEMENTS = 5
@@ -166,12 +166,13 @@ def _grid(pair: PairTails, h: float, pessimistic: bool) -> GridPLD:
 
 
 def _initial_interval(run: Run) -> float:
-    """A grid spacing whose composed window stays well inside :data:`MAX_GRID` points."""
+    """A grid spacing that resolves one round's loss (a thousandth of its spread, at most 1e-3) while
+    the composed window stays well inside :data:`MAX_GRID` points."""
     ups, _ = _pairs(run)
     spread = max(hi - lo for _, (lo, hi) in ups)
     window = run.rounds * 0.5 * (1 / run.noise_multiplier) ** 2 * run.sampling_rate ** 2 + 40 * math.sqrt(
         run.rounds) * max(run.sampling_rate, 1e-3) * max(1.0, 1 / run.noise_multiplier) + spread
-    return max(1e-3, 8 * window / MAX_GRID)
+    return max(min(1e-3, spread / 1000), 8 * window / MAX_GRID, MIN_INTERVAL)
 
 
 # ---------------------------------------------------------------------------------------- closed forms
