@@ -221,8 +221,8 @@ def register(sub: argparse._SubParsersAction) -> None:
                         "permutation cut into batches each epoch; no amplification certified), all")
     a.add_argument("--from", dest="source", metavar="SCENARIO",
                    help="read Z, Q (or K of N), T, δ and the sampling from the scenario's run statement")
-    a.add_argument("--tolerance", type=_open_unit, default=2.5e-3,
-                   help="relative width at which the grid stops being refined (default 0.0025)")
+    a.add_argument("--tolerance", type=_open_unit, default=5e-3,
+                   help="relative width at which the grid stops being refined (default 0.005)")
     a.add_argument("--json", action="store_true")
     a.set_defaults(func=_cmd_account)
 

@@ -69,7 +69,7 @@ RELATION = {"poisson": "add/remove one", "fixed": "replace one", "shuffle": "rep
 #: The largest number of rounds accepted (the FFT window grows with T).
 MAX_ROUNDS = 10**9
 #: Default relative width of a bracket: ``upper − lower ≤ TOLERANCE · upper``.
-TOLERANCE = 2.5e-3
+TOLERANCE = 5e-3
 #: Finest grid spacing tried, and the largest composed grid (points) before refinement stops.
 MIN_INTERVAL = 1e-7
 MAX_GRID = 1 << 22

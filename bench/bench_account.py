@@ -1,0 +1,103 @@
+"""``flcheck account`` against dp_accounting (PLD, RDP) and Microsoft's prv_accountant: ε(δ) of
+Poisson-subsampled DP-SGD runs, the figure and the CPU seconds of each (median of 3 runs).
+
+The issue's query is the first row (Z = 1.1, q = 0.01, T = 10,000, δ = 1e-5): the targets are
+dp_accounting's PLD figure inside flcheck's certified bracket, the bracket's width ≤ 1 % of its upper
+end, and flcheck's CPU time ≤ dp_accounting's PLD accountant's. dp_accounting's PLD runs at its default
+grid (interval 1e-4); prv_accountant with eps_error 0.01 (it reports (lower, estimate, upper)). A last
+table: the inverse (the smallest Z for ε = 2) and the other sampling schemes.
+
+Run: ``python bench/bench_account.py`` (about a minute).
+"""
+
+from __future__ import annotations
+
+import math
+import statistics
+import time
+from collections.abc import Callable
+from dataclasses import replace
+from typing import Any
+
+from checker.crossval.accountant import Run, epsilon_bracket, noise_for_epsilon
+
+QUERIES = [
+    (1.1, 0.01, 10_000, 1e-5),
+    (0.8, 0.05, 1_000, 1e-6),
+    (2.0, 0.2, 100, 1e-5),
+    (1.0, 0.004, 60_000, 1e-5),
+    (5.0, 0.001, 100_000, 1e-5),
+]
+
+
+def cpu(fn: Callable[[], Any], repeats: int = 3) -> tuple[Any, float]:
+    """The result of ``fn`` and the median CPU seconds over ``repeats`` runs."""
+    times, result = [], None
+    for _ in range(repeats):
+        start = time.process_time()
+        result = fn()
+        times.append(time.process_time() - start)
+    return result, statistics.median(times)
+
+
+def dpa_pld(z: float, q: float, t: int, delta: float) -> float:
+    from dp_accounting import dp_event
+    from dp_accounting.pld import pld_privacy_accountant
+
+    acc = pld_privacy_accountant.PLDAccountant()
+    acc.compose(dp_event.PoissonSampledDpEvent(q, dp_event.GaussianDpEvent(z)), t)
+    return float(acc.get_epsilon(delta))
+
+
+def dpa_rdp(z: float, q: float, t: int, delta: float) -> float:
+    from dp_accounting import dp_event
+    from dp_accounting.rdp import rdp_privacy_accountant
+
+    acc = rdp_privacy_accountant.RdpAccountant()
+    acc.compose(dp_event.PoissonSampledDpEvent(q, dp_event.GaussianDpEvent(z)), t)
+    return float(acc.get_epsilon(delta))
+
+
+def prv(z: float, q: float, t: int, delta: float) -> tuple[float, float, float] | None:
+    try:
+        from prv_accountant import PoissonSubsampledGaussianMechanism, PRVAccountant
+    except ImportError:
+        return None
+    acc = PRVAccountant(prvs=PoissonSubsampledGaussianMechanism(noise_multiplier=z, sampling_probability=q),
+                        max_self_compositions=t, eps_error=0.01, delta_error=delta * 1e-4)
+    low, est, up = acc.compute_epsilon(delta=delta, num_self_compositions=[t])
+    return float(low), float(est), float(up)
+
+
+def main() -> None:
+    import logging
+
+    logging.getLogger("absl").setLevel(logging.ERROR)
+    print("ε(δ) of Poisson-subsampled Gaussian runs; CPU seconds, median of 3\n")
+    head = ("Z", "q", "T", "δ", "flcheck [lower, upper]", "width %", "s", "dp_acc PLD", "s", "inside",
+            "dp_acc RDP", "s", "prv (lower, est, upper)", "s", "CPU ratio")
+    print(" | ".join(head))
+    for z, q, t, delta in QUERIES:
+        b, s_ours = cpu(lambda: epsilon_bracket(Run(z, q, t), delta))
+        pld, s_pld = cpu(lambda: dpa_pld(z, q, t, delta))
+        rdp, s_rdp = cpu(lambda: dpa_rdp(z, q, t, delta))
+        p, s_prv = cpu(lambda: prv(z, q, t, delta), repeats=1)
+        prv_text = "not installed" if p is None else f"({p[0]:.4f}, {p[1]:.4f}, {p[2]:.4f})"
+        print(" | ".join([f"{z:g}", f"{q:g}", f"{t}", f"{delta:g}", f"[{b.lower:.5f}, {b.upper:.5f}]",
+                          f"{100 * b.width / b.upper:.3f}", f"{s_ours:.3f}", f"{pld:.5f}", f"{s_pld:.3f}",
+                          "yes" if b.lower <= pld <= b.upper else "NO", f"{rdp:.4f}", f"{s_rdp:.3f}", prv_text,
+                          f"{s_prv:.2f}", f"{s_ours / s_pld:.2f}"]))
+    print("\nthe inverse and the other sampling schemes (δ = 1e-5)\n")
+    base = Run(1.1, 0.01, 10_000, "poisson", 10_000, 100)
+    (z, b), s = cpu(lambda: noise_for_epsilon(replace(base, clients=None, per_round=None), 2.0, 1e-5), repeats=1)
+    print(f"smallest Z for ε ≤ 2 (poisson, q = 0.01, T = 10000): Z = {z:.5f}, certified ε in "
+          f"[{b.lower:.5f}, {b.upper:.5f}], {s:.2f} s")
+    for sampling in ("poisson", "fixed", "shuffle", "all"):
+        b, s = cpu(lambda: epsilon_bracket(replace(base, sampling=sampling), 1e-5), repeats=1)  # type: ignore[arg-type]
+        width = "" if not math.isfinite(b.upper) else f"{100 * b.width / b.upper:.2f} %"
+        print(f"{sampling:8s} Z = 1.1, 100 of 10000, T = 10000: ε in [{b.lower:.4f}, {b.upper:.4f}] "
+              f"(width {width}), {s:.2f} s")
+
+
+if __name__ == "__main__":
+    main()
