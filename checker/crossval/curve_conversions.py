@@ -7,6 +7,7 @@ Conversions ([GDP] Prop. 2.12 and 2.5; Humphries et al., CSF 2023 for the advant
 
 from __future__ import annotations
 
+import bisect
 import math
 from collections.abc import Sequence
 from dataclasses import dataclass
@@ -44,30 +45,35 @@ class CurveBracket:
         return float(np.max(self.upper - self.lower)) if len(self.eps) else 0.0
 
 
-#: Tilts tried where the plain composition's round-off floor hides δ: the level just below an ε's
-#: saddle point, from a geometric ladder of ratio 2^(1/8) (a tilt other than the saddle point's still
+#: Tilts tried where the plain composition's round-off floor hides δ: the two levels around an ε's
+#: saddle point, from a geometric ladder of ratio 2^(1/16) (a tilt other than the saddle point's still
 #: gives a valid bound, only a wider one; the ladder lets nearby ε share one composition).
-TILTS = tuple(2.0 ** (k / 8) for k in range(-40, 57))
+TILTS = tuple(2.0 ** (k / 16) for k in range(-80, 113))
 #: A composed δ below this multiple of its slack is refined by tilted compositions.
 FLOOR_FACTOR = 1e3
 
 
 def _cut_for(eps: float) -> float:
-    """Where a base PLD is cut before tilting towards ``eps`` (:meth:`GridPLD.cut_above`): far enough
-    above ``eps`` that one coordinate's loss beyond it is rarer than the composed δ there."""
-    return 2.0 * max(eps, 0.0) + 10.0
+    """Where a base PLD is cut before tilting towards ``eps`` (:meth:`GridPLD.cut_above`): a little above
+    ``eps``, so that one coordinate's loss beyond it (mass ≤ δ₁(ε + 2)/(1 − e^{−2}), far below the
+    composed δ at ε) moves to +∞, while the tilted distribution is not dominated by the far tail of
+    the loss (whose moment generating function is infinite for SecAgg's pairs)."""
+    return max(eps, 0.0) + 2.0
 
 
 def _tilt_groups(base: GridPLD, times: int, eps: FloatArray) -> dict[float, float]:
-    """Tilt of :data:`TILTS` (just below each ε's saddle point on the cut base) -> the cut to use."""
+    """Tilt of :data:`TILTS` (the levels just below and above each ε's saddle point on the cut base)
+    -> the cut to use."""
     groups: dict[float, float] = {}
     for e in eps.tolist():
         cut = _cut_for(e)
         b = base.cut_above(cut)
         theta = saddle_tilt(b.losses, b.grid_masses, times, e)
-        below = [t for t in TILTS if t <= theta]
-        if below:
-            groups[below[-1]] = max(groups.get(below[-1], cut), cut)
+        if theta <= 0:
+            continue
+        k = bisect.bisect_right(TILTS, theta)
+        for level in TILTS[max(k - 1, 0):k + 1]:
+            groups[level] = max(groups.get(level, cut), cut)
     return groups
 
 
@@ -103,7 +109,7 @@ def composed_epsilon(base: GridPLD, times: int, delta: float, tail_mass: float =
     for _ in range(4):
         if not math.isfinite(guess):
             break
-        cut = _cut_for(2.0 * guess)
+        cut = _cut_for(guess)
         b = base.cut_above(cut)
         theta = saddle_tilt(b.losses, b.grid_masses, times, guess)
         if theta <= 0:
