@@ -35,7 +35,7 @@ def _open_unit(text: str) -> float:
     return value
 
 
-def _rate(text: str) -> float:
+def sampling_rate(text: str) -> float:
     """A sampling rate in (0, 1]."""
     value = positive_float(text)
     if not value <= 1:
@@ -210,7 +210,7 @@ def register(sub: argparse._SubParsersAction) -> None:
     a.add_argument("--noise-multiplier", type=positive_float, metavar="Z", help="noise std / clip norm")
     a.add_argument("--target-epsilon", type=positive_float, metavar="E",
                    help="instead of Z: the smallest Z whose certified ε(δ) is at most E (within 1 %%)")
-    a.add_argument("--sampling-rate", type=_rate, metavar="Q", help="probability a client takes part")
+    a.add_argument("--sampling-rate", type=sampling_rate, metavar="Q", help="probability a client takes part")
     a.add_argument("--clients", type=positive_int, metavar="N", help="clients in all (with --per-round)")
     a.add_argument("--per-round", type=positive_int, metavar="K", help="clients per round (with --clients)")
     a.add_argument("--rounds", type=_rounds, metavar="T")
