@@ -81,22 +81,26 @@ def main() -> None:
             "dp_acc RDP", "s", "prv (lower, est, upper)", "s", "CPU ratio")
     print(" | ".join(head))
     for z, q, t, delta in QUERIES:
-        b, s_ours = cpu(lambda: epsilon_bracket(Run(z, q, t), delta))
-        pld, s_pld = cpu(lambda: dpa_pld(z, q, t, delta))
-        rdp, s_rdp = cpu(lambda: dpa_rdp(z, q, t, delta))
-        p, s_prv = cpu(lambda: prv(z, q, t, delta), repeats=1)
+        query = (z, q, t, delta)
+        b, s_ours = cpu(lambda query=query: epsilon_bracket(Run(*query[:3]), query[3]))  # type: ignore[misc]
+        pld, s_pld = cpu(lambda query=query: dpa_pld(*query))  # type: ignore[misc]
+        rdp, s_rdp = cpu(lambda query=query: dpa_rdp(*query))  # type: ignore[misc]
+        p, s_prv = cpu(lambda query=query: prv(*query), repeats=1)  # type: ignore[misc]
         prv_text = "not installed" if p is None else f"({p[0]:.4f}, {p[1]:.4f}, {p[2]:.4f})"
         print(" | ".join([f"{z:g}", f"{q:g}", f"{t}", f"{delta:g}", f"[{b.lower:.5f}, {b.upper:.5f}]",
                           f"{100 * b.width / b.upper:.3f}", f"{s_ours:.3f}", f"{pld:.5f}", f"{s_pld:.3f}",
-                          "yes" if b.lower <= pld <= b.upper else "NO", f"{rdp:.4f}", f"{s_rdp:.3f}", prv_text,
+                          "yes" if b.lower <= pld <= b.upper else "NO", f"{rdp:.4f}", f"{s_rdp:.3f}",
+                          prv_text,
                           f"{s_prv:.2f}", f"{s_ours / s_pld:.2f}"]))
     print("\nthe inverse and the other sampling schemes (δ = 1e-5)\n")
     base = Run(1.1, 0.01, 10_000, "poisson", 10_000, 100)
-    (z, b), s = cpu(lambda: noise_for_epsilon(replace(base, clients=None, per_round=None), 2.0, 1e-5), repeats=1)
+    plain = replace(base, clients=None, per_round=None)
+    (z, b), s = cpu(lambda: noise_for_epsilon(plain, 2.0, 1e-5), repeats=1)
     print(f"smallest Z for ε ≤ 2 (poisson, q = 0.01, T = 10000): Z = {z:.5f}, certified ε in "
           f"[{b.lower:.5f}, {b.upper:.5f}], {s:.2f} s")
     for sampling in ("poisson", "fixed", "shuffle", "all"):
-        b, s = cpu(lambda: epsilon_bracket(replace(base, sampling=sampling), 1e-5), repeats=1)  # type: ignore[arg-type]
+        other = replace(base, sampling=sampling)
+        b, s = cpu(lambda other=other: epsilon_bracket(other, 1e-5), repeats=1)  # type: ignore[misc]
         width = "" if not math.isfinite(b.upper) else f"{100 * b.width / b.upper:.2f} %"
         print(f"{sampling:8s} Z = 1.1, 100 of 10000, T = 10000: ε in [{b.lower:.4f}, {b.upper:.4f}] "
               f"(width {width}), {s:.2f} s")

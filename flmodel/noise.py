@@ -220,7 +220,8 @@ class _Lattice(Mechanism):
         if self.clip:
             u = min(max(u, self.lo), self.hi)
         pos = (u - self.lo) / self.step
-        if (self.strict and pos.denominator != 1) or ((self.strict or self.bounded) and not self.lo <= u <= self.hi):
+        outside = not self.lo <= u <= self.hi
+        if (self.strict and pos.denominator != 1) or ((self.strict or self.bounded) and outside):
             _off_grid(self.where, u, f"the lattice {self.lo} .. {self.hi} step {self.step}")
         k = _floor_half_up((u - self.lo) / self.step)
         return min(max(k, 0), self.size - 1)

@@ -333,7 +333,7 @@ class _Build(Transformer[Any, Any]):
     @v_args(meta=True)
     def run(self, meta: Any, items: list[tuple[str, Any, Position]]) -> tuple[str, Any]:
         fields: dict[str, Any] = {}
-        for key, value, pos in items:
+        for key, value, _ in items:
             if key == "sampling":
                 kind, rate = value
                 fields["sampling"] = kind

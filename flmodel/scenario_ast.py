@@ -196,8 +196,9 @@ class MechanismDecl:
                 return f"{grid} epsilon {self.epsilon.text()}{clip}"
             return f"{grid} r {num_text(self.base)}{clip}"  # type: ignore[arg-type]
         if self.kind == "laplace":
-            return (f"laplace epsilon {self.epsilon.text()} range {num_text(self.lo)} .. "  # type: ignore[union-attr]
-                    f"{num_text(self.hi)}{step}")  # type: ignore[arg-type]
+            assert self.epsilon is not None and self.lo is not None and self.hi is not None
+            lo, hi = num_text(self.lo), num_text(self.hi)
+            return f"laplace epsilon {self.epsilon.text()} range {lo} .. {hi}{step}"
         if self.kind == "gaussian" and self.sigma is not None:
             where = (f" clip {num_text(self.clip)}" if self.clip is not None
                      else f" range {num_text(self.lo)} .. {num_text(self.hi)}")  # type: ignore[arg-type]

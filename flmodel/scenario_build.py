@@ -109,7 +109,7 @@ def mechanism_of(m: MechanismDecl) -> Mechanism | None:
     ``rr grid {…} epsilon E``: base ``r = e^{−E}`` (ratio of keeping to each other point ``e^E``);
     ``laplace epsilon E range A .. B step H``: the geometric mechanism with ``r = e^{−E·H/(B−A)}``, so
     that any two values of the range are E-indistinguishable; ``gaussian sigma S clip C step H``: the
-    discrete Gaussian [CKS20] with ``q = e^{−H²/(2S²)}`` on the lattice ``−C, −C+H, …, C`` (each value
+    discrete Gaussian [DiscGauss] with ``q = e^{−H²/(2S²)}`` on the lattice ``−C, −C+H, …, C`` (each value
     clipped into it first; ``range A .. B`` instead: no clipping)."""
     if m.kind == "none":
         return None

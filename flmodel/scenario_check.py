@@ -384,7 +384,8 @@ class _ScenarioChecks:
                 self.report.add(pos, f"run: second {key}; the first is at {seen[key]}")
             seen.setdefault(key, pos)
         if r.noise_multiplier is not None and not r.noise_multiplier > 0:
-            self.report.add(at["noise_multiplier"], f"run: noise_multiplier must be > 0, got {r.noise_multiplier}")
+            self.report.add(at["noise_multiplier"],
+                            f"run: noise_multiplier must be > 0, got {r.noise_multiplier}")
         if r.rounds is not None and r.rounds < 1:
             self.report.add(at["rounds"], f"run: rounds must be >= 1, got {r.rounds}")
         if r.rate is not None and not 0 < r.rate <= 1:
@@ -392,7 +393,8 @@ class _ScenarioChecks:
         if r.per_round is not None and r.clients is not None and not 1 <= r.per_round <= r.clients:
             self.report.add(at["sampling"], f"run: sampling {r.per_round} of {r.clients} needs 1 <= K <= N")
         if r.sampling in ("fixed", "shuffle") and r.clients is None:
-            self.report.add(at["sampling"], f"run: sampling {r.sampling} needs 'K of N' (clients per round of all)")
+            self.report.add(at["sampling"],
+                            f"run: sampling {r.sampling} needs 'K of N' (clients per round of all)")
         if r.sampling == "poisson" and r.rate is None and r.clients is None:
             self.report.add(at["sampling"], "run: sampling poisson needs 'rate Q' or 'K of N'")
         if r.delta is not None and not 0 < r.delta < 1:
@@ -747,7 +749,8 @@ def _check_mechanism(m: MechanismDecl, pos: Position, report: _Report) -> None:
         if m.clip is not None:
             _check_range(-m.clip, m.clip, m.step, p, report)
     elif m.base is not None and not 0 < m.base < 1:
-        report.add(p, f"{m.kind} mechanism needs 0 < {'r' if m.kind == 'geometric' else 'q'} < 1, got {m.base}")
+        letter = "r" if m.kind == "geometric" else "q"
+        report.add(p, f"{m.kind} mechanism needs 0 < {letter} < 1, got {m.base}")
     _check_range(m.lo, m.hi, m.step, p, report)
 
 

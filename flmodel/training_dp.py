@@ -1,6 +1,6 @@
 """DP-FedAvg with client-level privacy and canary clients, for one-run audits ([SNJ23]).
 
-What is simulated (user-level DP-FedAvg, McMahan et al. 2018, with the noise added by the clients):
+What is simulated (user-level [DP-FedAvg] with the noise added by the clients):
 
 * a population of ``N`` real clients (local data; each round a participant trains locally from the
   broadcast model, :func:`flmodel.training.local_update`) and ``m`` **canary clients**, each *included*
@@ -44,8 +44,8 @@ from flmodel.training import (
     predict_proba,
 )
 
-__all__ = ["CANARY_KINDS", "FAULTS", "DPFedAvgConfig", "DPFedAvgRun", "canary_scores", "flatten", "train_dp_fedavg",
-           "unflatten"]
+__all__ = ["CANARY_KINDS", "FAULTS", "DPFedAvgConfig", "DPFedAvgRun", "canary_scores", "flatten",
+           "train_dp_fedavg", "unflatten"]
 
 FAULTS = ("skip-noise-on-client", "no-clip", "noise-scaled-by-1/n")
 CANARY_KINDS = ("gradient", "loss")
@@ -64,7 +64,8 @@ class DPFedAvgConfig:
     canary_kind: str = "gradient"
     canary_scale: float = 10.0
     fault: str | None = None
-    local: TrainingConfig = field(default_factory=lambda: TrainingConfig(hidden=32, n_updates=2, batch_size=4))
+    local: TrainingConfig = field(default_factory=lambda: TrainingConfig(hidden=32, n_updates=2,
+                                                                          batch_size=4))
     seed: int = 0
 
     def validate(self) -> None:
@@ -114,7 +115,7 @@ def unflatten(vec: FloatArray, like: Params) -> Params:
     for a in like.arrays():
         out.append(vec[i:i + a.size].reshape(a.shape).copy())
         i += a.size
-    return Params(*out)  # type: ignore[arg-type]
+    return Params(*out)
 
 
 def _noise_sd(cfg: DPFedAvgConfig, s: int) -> float:

@@ -72,7 +72,8 @@ class FedAvgAudit:
     def rows(self) -> list[tuple[str, str]]:
         c = self.config
         return [
-            ("run", f"DP-FedAvg, Z = {c.noise_multiplier:g}, Poisson q = {c.sampling_rate:g}, T = {c.rounds}, "
+            ("run", f"DP-FedAvg, Z = {c.noise_multiplier:g}, Poisson q = {c.sampling_rate:g}, "
+                    f"T = {c.rounds}, "
                     f"clip {c.clip:g}, {self.clients} clients + {self.audit.m} {c.canary_kind} canaries"),
             ("fault", c.fault or "none"),
             ("guesses", f"{self.audit.v} correct of {self.audit.r} ({self.audit.k_plus} included, "

@@ -15,7 +15,7 @@ at T.
 from __future__ import annotations
 
 import html
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 from typing import Any
 
 from checker.crossval.accountant import Bracket, Run, epsilon_bracket
@@ -91,13 +91,15 @@ class PrivacyAccount:
         audit's lower bound."""
         acc = f"[{self.bracket.lower:.4g}, {self.bracket.upper:.4g}]"
         aud = "—" if self.audit_lower is None else f"≥ {self.audit_lower:.4g}"
-        head = ("property", "kind", "formal (finite model)", f"accountant ε(δ={self.delta:g})", "audit ε lower")
+        head = ("property", "kind", "formal (finite model)", f"accountant ε(δ={self.delta:g})",
+                "audit ε lower")
         body = [(n, k, f, acc, aud) for n, k, f in self.rows] or [("(no privacy property)", "", "", acc, aud)]
         return [head, *body]
 
     def caption(self) -> str:
         r = self.run
-        what = "every client every round" if r.sampling == "all" else f"{r.sampling} sampling, q = {r.sampling_rate:g}"
+        what = ("every client every round" if r.sampling == "all"
+                else f"{r.sampling} sampling, q = {r.sampling_rate:g}")
         return (f"the run ({self.source}): Z = {r.noise_multiplier:g}, T = {r.rounds}, {what}, "
                 f"{r.relation} neighbouring")
 
@@ -154,8 +156,7 @@ def account_scenario(scenario: Scenario, results: list[Any], audit: bool = False
     ts = sorted({1, *(max(1, round(run.rounds * i / CURVE_POINTS)) for i in range(1, CURVE_POINTS + 1))})
     curve = []
     for t in ts:
-        b = bracket if t == run.rounds else epsilon_bracket(Run(run.noise_multiplier, run.sampling_rate, t,
-                                                                run.sampling, run.clients, run.per_round), delta)
+        b = bracket if t == run.rounds else epsilon_bracket(replace(run, rounds=t), delta)
         curve.append((t, b.lower, b.upper))
     account = PrivacyAccount(run, delta, source, bracket, rows, curve=curve)
     if audit:

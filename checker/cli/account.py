@@ -15,14 +15,14 @@ from __future__ import annotations
 import argparse
 import time
 from dataclasses import replace
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING, Any, cast
 
 from checker.cli.dp import emit
 from checker.cli.options import nonneg_float, positive_float, positive_int
 from checker.errors import InputError, Position
 
 if TYPE_CHECKING:
-    from checker.crossval.accountant import Bracket, Run
+    from checker.crossval.accountant import Bracket, Run, Sampling
 
 SAMPLING_CHOICES = ("poisson", "fixed", "shuffle", "all")
 
@@ -88,8 +88,8 @@ def _run_of(args: argparse.Namespace, declared: dict[str, Any]) -> tuple[Run, st
     rate = args.sampling_rate if args.sampling_rate is not None else declared.get("sampling_rate")
     if (args.clients is None) != (args.per_round is None):
         missing = "--per-round" if args.per_round is None else "--clients"
-        raise InputError(f"{missing} is needed with {'--clients' if missing == '--per-round' else '--per-round'}",
-                         Position(missing), "--clients N --per-round K")
+        other = "--clients" if missing == "--per-round" else "--per-round"
+        raise InputError(f"{missing} is needed with {other}", Position(missing), "--clients N --per-round K")
     if clients is not None and per_round is not None:
         if per_round > clients:
             raise InputError(f"--per-round {per_round} is more than --clients {clients}",
@@ -106,10 +106,13 @@ def _run_of(args: argparse.Namespace, declared: dict[str, Any]) -> tuple[Run, st
         if value is None and not (option == "--noise-multiplier" and args.target_epsilon is not None):
             raise InputError(f"{option} is required (or --from SCENARIO with a run statement)",
                              Position(option), option.lstrip("-").replace("-", " "))
+    assert rate is not None and rounds is not None
     if sampling in ("fixed", "shuffle") and clients is None and 1 / rate != round(1 / rate):
         raise InputError(f"--sampling {sampling} needs --clients N --per-round K (or a rate 1/b)",
                          Position("--sampling"), "--clients N --per-round K")
-    return Run(z if z is not None else 1.0, rate, rounds, sampling, clients, per_round), declared_sampling
+    run = Run(z if z is not None else 1.0, float(rate), int(rounds), cast("Sampling", sampling), clients,
+              per_round)
+    return run, declared_sampling
 
 
 def _figure(run: Run, args: argparse.Namespace, delta: float | None) -> Bracket:
@@ -134,6 +137,7 @@ def _cmd_account(args: argparse.Namespace) -> int:
         raise InputError("give --delta (for ε(δ)) or --epsilon (for δ(ε)), not both", Position("--epsilon"),
                          "one of them")
     if args.target_epsilon is not None:
+        assert delta is not None
         if args.epsilon is not None:
             raise InputError("--target-epsilon needs --delta, not --epsilon", Position("--target-epsilon"),
                              "--delta D")

@@ -179,8 +179,8 @@ def _cmd_audit_fedavg(args: argparse.Namespace) -> int:
     from flmodel.training_dp import DPFedAvgConfig
 
     if args.guesses is not None and args.guesses > args.canaries:
-        raise InputError(f"--guesses {args.guesses} is more than --canaries {args.canaries}", Position("--guesses"),
-                         "at most the number of canaries")
+        raise InputError(f"--guesses {args.guesses} is more than --canaries {args.canaries}",
+                         Position("--guesses"), "at most the number of canaries")
     if args.clients * 20 > 1797:
         raise InputError(f"--clients {args.clients} needs {args.clients * 20} digits, 1797 are bundled",
                          Position("--clients"), "at most 89 clients")
@@ -299,16 +299,18 @@ def register(sub: argparse._SubParsersAction) -> None:
     a.add_argument("--reading", choices=[*READING_CHOICES, "both"], default=None,
                    help="for a model: the neighbouring pairs judged, as flcheck privacy --reading "
                         "(default: the declared ones; the worst judged pair is audited and named)")
-    f = a.add_argument_group("fedavg", "flcheck audit fedavg: a one-run audit ([SNJ23]) of the numpy DP-FedAvg "
-                             "with canary clients, beside the accountant's ε for the same run")
+    f = a.add_argument_group("fedavg", "flcheck audit fedavg: a one-run audit ([SNJ23]) of the numpy "
+                             "DP-FedAvg with canary clients, beside the accountant's ε for the same run")
     f.add_argument("--fault", choices=FAULT_CHOICES, default=None,
                    help="inject an implementation fault into the training (exit 1 when it is detected)")
-    f.add_argument("--canaries", type=positive_int, default=1000, help="canary clients, each included w.p. 1/2")
+    f.add_argument("--canaries", type=positive_int, default=1000,
+                   help="canary clients, each included w.p. 1/2")
     f.add_argument("--canary", choices=("gradient", "loss"), default="gradient",
                    help="white-box gradient canaries (default) or black-box loss canaries")
     f.add_argument("--rounds", type=positive_int, default=20)
     f.add_argument("--noise-multiplier", type=positive_float, default=4.0)
-    f.add_argument("--sampling-rate", type=sampling_rate, default=0.5, help="Poisson sampling rate of the clients")
+    f.add_argument("--sampling-rate", type=sampling_rate, default=0.5,
+                   help="Poisson sampling rate of the clients")
     f.add_argument("--clip", type=positive_float, default=1.0, help="client update clip norm C")
     f.add_argument("--clients", type=positive_int, default=50, help="real clients (20 digits each)")
     f.add_argument("--guesses", type=positive_int, default=None,

@@ -41,7 +41,8 @@ def register(sub: argparse._SubParsersAction) -> None:
                    help="scenario file (.fl) or bundled scenario name (flcheck list); default: moniteo")
     p.add_argument("--json", action="store_true", help="print JSON instead of the table")
     p.add_argument("--audit", action="store_true",
-                   help="with Gaussian noise or a run statement: also audit the run in one training ([SNJ23])")
+                   help="with Gaussian noise or a run statement: also audit the run in one training "
+                        "([SNJ23])")
     p.add_argument("--report", metavar="FILE", type=output_file, action="append",
                    help="also write a Markdown (.md) or HTML (.html) report (repeatable: every file is "
                         "written)")
@@ -125,7 +126,8 @@ def run(args: argparse.Namespace) -> int:
                              f"{', '.join(p.name for p in report.scenario.properties)}")
     account = privacy_account_of(report, args.audit)  # the run's accountant (and audit) beside the figures
     if args.json:
-        emit_json(args.flcheck_command, {**report.to_json(), **({"accounting": account.to_json()} if account else {})})
+        extra = {"accounting": account.to_json()} if account is not None else {}
+        emit_json(args.flcheck_command, {**report.to_json(), **extra})
     else:
         print(render_table(report, evidence_width=None if args.wide else 90, colour=use_colour(sys.stdout)))
         if account is not None:

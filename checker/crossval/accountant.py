@@ -29,8 +29,8 @@ drawn each round by one of four schemes (:class:`Run`):
 * ``all`` — full participation: ``T`` Gaussian mechanisms of ``μ = 1/Z`` compose to one Gaussian of
   ``μ = √T/Z`` ([GDP] Cor. 3.3), whose δ(ε) is closed form ([AnalyticGauss] Thm. 8): exact.
 
-PLD arithmetic ([KJH20], [KH21], [DGKKM]): the exact tails of each pair are discretised on a grid of
-spacing ``h`` pessimistically ("connect the dots", [DGKKM]: a dominating pair) and optimistically
+PLD arithmetic ([KJH20], [KH21], [ConnectDots]): the exact tails of each pair are discretised on a grid of
+spacing ``h`` pessimistically ("connect the dots", [ConnectDots]: a dominating pair) and optimistically
 (merged cells on the grid: a dominated pair), composed by FFT with the error terms of
 :mod:`checker.crossval.pld_fft` (Chernoff-window truncation, rigorous; a round-off allowance,
 heuristic), and read as ``ε(δ)`` or ``δ(ε)``: ``lower ≤ true ≤ upper``. ``h`` is halved until the
@@ -44,6 +44,7 @@ from __future__ import annotations
 import math
 from collections.abc import Callable
 from dataclasses import dataclass, replace
+from functools import partial
 from typing import Literal
 
 import numpy as np
@@ -133,7 +134,7 @@ PairTails = tuple[Callable[[FloatArray], LossTails], tuple[float, float]]
 def _symmetrised(mu: float, q: float) -> PairTails:
     """The symmetrised fixed-size dominating pair (module docstring): for ε ≥ 0 the tails of the
     mixture pair ``(P, Q)``; for ε < 0, ``P*(L > ε) = 1 − Q(L > −ε)`` and ``Q*(L > ε) = 1 − P(L > −ε)``."""
-    lo, hi = mixture_loss_range(mu, q)
+    _, hi = mixture_loss_range(mu, q)
     top = max(hi, 0.0)
 
     def tails(eps: FloatArray) -> LossTails:
@@ -149,20 +150,18 @@ def _symmetrised(mu: float, q: float) -> PairTails:
 def _pairs(run: Run) -> tuple[list[PairTails], list[PairTails]]:
     """The pairs whose composed curves bound the run's from above and from below (module docstring)."""
     z, q = run.noise_multiplier, run.sampling_rate
+    mu = 1 / z if run.sampling == "poisson" else 2 / z
+    both: list[PairTails] = [(partial(mixture_loss_tails, mu, q, remove=rem),
+                              mixture_loss_range(mu, q, remove=rem)) for rem in (False, True)]
     if run.sampling == "poisson":
-        both = [(lambda e, rem=rem: mixture_loss_tails(1 / z, q, e, remove=rem),  # type: ignore[misc]
-                 mixture_loss_range(1 / z, q, remove=rem)) for rem in (False, True)]
         return both, both
-    upper = [_symmetrised(2 / z, q)]
-    lower = [(lambda e, rem=rem: mixture_loss_tails(2 / z, q, e, remove=rem),  # type: ignore[misc]
-              mixture_loss_range(2 / z, q, remove=rem)) for rem in (False, True)]
-    return upper, lower
+    return [_symmetrised(mu, q)], both
 
 
 def _grid(pair: PairTails, h: float, pessimistic: bool) -> GridPLD:
     tails, (lo, hi) = pair
     k = np.arange(math.floor(lo / h) - 1, math.ceil(hi / h) + 2)
-    return tails(k * h).to_grid(h, pessimistic=pessimistic)
+    return tails(np.asarray(k * h, dtype=np.float64)).to_grid(h, pessimistic=pessimistic)
 
 
 def _initial_interval(run: Run) -> float:
@@ -241,7 +240,7 @@ def epsilon_bracket(run: Run, delta: float, tolerance: float = TOLERANCE) -> Bra
         if run.sampling == "shuffle":
             lo = max([lo, *(p.epsilon(delta) for p in _shuffle_max_test(run))])
         return Bracket(max(0.0, lo - 1e-12 * max(1.0, lo)), max(up, lo))
-    return _refine(run, tolerance, lambda base, t, pess: composed_epsilon(base, t, delta), larger_is_upper=True)
+    return _refine(run, tolerance, lambda base, t, pess: composed_epsilon(base, t, delta))
 
 
 def delta_bracket(run: Run, epsilon: float, tolerance: float = TOLERANCE) -> Bracket:
@@ -255,12 +254,10 @@ def delta_bracket(run: Run, epsilon: float, tolerance: float = TOLERANCE) -> Bra
         if run.sampling == "shuffle":
             lo = max([lo, *(float(p.delta([epsilon])[0]) for p in _shuffle_max_test(run))])
         return Bracket(lo * (1 - 1e-12), max(up, lo) * (1 + 1e-12))
-    return _refine(run, tolerance, lambda base, t, pess: float(composed_delta(base, t, [epsilon])[0]),
-                   larger_is_upper=True)
+    return _refine(run, tolerance, lambda base, t, pess: float(composed_delta(base, t, [epsilon])[0]))
 
 
-def _refine(run: Run, tolerance: float, figure: Callable[[GridPLD, int, bool], float],
-            larger_is_upper: bool) -> Bracket:
+def _refine(run: Run, tolerance: float, figure: Callable[[GridPLD, int, bool], float]) -> Bracket:
     """Evaluate ``figure`` on the pessimistic and optimistic grids of every pair (the worst pair on each
     side), halving the grid spacing until ``width ≤ tolerance·upper``."""
     ups, los = _pairs(run)

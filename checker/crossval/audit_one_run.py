@@ -120,4 +120,5 @@ def one_run_audit(scores: ArrayLike, included: Sequence[bool] | ArrayLike, confi
     order = np.argsort(s, kind="stable")
     top, bottom = order[m - k_plus:], order[:k_minus]
     v = int(inc[top].sum() + (~inc[bottom]).sum())
-    return OneRunAudit(m, r, v, k_plus, k_minus, delta, confidence, epsilon_lower_bound(m, r, v, delta, confidence))
+    bound = epsilon_lower_bound(m, r, v, delta, confidence)
+    return OneRunAudit(m, r, v, k_plus, k_minus, delta, confidence, bound)

@@ -309,7 +309,8 @@ def mixture_loss_tails(mu: float, q: float, eps: ArrayLike, remove: bool = False
     return LossTails(e, p, qq, 0.0)
 
 
-def mixture_tail_values(mu: float, q: float, eps: ArrayLike, remove: bool = False) -> tuple[FloatArray, FloatArray]:
+def mixture_tail_values(mu: float, q: float, eps: ArrayLike,
+                        remove: bool = False) -> tuple[FloatArray, FloatArray]:
     """``(P(L > ε), Q(L > ε))`` of :func:`mixture_loss_tails`'s pair, aligned with ``eps`` (unsorted)."""
     if not (mu > 0 and math.isfinite(mu)) or not 0 < q <= 1:
         raise ValueError("need 0 < mu < inf and 0 < q <= 1")

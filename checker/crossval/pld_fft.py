@@ -54,7 +54,8 @@ def log_mgf(losses: FloatArray, masses: FloatArray, t: float) -> float:
     return mx + math.log(float(np.exp(v - mx).sum()))
 
 
-def chernoff_window(losses: FloatArray, masses: FloatArray, times: int, tail_mass: float) -> tuple[float, float]:
+def chernoff_window(losses: FloatArray, masses: FloatArray, times: int,
+                    tail_mass: float) -> tuple[float, float]:
     """Bounds ``[b, a]`` with ``P(ΣL < b), P(ΣL > a) ≤ tail_mass`` by Chernoff's inequality over a grid
     of orders t (sub-probability masses allowed)."""
     pos = masses > 0
@@ -68,7 +69,8 @@ def chernoff_window(losses: FloatArray, masses: FloatArray, times: int, tail_mas
     return b, a
 
 
-def saddle_tilt(losses: FloatArray, masses: FloatArray, times: int, eps: float, max_tilt: float = 60.0) -> float:
+def saddle_tilt(losses: FloatArray, masses: FloatArray, times: int, eps: float,
+                max_tilt: float = 60.0) -> float:
     """The tilt ``θ ∈ [0, max_tilt]`` whose tilted ``times``-fold composition has its mean at ``eps``
     (``times · Σ m̃_k L_k = eps``; 0 when the untilted mean is already above ``eps``): the θ that makes
     the tilted slack ``e^{T ln M(θ) − θ ε}`` smallest (it is the Chernoff exponent's minimiser)."""
@@ -124,7 +126,8 @@ def fft_power(
     if tilt > 0:
         log_m = log_mgf(losses, masses, tilt)
         with np.errstate(divide="ignore"):
-            m = np.where(masses > 0, np.exp(np.log(np.where(masses > 0, masses, 1.0)) + tilt * losses - log_m), 0.0)
+            logs = np.log(np.where(masses > 0, masses, 1.0))
+            m = np.where(masses > 0, np.exp(logs + tilt * losses - log_m), 0.0)
     lo_abs, hi_abs = chernoff_window(losses, m, times, tail_mass)
     lo = max(math.floor(lo_abs / h), times * k0)
     hi = min(math.ceil(hi_abs / h), times * (k0 + len(m) - 1))
@@ -145,6 +148,7 @@ def fft_power(
         return PowerResult(lo, out, error, 0.0, -math.inf)
     grid = (lo + np.arange(n_out)) * h
     with np.errstate(divide="ignore", over="ignore", under="ignore"):
-        back = np.where(out > 0, np.exp(np.log(np.where(out > 0, out, 1.0)) + times * log_m - tilt * grid), 0.0)
+        logs = np.log(np.where(out > 0, out, 1.0))
+        back = np.where(out > 0, np.exp(logs + times * log_m - tilt * grid), 0.0)
     # A mass that underflows is below 1e-308: at most n_out of them, far below any slack kept.
     return PowerResult(lo, back, n_out * 1e-300, tilt, math.log(error) + times * log_m)

@@ -14,7 +14,8 @@ import pytest
 from checker.cli.main import main
 from tests.cli.test_json_contract import validate
 
-BASE = ["account", "--noise-multiplier", "1.1", "--sampling-rate", "0.01", "--rounds", "10000", "--delta", "1e-5"]
+BASE = ["account", "--noise-multiplier", "1.1", "--sampling-rate", "0.01", "--rounds", "10000",
+        "--delta", "1e-5"]
 
 
 def run(argv: list[str]) -> tuple[int, str, str]:
@@ -82,7 +83,8 @@ def test_from_scenario_names_the_mismatch_and_shows_both_figures(tmp_path: Path)
     a = doc["assumption"]
     assert a["matches"] is False and a["run"] == "fixed" and a["accountant"] == "poisson"
     assert "fixed" in a["message"] and "poisson" in a["message"]
-    assert a["run_lower"] == pytest.approx(own["epsilon_lower"]) and a["run_upper"] == pytest.approx(own["epsilon_upper"])
+    assert a["run_lower"] == pytest.approx(own["epsilon_lower"])
+    assert a["run_upper"] == pytest.approx(own["epsilon_upper"])
     assert doc["epsilon_upper"] < a["run_lower"]  # Poisson accounting understates the fixed-size run
     code, out, _ = run(["account", "--from", str(path), "--sampling", "poisson"])
     assert code == 0 and "assumption mismatch" in out and "run samples fixed" in out

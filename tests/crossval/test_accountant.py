@@ -37,7 +37,8 @@ def _dpa_pld(z: float, q: float, t: int, delta: float, interval: float, pessimis
 
 
 def _dpa_rdp(event: object, t: int, delta: float, relation: object | None = None) -> float:
-    acc = rdp_acc.RdpAccountant() if relation is None else rdp_acc.RdpAccountant(neighboring_relation=relation)
+    acc = (rdp_acc.RdpAccountant() if relation is None
+           else rdp_acc.RdpAccountant(neighboring_relation=relation))
     acc.compose(event, t)
     return float(acc.get_epsilon(delta))
 
@@ -138,8 +139,10 @@ def test_inverse_at_epsilon_2_is_within_one_percent() -> None:
 
 
 @settings(max_examples=12, deadline=None)
-@given(z=st.floats(0.5, 4.0), q=st.floats(0.005, 1.0), t=st.integers(1, 300), delta=st.sampled_from([1e-3, 1e-6]))
-def test_poisson_bracket_contains_dp_accounting_on_random_runs(z: float, q: float, t: int, delta: float) -> None:
+@given(z=st.floats(0.5, 4.0), q=st.floats(0.005, 1.0), t=st.integers(1, 300),
+       delta=st.sampled_from([1e-3, 1e-6]))
+def test_poisson_bracket_contains_dp_accounting_on_random_runs(z: float, q: float, t: int,
+                                                               delta: float) -> None:
     b = epsilon_bracket(Run(z, q, t), delta)
     assert b.lower <= b.upper
     theirs = _dpa_pld(z, q, t, delta, 1e-4)

@@ -4,6 +4,7 @@ lower bound above ε more often than the confidence allows."""
 
 from __future__ import annotations
 
+import itertools
 import math
 
 import numpy as np
@@ -34,7 +35,7 @@ def test_delta_term_brute_force() -> None:
 
 def test_bound_is_monotone_in_correct_guesses_and_zero_at_chance() -> None:
     bounds = [epsilon_lower_bound(1000, 100, v, 1e-5, 0.95) for v in range(50, 101, 5)]
-    assert bounds[0] == 0.0 and all(a <= b for a, b in zip(bounds, bounds[1:], strict=False))
+    assert bounds[0] == 0.0 and all(a <= b for a, b in itertools.pairwise(bounds))
 
 
 def test_randomized_response_guesses_respect_the_confidence() -> None:
