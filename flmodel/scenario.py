@@ -357,9 +357,10 @@ class _Build(Transformer[Any, Any]):
         return ("step", items[0])
 
     def _lattice(self, kind: str, meta: Any, items: list[Any]) -> MechanismDecl:
-        base, lo, hi, *rest = items
+        clip = items[-1] == "clip"
+        base, lo, hi, *rest = items[:-1] if clip else items
         step = rest[0][1] if rest else None
-        return MechanismDecl(kind, base=base, lo=lo, hi=hi, step=step,  # type: ignore[arg-type]
+        return MechanismDecl(kind, base=base, lo=lo, hi=hi, step=step, clip_range=clip,  # type: ignore[arg-type]
                              pos=self._at(meta))
 
     @v_args(meta=True)

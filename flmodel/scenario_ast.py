@@ -204,8 +204,9 @@ class MechanismDecl:
                      else f" range {num_text(self.lo)} .. {num_text(self.hi)}")  # type: ignore[arg-type]
             return f"gaussian sigma {num_text(self.sigma)}{where}{step}"
         letter = "r" if self.kind == "geometric" else "q"
+        clip = " clip" if self.clip_range else ""
         return (f"{self.kind} {letter} {num_text(self.base)} range {num_text(self.lo)} .. "  # type: ignore[arg-type]
-                f"{num_text(self.hi)}{step}")  # type: ignore[arg-type]
+                f"{num_text(self.hi)}{step}{clip}")  # type: ignore[arg-type]
 
 
 @dataclass(frozen=True)

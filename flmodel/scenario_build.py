@@ -121,7 +121,8 @@ def mechanism_of(m: MechanismDecl) -> Mechanism | None:
                                    clip=m.clip_range, where=where)
     step = m.step if m.step is not None else Fraction(1)
     if m.kind == "geometric":
-        return geometric(m.base, m.lo, m.hi, step, bounded=True, where=where)  # type: ignore[arg-type]
+        return geometric(m.base, m.lo, m.hi, step, bounded=True, clip=m.clip_range,  # type: ignore[arg-type]
+                         where=where)
     if m.kind == "laplace":
         r = _base(m.epsilon, step / (m.hi - m.lo))  # type: ignore[arg-type,operator]
         return geometric(r, m.lo, m.hi, step, strict=True, where=where)  # type: ignore[arg-type]
@@ -130,7 +131,8 @@ def mechanism_of(m: MechanismDecl) -> Mechanism | None:
         q = rational_exp(-float(step * step / (2 * m.sigma * m.sigma)))
         return discrete_gaussian(q, lo, hi, step, strict=True, clip=m.clip is not None, where=where)  # type: ignore[arg-type]
     if m.kind == "gaussian":
-        return discrete_gaussian(m.base, m.lo, m.hi, step, bounded=True, where=where)  # type: ignore[arg-type]
+        return discrete_gaussian(m.base, m.lo, m.hi, step, bounded=True, clip=m.clip_range,  # type: ignore[arg-type]
+                                 where=where)
     if m.kind == "additive":
         return AdditiveNoise(tuple(m.table))
     raise ModelError(f"unknown mechanism {m.kind!r}")
