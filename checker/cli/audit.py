@@ -174,9 +174,9 @@ def _cmd_audit_fedavg(args: argparse.Namespace) -> int:
     """``flcheck audit fedavg``: one training of the numpy DP-FedAvg with canaries, its [SNJ23] lower bound
     beside the accountant's ε (:mod:`checker.app.audit_fedavg`). Exit 1 when the lower bound exceeds the
     claimed ε (the training is not the DP it claims)."""
-    from checker.app.audit_fedavg import audit_fedavg  # lazy: scipy, scikit-learn
-    from flmodel.training import TrainingConfig
-    from flmodel.training_dp import DPFedAvgConfig
+    from checker.app.audit_fedavg import audit_fedavg  # lazy: scipy and scikit-learn, for audit fedavg only
+    from flmodel.training import TrainingConfig  # lazy: with the training it configures
+    from flmodel.training_dp import DPFedAvgConfig  # lazy: with the training it configures
 
     if args.guesses is not None and args.guesses > args.canaries:
         raise InputError(f"--guesses {args.guesses} is more than --canaries {args.canaries}",
