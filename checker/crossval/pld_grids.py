@@ -5,16 +5,24 @@ a regular grid: pessimistic by connect-the-dots, optimistic by merging cells or 
 from __future__ import annotations
 
 import math
+from typing import TYPE_CHECKING
 
 import numpy as np
+from numpy.typing import NDArray
 
-from checker.crossval.privacy_curves import FloatArray, GridPLD, LossTails
+if TYPE_CHECKING:
+    from checker.crossval.privacy_curves import LossTails
 
-__all__ = ["cells", "connect_dots", "merge", "round_down"]
+__all__ = ["Grid", "cells", "connect_dots", "merge", "round_down"]
+
+FloatArray = NDArray[np.float64]
+#: A discretised pair: ``(start, masses, infinity_mass, slack)``, the P-masses at ``(start + i)·h``
+#: (:class:`checker.crossval.privacy_curves.GridPLD` is built from it).
+Grid = tuple[int, FloatArray, float, float]
 
 
 
-def connect_dots(t: LossTails, h: float) -> GridPLD:
+def connect_dots(t: LossTails, h: float) -> Grid:
     """Pessimistic discretisation by connect-the-dots ([ConnectDots]): a dominating pair on the grid."""
     # Stage 1: every cell (t_{i-1}, t_i] of the exact thresholds is split onto its two end points so
     # that both its P-mass and its Q-mass are kept (the chord of the convex curve x -> δ(ln x)); the
@@ -46,10 +54,10 @@ def connect_dots(t: LossTails, h: float) -> GridPLD:
     masses = np.zeros(n)
     np.add.at(masses, k - k_lo, lower_q * np.exp(k * h))
     np.add.at(masses, k - k_lo + 1, upper_q * np.exp((k + 1) * h))
-    return GridPLD(h, k_lo, masses, inf_mass, slack=0.0, pessimistic=True)
+    return k_lo, masses, inf_mass, 0.0
 
 
-def round_down(t: LossTails, h: float) -> GridPLD:
+def round_down(t: LossTails, h: float) -> Grid:
     """Optimistic discretisation by rounding every loss down to the grid (first order)."""
     e = t.eps
     cell = np.empty(len(e))
@@ -62,7 +70,7 @@ def round_down(t: LossTails, h: float) -> GridPLD:
     masses = np.zeros(k_hi - k_lo + 1)
     np.add.at(masses, kk - k_lo, cell)
     masses[0] += t.lower_mass  # L <= eps[0], unbounded below: placed at one cell lower (slack)
-    return GridPLD(h, k_lo, masses, t.infinity_mass, slack=t.lower_mass, pessimistic=False)
+    return k_lo, masses, t.infinity_mass, t.lower_mass
 
 
 def cells(t: LossTails) -> tuple[FloatArray, FloatArray, FloatArray]:
@@ -76,7 +84,7 @@ def cells(t: LossTails) -> tuple[FloatArray, FloatArray, FloatArray]:
     return np.maximum(p, 0.0), np.maximum(q, 0.0), t.eps.copy()
 
 
-def merge(t: LossTails, h: float) -> GridPLD:
+def merge(t: LossTails, h: float) -> Grid:
     """Optimistic discretisation by quantisation and merging (second order): a dominated pair."""
     # 1. Quantise the outcome by the thresholds (a deterministic post-processing: the cell pair is
     #    dominated by the true pair) and merge all cells whose loss ln(p/q) falls in the same grid
@@ -91,7 +99,7 @@ def merge(t: LossTails, h: float) -> GridPLD:
     keep = p > 0
     p, q, floor, ceil = p[keep], q[keep], floor[keep], ceil[keep]
     if len(p) == 0:
-        return GridPLD(h, 0, np.zeros(1), t.infinity_mass, slack=0.0, pessimistic=False)
+        return 0, np.zeros(1), t.infinity_mass, 0.0
     with np.errstate(divide="ignore"):
         lam = np.where(q > 0, np.log(p) - np.log(np.where(q > 0, q, 1.0)), floor)
     lam = np.clip(lam, floor, ceil)
@@ -99,7 +107,7 @@ def merge(t: LossTails, h: float) -> GridPLD:
     keep = q > 0  # a Q-mass that underflows (losses beyond ~700): dropped, which only lowers δ
     p, q, lam = p[keep], q[keep], lam[keep]
     if len(p) == 0:
-        return GridPLD(h, 0, np.zeros(1), t.infinity_mass, slack=0.0, pessimistic=False)
+        return 0, np.zeros(1), t.infinity_mass, 0.0
     k = np.floor(lam / h + 1e-12).astype(np.int64)
     k_lo, k_hi = int(k.min()), int(k.max())
     n = k_hi - k_lo + 1
@@ -143,4 +151,4 @@ def merge(t: LossTails, h: float) -> GridPLD:
     masses = np.zeros(int(ks[-1] - ks[0]) + 1)
     masses[ks - ks[0]] = [out[int(kk)] for kk in ks]
     k_lo = int(ks[0])
-    return GridPLD(h, k_lo, masses, t.infinity_mass, slack=0.0, pessimistic=False)
+    return k_lo, masses, t.infinity_mass, 0.0

@@ -48,6 +48,7 @@ import numpy as np
 import scipy.signal
 from numpy.typing import ArrayLike, NDArray
 
+from checker.crossval import pld_grids
 from checker.crossval.pld_fft import roundoff_allowance
 
 FloatArray = NDArray[np.float64]
@@ -401,15 +402,15 @@ class LossTails:
         h = float(interval)
         if not h > 0:
             raise ValueError("interval must be > 0")
-        from checker.crossval import pld_grids  # the discretisations live beside, importing this module
-
         if pessimistic:
-            return pld_grids.connect_dots(self, h)
-        if method == "round":
-            return pld_grids.round_down(self, h)
-        if method != "merge":
+            start, masses, inf_mass, slack = pld_grids.connect_dots(self, h)
+        elif method == "round":
+            start, masses, inf_mass, slack = pld_grids.round_down(self, h)
+        elif method == "merge":
+            start, masses, inf_mass, slack = pld_grids.merge(self, h)
+        else:
             raise ValueError("method must be 'merge' or 'round'")
-        return pld_grids.merge(self, h)
+        return GridPLD(h, start, masses, inf_mass, slack=slack, pessimistic=pessimistic)
 
 # ---------------------------------------------------------------------------------------------------
 # Grid PLD and FFT composition
