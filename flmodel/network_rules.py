@@ -162,6 +162,9 @@ class Delivery(Draw):
     def label_reads(self, scope: Scope) -> Iterable[str]:
         return self.net.variables.route
 
+    def guard_reads(self, scope: Scope) -> Iterable[str]:
+        return self.report.guard_reads(scope)
+
     def outcomes(self, c: Candidate) -> Iterator[tuple[str, Any, Fraction]]:
         q = self.net.delivery(c.scratch["route"])
         sure = q == 1

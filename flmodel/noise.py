@@ -33,7 +33,12 @@ Mechanisms (each on the lattice ``lo, lo+step, …, hi``, or on a finite grid fo
 
 Inputs off the lattice are rounded to the nearest lattice point (ties upward) and clamped into the
 range first; inputs off a randomized-response grid are snapped to the nearest grid point (ties to the
-smaller point). This deterministic pre-processing is part of the mechanism.
+smaller point). This deterministic pre-processing is part of the mechanism built in Python. Built
+from a scenario's ``noise`` statement a mechanism is ``bounded``: a value outside its range (below the
+grid's smallest point or above its largest) is an error at the statement's position (``where``),
+never clamped; the statements that name ε or σ are ``strict`` as well: a value between grid points is
+an error too. With ``clip`` a lattice mechanism first clips the value into its range (an explicit
+part of the statement, as DP-SGD clips).
 """
 
 from __future__ import annotations
@@ -41,11 +46,11 @@ from __future__ import annotations
 import math
 from abc import ABC, abstractmethod
 from collections.abc import Sequence
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from fractions import Fraction
 from functools import lru_cache
 
-from flmodel.errors import ModelError
+from flmodel.errors import Diagnostic, ModelError, Position
 from flmodel.learning import Vec, Vector
 
 #: A finite distribution over values: ``((value, probability), ...)``.
@@ -92,6 +97,14 @@ class Mechanism(ABC):
     def describe(self) -> str:
         """A short human-readable description."""
         return self.name
+
+    @property
+    def refuses(self) -> bool:
+        """Whether some input values are refused with a positioned error instead of noised (a strict or
+        bounded mechanism of a scenario's noise statement, not clipping): whether a report exists then
+        depends on the value it noises."""
+        return bool(getattr(self, "strict", False) or (getattr(self, "bounded", False)
+                                                        and not getattr(self, "clip", False)))
 
 
 @lru_cache(maxsize=1 << 16)
@@ -145,6 +158,10 @@ class RandomizedResponse(Mechanism):
     grid: tuple[Fraction, ...]
     r: Fraction
     name: str = "randomized_response"
+    strict: bool = False
+    bounded: bool = False
+    clip: bool = False
+    where: Position | None = field(default=None, compare=False)
 
     def __post_init__(self) -> None:
         grid = tuple(sorted({Fraction(g) for g in self.grid}))
@@ -161,6 +178,10 @@ class RandomizedResponse(Mechanism):
     def scalar(self, u: Fraction) -> ScalarDistribution:
         m = len(self.grid)
         z = 1 + (m - 1) * self.r
+        if self.clip:
+            u = min(max(u, self.grid[0]), self.grid[-1])
+        if (self.strict and u not in self.grid) or (self.bounded and not self.grid[0] <= u <= self.grid[-1]):
+            _off_grid(self.where, u, "the grid {" + ", ".join(str(g) for g in self.grid) + "}")
         s = self.snap(u)
         return tuple((g, (ONE if g == s else self.r) / z) for g in self.grid)
 
@@ -168,11 +189,22 @@ class RandomizedResponse(Mechanism):
         return f"randomized_response(grid={[str(g) for g in self.grid]}, r={self.r})"
 
 
+def _off_grid(where: Position | None, u: Fraction, grid: str) -> None:
+    """The error of a strict mechanism given a value off its grid."""
+    raise ModelError([Diagnostic(where or Position("<model>"),
+                                 f"reported value {u} is not on {grid} of this noise statement (a value "
+                                 "off the grid is not rounded: widen the grid or change the data)")])
+
+
 @dataclass(frozen=True)
 class _Lattice(Mechanism):
     lo: Fraction
     hi: Fraction
     step: Fraction
+    strict: bool = False
+    clip: bool = False
+    bounded: bool = False
+    where: Position | None = field(default=None, compare=False)
 
     def _validate_lattice(self) -> None:
         for f in ("lo", "hi", "step"):
@@ -192,7 +224,14 @@ class _Lattice(Mechanism):
     def index(self, u: Fraction) -> int:
         """Lattice index (0 … size−1) of ``u`` rounded to the nearest point (ties upward) and
         clamped."""
-        k = _floor_half_up((Fraction(u) - self.lo) / self.step)
+        u = Fraction(u)
+        if self.clip:
+            u = min(max(u, self.lo), self.hi)
+        pos = (u - self.lo) / self.step
+        outside = not self.lo <= u <= self.hi
+        if (self.strict and pos.denominator != 1) or ((self.strict or self.bounded) and outside):
+            _off_grid(self.where, u, f"the lattice {self.lo} .. {self.hi} step {self.step}")
+        k = _floor_half_up((u - self.lo) / self.step)
         return min(max(k, 0), self.size - 1)
 
     def value(self, k: int) -> Fraction:
@@ -269,19 +308,36 @@ class TruncatedDiscreteGaussian(_Lattice):
         return f"discrete_gaussian(q={self.q}, range=[{self.lo},{self.hi}], step={self.step})"
 
 
-def randomized_response(grid: Sequence[Num], r: Num) -> RandomizedResponse:
-    """Build :class:`RandomizedResponse` from plain numbers."""
-    return RandomizedResponse(tuple(Fraction(g) for g in grid), Fraction(r))
+def randomized_response(grid: Sequence[Num], r: Num, strict: bool = False, bounded: bool = False,
+                        clip: bool = False, where: Position | None = None) -> RandomizedResponse:
+    """Build :class:`RandomizedResponse` from plain numbers (``strict``, ``bounded``: a value off the grid,
+    or outside its range, is an error at ``where``; ``clip``: a value outside the range is clipped to
+    its nearest end first)."""
+    return RandomizedResponse(tuple(Fraction(g) for g in grid), Fraction(r), strict=strict, bounded=bounded,
+                              clip=clip, where=where)
 
 
-def geometric(r: Num, lo: Num, hi: Num, step: Num = 1) -> GeometricMechanism:
-    """Build :class:`GeometricMechanism` from plain numbers."""
-    return GeometricMechanism(Fraction(lo), Fraction(hi), Fraction(step), Fraction(r))
+def geometric(r: Num, lo: Num, hi: Num, step: Num = 1, strict: bool = False, clip: bool = False,
+              bounded: bool = False, where: Position | None = None) -> GeometricMechanism:
+    """Build :class:`GeometricMechanism` from plain numbers (``strict``/``clip``/``bounded``: module
+    docstring)."""
+    return GeometricMechanism(Fraction(lo), Fraction(hi), Fraction(step), strict=strict, clip=clip,
+                              bounded=bounded, where=where, r=Fraction(r))
 
 
-def discrete_gaussian(q: Num, lo: Num, hi: Num, step: Num = 1) -> TruncatedDiscreteGaussian:
-    """Build :class:`TruncatedDiscreteGaussian` from plain numbers."""
-    return TruncatedDiscreteGaussian(Fraction(lo), Fraction(hi), Fraction(step), Fraction(q))
+def discrete_gaussian(q: Num, lo: Num, hi: Num, step: Num = 1, strict: bool = False, clip: bool = False,
+                      bounded: bool = False, where: Position | None = None) -> TruncatedDiscreteGaussian:
+    """Build :class:`TruncatedDiscreteGaussian` from plain numbers (``strict``/``clip``/``bounded``:
+    module docstring)."""
+    return TruncatedDiscreteGaussian(Fraction(lo), Fraction(hi), Fraction(step), strict=strict, clip=clip,
+                                     bounded=bounded, where=where, q=Fraction(q))
+
+
+def rational_exp(x: float, max_denominator: int = 10**12) -> Fraction:
+    """A rational approximation of ``e^{x}`` (continued fractions, denominator ≤ ``max_denominator``):
+    the exact base of a mechanism whose parameter is given as ε or σ; the mechanism then realises
+    ``ln`` of the result, equal to ``x`` to float precision."""
+    return Fraction(math.exp(x)).limit_denominator(max_denominator)
 
 
 MECHANISM_KINDS = ("none", "randomized_response", "geometric", "discrete_gaussian")

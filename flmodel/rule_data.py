@@ -140,6 +140,10 @@ class Draw:
         """What decides which label an outcome has (a write of some labels only depends on it)."""
         return self.reads(scope)
 
+    def guard_reads(self, scope: Scope) -> Iterable[str]:
+        """What decides whether the draw has outcomes at all (or refuses its input with an error)."""
+        return ()
+
     def outcomes(self, c: Candidate) -> Iterable[tuple[str, Any, Fraction]]:
         raise NotImplementedError
 
@@ -333,6 +337,7 @@ class Rule:
             out.update(p.reads(scope))
         if self.choice is not None:
             out.update(self.choice.reads(scope))
+        out.update(self.draw.guard_reads(scope))
         for e in self.effects:
             out.update(e.guard_reads(scope))
         return out

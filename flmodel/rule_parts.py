@@ -199,6 +199,12 @@ class Report(Draw):
     def reads(self, scope: Scope) -> Iterable[str]:
         return ("curmodpar", f"partition:{scope.actor}")
 
+    def guard_reads(self, scope: Scope) -> Iterable[str]:
+        """A mechanism that refuses some values (a strict grid) makes whether the report exists depend
+        on the value it noises."""
+        mechanism = None if scope.system is None else scope.system.ctx.noise_of(scope.actor)[0]
+        return self.reads(scope) if mechanism is not None and mechanism.refuses else ()
+
     def outcomes(self, c: Candidate) -> Iterable[tuple[str, Any, Fraction]]:
         return (("", v, p) for v, p in update_distribution(c.ctx, c.g, c.actor))
 

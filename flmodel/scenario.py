@@ -55,6 +55,7 @@ from flmodel.scenario_ast import (
     PropertyDecl,
     ProtocolDecl,
     RouteDecl,
+    RunDecl,
     Scenario,
     StepDecl,
 )
@@ -261,9 +262,89 @@ class _Build(Transformer[Any, Any]):
         return MechanismDecl("none", pos=self._at(meta))
 
     @v_args(meta=True)
-    def mech_rr(self, meta: Any, items: list[Fraction]) -> MechanismDecl:
-        *grid, r = items
-        return MechanismDecl("rr", base=r, grid=tuple(grid), pos=self._at(meta))
+    def mech_rr(self, meta: Any, items: list[Any]) -> MechanismDecl:
+        clip = items[-1] == "clip"
+        *grid, r = items[:-1] if clip else items
+        return MechanismDecl("rr", base=r, grid=tuple(grid), clip_range=clip, pos=self._at(meta))
+
+    def rr_clip(self, items: list[Any]) -> str:
+        return "clip"
+
+    @v_args(meta=True)
+    def mech_rr_epsilon(self, meta: Any, items: list[Any]) -> MechanismDecl:
+        clip = items[-1] == "clip"
+        *grid, eps = items[:-1] if clip else items
+        return MechanismDecl("rr", grid=tuple(grid), epsilon=eps, clip_range=clip, pos=self._at(meta))
+
+    @v_args(meta=True)
+    def mech_laplace(self, meta: Any, items: list[Any]) -> MechanismDecl:
+        eps, lo, hi, *rest = items
+        return MechanismDecl("laplace", lo=lo, hi=hi, step=rest[0][1] if rest else None, epsilon=eps,
+                             pos=self._at(meta))
+
+    @v_args(meta=True)
+    def mech_gaussian_sigma(self, meta: Any, items: list[Any]) -> MechanismDecl:
+        sigma, *rest = items
+        clip = lo = hi = step = None
+        for item in rest:
+            if item[0] == "step":
+                step = item[1]
+            elif item[0] == "clip":
+                clip = item[1]
+            else:
+                lo, hi = item[1], item[2]
+        return MechanismDecl("gaussian", sigma=sigma, clip=clip, lo=lo, hi=hi, step=step, pos=self._at(meta))
+
+    def clip_value(self, items: list[Fraction]) -> tuple[str, Fraction]:
+        return ("clip", items[0])
+
+    def clip_range(self, items: list[Fraction]) -> tuple[str, Fraction, Fraction]:
+        return ("range", items[0], items[1])
+
+    # the run configuration
+    @v_args(meta=True)
+    def run_noise(self, meta: Any, items: list[Fraction]) -> tuple[str, Any, Position]:
+        return ("noise_multiplier", items[0], self._at(meta))
+
+    def run_rounds(self, items: list[Token]) -> tuple[str, Any, Position]:
+        (value,) = items
+        return ("rounds", int(value), self._p(value))
+
+    @v_args(meta=True)
+    def run_sampling(self, meta: Any, items: list[Any]) -> tuple[str, Any, Position]:
+        kind, *rate = items
+        return ("sampling", (str(kind), rate[0] if rate else None), self._p(kind))
+
+    def rate_value(self, items: list[Fraction]) -> tuple[str, Any]:
+        return ("rate", items[0])
+
+    def rate_of(self, items: list[Token]) -> tuple[str, Any]:
+        return ("of", (int(items[0]), int(items[1])))
+
+    @v_args(meta=True)
+    def run_clip(self, meta: Any, items: list[Fraction]) -> tuple[str, Any, Position]:
+        return ("clip", items[0], self._at(meta))
+
+    @v_args(meta=True)
+    def run_delta(self, meta: Any, items: list[Any]) -> tuple[str, Any, Position]:
+        (value,) = items
+        return ("delta", _fraction(value) if isinstance(value, Token) else value, self._at(meta))
+
+    @v_args(meta=True)
+    def run(self, meta: Any, items: list[tuple[str, Any, Position]]) -> tuple[str, Any]:
+        fields: dict[str, Any] = {}
+        for key, value, _ in items:
+            if key == "sampling":
+                kind, rate = value
+                fields["sampling"] = kind
+                if rate is not None and rate[0] == "rate":
+                    fields["rate"] = rate[1]
+                elif rate is not None:
+                    fields["per_round"], fields["clients"] = rate[1]
+            else:
+                fields[key] = value
+        parts = tuple((key, pos) for key, _, pos in items)
+        return ("run", (RunDecl(**fields, pos=self._at(meta), parts_pos=parts), self._at(meta)))
 
     @v_args(meta=True)
     def mech_additive(self, meta: Any, items: list[tuple[Fraction, Fraction]]) -> MechanismDecl:
@@ -276,9 +357,10 @@ class _Build(Transformer[Any, Any]):
         return ("step", items[0])
 
     def _lattice(self, kind: str, meta: Any, items: list[Any]) -> MechanismDecl:
-        base, lo, hi, *rest = items
+        clip = items[-1] == "clip"
+        base, lo, hi, *rest = items[:-1] if clip else items
         step = rest[0][1] if rest else None
-        return MechanismDecl(kind, base=base, lo=lo, hi=hi, step=step,  # type: ignore[arg-type]
+        return MechanismDecl(kind, base=base, lo=lo, hi=hi, step=step, clip_range=clip,  # type: ignore[arg-type]
                              pos=self._at(meta))
 
     @v_args(meta=True)
@@ -680,6 +762,13 @@ def _assemble(parts: list[Any], source: str, diags: list[Diagnostic],
             extras["prop_extra"][id(decl)] = extra
         elif tag == "neighbour":
             fields["neighbours"].append(payload)
+        elif tag == "run":
+            if "run" in extras["positions"]:
+                diags.append(Diagnostic(payload[1], "second run statement; the first is at "
+                                                    f"{extras['positions']['run']}"))
+            else:
+                extras["positions"]["run"] = payload[1]
+                fields["run"] = payload[0]
         elif tag == "bounds":
             bounds, pos = payload
             if "bounds" in extras["positions"]:
@@ -717,6 +806,7 @@ def _assemble(parts: list[Any], source: str, diags: list[Diagnostic],
         steps=tuple(fields["steps"]),
         defences=tuple(fields["defences"]),
         routes=tuple(fields["routes"]),
+        run=fields.get("run"),
         source=source,
         constants=tuple(constants.items()),
     )

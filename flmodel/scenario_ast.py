@@ -166,16 +166,21 @@ class ModelDecl:
 
 @dataclass(frozen=True)
 class MechanismDecl:
-    """A noise mechanism: ``none``, ``rr`` (grid, r), ``geometric`` (r, lo, hi, step), ``gaussian``
-    (q, lo, hi, step), ``additive`` (a table noise value -> probability, added to each coordinate)."""
+    """A noise mechanism: ``none``, ``rr`` (grid, and r or ε), ``geometric`` (r, lo, hi, step),
+    ``laplace`` (ε, lo, hi, step), ``gaussian`` (q, lo, hi, step; or σ with ``clip`` C or lo, hi, and
+    step), ``additive`` (a table noise value -> probability, added to each coordinate)."""
 
-    kind: Literal["none", "rr", "geometric", "gaussian", "additive"]
+    kind: Literal["none", "rr", "geometric", "laplace", "gaussian", "additive"]
     base: Fraction | None = None
     grid: tuple[Fraction, ...] = ()
     lo: Fraction | None = None
     hi: Fraction | None = None
     step: Fraction | None = None
     table: tuple[tuple[Fraction, Fraction], ...] = ()
+    epsilon: EpsSpec | None = None
+    sigma: Fraction | None = None
+    clip: Fraction | None = None
+    clip_range: bool = False
     pos: Position = field(default=NOPOS, compare=False, repr=False)
 
     def text(self) -> str:
@@ -183,13 +188,63 @@ class MechanismDecl:
             return "none"
         if self.kind == "additive":
             return "additive {" + ", ".join(f"{num_text(z)}: {num_text(p)}" for z, p in self.table) + "}"
+        step = f" step {num_text(self.step)}" if self.step is not None else ""
         if self.kind == "rr":
-            return f"rr grid {{{', '.join(num_text(g) for g in self.grid)}}} r {num_text(self.base)}"  # type: ignore[arg-type]
+            grid = f"rr grid {{{', '.join(num_text(g) for g in self.grid)}}}"
+            clip = " clip" if self.clip_range else ""
+            if self.epsilon is not None:
+                return f"{grid} epsilon {self.epsilon.text()}{clip}"
+            return f"{grid} r {num_text(self.base)}{clip}"  # type: ignore[arg-type]
+        if self.kind == "laplace":
+            assert self.epsilon is not None and self.lo is not None and self.hi is not None
+            lo, hi = num_text(self.lo), num_text(self.hi)
+            return f"laplace epsilon {self.epsilon.text()} range {lo} .. {hi}{step}"
+        if self.kind == "gaussian" and self.sigma is not None:
+            where = (f" clip {num_text(self.clip)}" if self.clip is not None
+                     else f" range {num_text(self.lo)} .. {num_text(self.hi)}")  # type: ignore[arg-type]
+            return f"gaussian sigma {num_text(self.sigma)}{where}{step}"
         letter = "r" if self.kind == "geometric" else "q"
-        out = f"{self.kind} {letter} {num_text(self.base)} range {num_text(self.lo)} .. {num_text(self.hi)}"  # type: ignore[arg-type]
-        if self.step is not None:
-            out += f" step {num_text(self.step)}"
-        return out
+        clip = " clip" if self.clip_range else ""
+        return (f"{self.kind} {letter} {num_text(self.base)} range {num_text(self.lo)} .. "  # type: ignore[arg-type]
+                f"{num_text(self.hi)}{step}{clip}")  # type: ignore[arg-type]
+
+
+@dataclass(frozen=True)
+class RunDecl:
+    """``run noise_multiplier Z, rounds T, sampling poisson rate Q | poisson|fixed|shuffle K of N | all,
+    clip C, delta D``: the run the finite model abstracts (a run configuration for the accountant; it
+    changes nothing of the model's semantics). Every part is optional; ``parts_pos`` keeps each
+    part's position."""
+
+    noise_multiplier: Fraction | None = None
+    rounds: int | None = None
+    sampling: str | None = None
+    rate: Fraction | None = None
+    per_round: int | None = None
+    clients: int | None = None
+    clip: Fraction | None = None
+    delta: Fraction | None = None
+    pos: Position = field(default=NOPOS, compare=False, repr=False)
+    parts_pos: tuple[tuple[str, Position], ...] = field(default=(), compare=False, repr=False)
+
+    def text(self) -> str:
+        parts = []
+        if self.noise_multiplier is not None:
+            parts.append(f"noise_multiplier {num_text(self.noise_multiplier)}")
+        if self.rounds is not None:
+            parts.append(f"rounds {self.rounds}")
+        if self.sampling is not None:
+            rate = ""
+            if self.per_round is not None and self.clients is not None:
+                rate = f" {self.per_round} of {self.clients}"
+            elif self.rate is not None:
+                rate = f" rate {num_text(self.rate)}"
+            parts.append(f"sampling {self.sampling}{rate}")
+        if self.clip is not None:
+            parts.append(f"clip {num_text(self.clip)}")
+        if self.delta is not None:
+            parts.append(f"delta {num_text(self.delta)}")
+        return "run " + ", ".join(parts)
 
 
 @dataclass(frozen=True)
@@ -532,6 +587,7 @@ class Scenario:
     steps: tuple[StepDecl, ...] = ()
     defences: tuple[DefenceDecl, ...] = ()
     routes: tuple[RouteDecl, ...] = ()
+    run: RunDecl | None = None
     source: str = field(default="<scenario>", compare=False)
     constants: tuple[tuple[str, int], ...] = field(default=(), compare=False)
     routed: bool = False
@@ -568,6 +624,8 @@ class Scenario:
         if self.model is not None:
             lines.append(self.model.text())
         lines.extend(n.text() for n in self.noise)
+        if self.run is not None:
+            lines.append(self.run.text())
         if self.protocol is not None:
             lines.append(self.protocol.text())
         if self.bounds:

@@ -56,9 +56,10 @@ from flmodel.noise import (
     discrete_gaussian,
     geometric,
     randomized_response,
+    rational_exp,
 )
 from flmodel.rules import RULE_SETS, RuleSet
-from flmodel.scenario_ast import COPIED, Link, MechanismDecl, Scenario
+from flmodel.scenario_ast import COPIED, EpsSpec, Link, MechanismDecl, Scenario
 from flmodel.system import Bounds, FLState, FLSystem
 
 __all__ = ["AdditiveNoise", "ScenarioSystem", "build_fl_system", "build_system", "data_points",
@@ -91,17 +92,47 @@ def loss_of(name: str) -> Loss:
     raise ModelError(f"unknown loss {name!r}")
 
 
+def _base(eps: EpsSpec, scale: Fraction = Fraction(1)) -> Fraction:
+    """``e^{−ε·scale}`` exactly when ``ε = ln(v)`` and ``scale = 1`` (then ``1/v``), else its rational
+    approximation (:func:`flmodel.noise.rational_exp`; the mechanism realises ``−ln`` of it)."""
+    if eps.log and scale == 1:
+        return 1 / eps.value
+    return rational_exp(-eps.as_float() * float(scale))
+
+
 def mechanism_of(m: MechanismDecl) -> Mechanism | None:
-    """The flmodel mechanism of a declaration (``None`` for ``none``: the published ``get_grad``)."""
+    """The flmodel mechanism of a declaration (``None`` for ``none``: the published ``get_grad``).
+    A mechanism of a scenario never clamps: a reported value outside its range is an error at the noise
+    statement; the forms that name ε or σ are strict (a value between grid points is an error too),
+    the base forms (``r R``, ``q Q``) round it to the nearest grid point (:mod:`flmodel.noise`).
+
+    ``rr grid {…} epsilon E``: base ``r = e^{−E}`` (ratio of keeping to each other point ``e^E``);
+    ``laplace epsilon E range A .. B step H``: the geometric mechanism with ``r = e^{−E·H/(B−A)}``, so
+    that any two values of the range are E-indistinguishable; ``gaussian sigma S clip C step H``: the
+    discrete Gaussian [DiscGauss] with ``q = e^{−H²/(2S²)}`` on the lattice ``−C, −C+H, …, C`` (each value
+    clipped into it first; ``range A .. B`` instead: no clipping)."""
     if m.kind == "none":
         return None
+    where = m.pos
     if m.kind == "rr":
-        return randomized_response(m.grid, m.base)  # type: ignore[arg-type]
+        if m.base is not None:  # the base form rounds a value between grid points (documented)
+            return randomized_response(m.grid, m.base, bounded=True, clip=m.clip_range, where=where)
+        return randomized_response(m.grid, _base(m.epsilon), strict=True,  # type: ignore[arg-type]
+                                   clip=m.clip_range, where=where)
     step = m.step if m.step is not None else Fraction(1)
     if m.kind == "geometric":
-        return geometric(m.base, m.lo, m.hi, step)  # type: ignore[arg-type]
+        return geometric(m.base, m.lo, m.hi, step, bounded=True, clip=m.clip_range,  # type: ignore[arg-type]
+                         where=where)
+    if m.kind == "laplace":
+        r = _base(m.epsilon, step / (m.hi - m.lo))  # type: ignore[arg-type,operator]
+        return geometric(r, m.lo, m.hi, step, strict=True, where=where)  # type: ignore[arg-type]
+    if m.kind == "gaussian" and m.sigma is not None:
+        lo, hi = (-m.clip, m.clip) if m.clip is not None else (m.lo, m.hi)
+        q = rational_exp(-float(step * step / (2 * m.sigma * m.sigma)))
+        return discrete_gaussian(q, lo, hi, step, strict=True, clip=m.clip is not None, where=where)  # type: ignore[arg-type]
     if m.kind == "gaussian":
-        return discrete_gaussian(m.base, m.lo, m.hi, step)  # type: ignore[arg-type]
+        return discrete_gaussian(m.base, m.lo, m.hi, step, bounded=True, clip=m.clip_range,  # type: ignore[arg-type]
+                                 where=where)
     if m.kind == "additive":
         return AdditiveNoise(tuple(m.table))
     raise ModelError(f"unknown mechanism {m.kind!r}")

@@ -99,6 +99,7 @@ def check_scenario(s: Scenario, extras: dict[str, Any] | None = None) -> list[Di
     checks.check_partition()
     checks.check_model()
     checks.check_noise()
+    checks.check_run()
     checks.check_protocol()
     checks.check_bounds()
     checks.check_neighbours()
@@ -368,6 +369,38 @@ class _ScenarioChecks:
                         self.report.add(p.pos, f"hinge loss needs labels -1 or +1; {p.name!r} has {p.target}")
         if m.rate <= 0:
             self.report.add(m.pos, f"learning rate must be positive, got {m.rate}")
+
+    # --- run configuration ----------------------------------------------------------------------
+    def check_run(self) -> None:
+        """``run``: a noise multiplier > 0, rounds >= 1, a rate in (0, 1] or ``K of N`` with
+        1 <= K <= N, a delta in (0, 1), a clip > 0; each part once; ``fixed`` and ``shuffle`` name K of N."""
+        r = self.s.run
+        if r is None:
+            return
+        at = dict(r.parts_pos)
+        seen: dict[str, Position] = {}
+        for key, pos in r.parts_pos:
+            if key in seen:
+                self.report.add(pos, f"run: second {key}; the first is at {seen[key]}")
+            seen.setdefault(key, pos)
+        if r.noise_multiplier is not None and not r.noise_multiplier > 0:
+            self.report.add(at["noise_multiplier"],
+                            f"run: noise_multiplier must be > 0, got {r.noise_multiplier}")
+        if r.rounds is not None and r.rounds < 1:
+            self.report.add(at["rounds"], f"run: rounds must be >= 1, got {r.rounds}")
+        if r.rate is not None and not 0 < r.rate <= 1:
+            self.report.add(at["sampling"], f"run: sampling rate must be in (0, 1], got {r.rate}")
+        if r.per_round is not None and r.clients is not None and not 1 <= r.per_round <= r.clients:
+            self.report.add(at["sampling"], f"run: sampling {r.per_round} of {r.clients} needs 1 <= K <= N")
+        if r.sampling in ("fixed", "shuffle") and r.clients is None:
+            self.report.add(at["sampling"],
+                            f"run: sampling {r.sampling} needs 'K of N' (clients per round of all)")
+        if r.sampling == "poisson" and r.rate is None and r.clients is None:
+            self.report.add(at["sampling"], "run: sampling poisson needs 'rate Q' or 'K of N'")
+        if r.delta is not None and not 0 < r.delta < 1:
+            self.report.add(at["delta"], f"run: delta must be in (0, 1), got {r.delta}")
+        if r.clip is not None and not r.clip > 0:
+            self.report.add(at["clip"], f"run: clip must be > 0, got {r.clip}")
 
     # --- noise ------------------------------------------------------------------------------------
     def check_noise(self) -> None:
@@ -698,22 +731,37 @@ def _check_mechanism(m: MechanismDecl, pos: Position, report: _Report) -> None:
         if len({z for z, _ in m.table}) != len(m.table):
             report.add(p, "additive noise: a noise value is listed twice")
         return
-    assert m.base is not None  # the grammar gives every mechanism but none and additive a base
-    base = m.base
+    if m.epsilon is not None and (m.epsilon.value < 1 if m.epsilon.log else m.epsilon.value < 0):
+        report.add(p, f"{m.kind} needs epsilon >= 0, got {m.epsilon.text()}")
     if m.kind == "rr":
-        if not 0 < base <= 1:
-            report.add(p, f"randomized response needs 0 < r <= 1, got {base}")
+        if m.base is not None and not 0 < m.base <= 1:
+            report.add(p, f"randomized response needs 0 < r <= 1, got {m.base}")
         if len(set(m.grid)) != len(m.grid):
             report.add(p, "randomized response grid has repeated values")
         return
-    if not 0 < base < 1:
-        report.add(p, f"{m.kind} mechanism needs 0 < {'r' if m.kind == 'geometric' else 'q'} < 1, got {base}")
-    if m.lo is not None and m.hi is not None and m.lo > m.hi:
-        report.add(p, f"empty range {m.lo} .. {m.hi}")
-    if m.step is not None and m.step <= 0:
-        report.add(p, f"step must be positive, got {m.step}")
-    elif m.lo is not None and m.hi is not None:
-        step = m.step if m.step is not None else Fraction(1)
-        k = (m.hi - m.lo) / step
-        if k.denominator != 1:
-            report.add(p, f"range {m.lo} .. {m.hi} is not a whole number of steps of {step}")
+    if m.sigma is not None:
+        if not m.sigma > 0:
+            report.add(p, f"gaussian needs sigma > 0, got {m.sigma}")
+        if m.clip is not None and not m.clip > 0:
+            report.add(p, f"gaussian needs clip > 0, got {m.clip}")
+        if m.clip is None and m.lo is None:
+            report.add(p, "gaussian sigma needs 'clip C' or 'range A .. B' (a finite lattice of outputs)")
+        if m.clip is not None:
+            _check_range(-m.clip, m.clip, m.step, p, report)
+    elif m.base is not None and not 0 < m.base < 1:
+        letter = "r" if m.kind == "geometric" else "q"
+        report.add(p, f"{m.kind} mechanism needs 0 < {letter} < 1, got {m.base}")
+    _check_range(m.lo, m.hi, m.step, p, report)
+
+
+def _check_range(lo: Fraction | None, hi: Fraction | None, step: Fraction | None, p: Position,
+                 report: _Report) -> None:
+    """A lattice ``lo .. hi step s`` is non-empty and a whole number of steps."""
+    if lo is not None and hi is not None and lo > hi:
+        report.add(p, f"empty range {lo} .. {hi}")
+    if step is not None and step <= 0:
+        report.add(p, f"step must be positive, got {step}")
+    elif lo is not None and hi is not None:
+        unit = step if step is not None else Fraction(1)
+        if ((hi - lo) / unit).denominator != 1:
+            report.add(p, f"range {lo} .. {hi} is not a whole number of steps of {unit}")

@@ -57,6 +57,7 @@ __all__ = [
     "cross_entropy",
     "digits_dataset",
     "init_params",
+    "local_update",
     "predict_proba",
     "sample_uses_bound",
     "split_clients",
@@ -390,6 +391,13 @@ def _local_training(
             p.W2[...] -= lr * gW2
             p.b2[...] -= lr * gb2
     return p, active, uses
+
+
+def local_update(config: TrainingConfig, start: Params, x: FloatArray, y: IntArray,
+                 rng: np.random.Generator) -> Params:
+    """One client's local model after one round of local training from ``start`` (``config``'s local
+    steps, batch size and learning rate; its sample-level clipping and noise if set)."""
+    return _local_training(config, start, x, y, rng)[0]
 
 
 def train(

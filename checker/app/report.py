@@ -287,6 +287,9 @@ def _pictures(report: Any) -> list[tuple[str, str, bytes]]:
         caption = f"Output distributions of property {name} (observing {', '.join(names)})"
         out.append((f"privacy_{name}", caption,
                     privacy_png(d0, d1, eps, f"{name}: NI-FL-DP at ε = {eps.text()}")))
+    account = report.artefacts.get("accounting")  # checker.app.privacy_account: the run's ε vs rounds
+    if account is not None:
+        out.append(("privacy_run", "ε of the run against the rounds", account.plot_png()))
     return out
 
 
@@ -318,6 +321,8 @@ def write_report(report: Any, path: str | Path, *, inputs: Iterable[str | Path] 
             said = statement_text(report, r)
             formula = f"`{said}`".replace("|", "\\|") if said else ""
             lines.append(f"| {r.name} | {r.kind} | {formula} | **{r.verdict}** | {r.value_text} | {ev} |")
+        if report.artefacts.get("accounting") is not None:
+            lines += ["", report.artefacts["accounting"].section(html_output=False)]
         violations = _violations(report)
         if violations:
             lines += ["", "## Counterexamples", ""]
@@ -343,6 +348,8 @@ def write_report(report: Any, path: str | Path, *, inputs: Iterable[str | Path] 
                       for name, formula, lines in _violations(report))
         if cex:
             cex = "<h2>Counterexamples</h2>" + cex
+        if report.artefacts.get("accounting") is not None:
+            cex = report.artefacts["accounting"].section(html_output=True) + cex
         imgs = "".join(
             f"<h3>{esc(c)}</h3><img alt='{esc(c)}' src='data:image/png;base64,"
             f"{base64.b64encode(png).decode('ascii')}'/>" for _, c, png in pics)

@@ -28,6 +28,7 @@ from pathlib import Path
 import flcheck_spec
 
 from checker.app.load import unknown_model
+from checker.cli.account import sampling_rate
 from checker.cli.dp import emit
 from checker.cli.options import (
     OBSERVE_HELP,
@@ -36,6 +37,7 @@ from checker.cli.options import (
     nonneg_float_or_inf,
     nonneg_int,
     plot_file,
+    positive_float,
     positive_int,
     probability_below_one,
 )
@@ -168,10 +170,36 @@ def _scenario_distributions(
     )
 
 
+def _cmd_audit_fedavg(args: argparse.Namespace) -> int:
+    """``flcheck audit fedavg``: one training of the numpy DP-FedAvg with canaries, its [SNJ23] lower bound
+    beside the accountant's ε (:mod:`checker.app.audit_fedavg`). Exit 1 when the lower bound exceeds the
+    claimed ε (the training is not the DP it claims)."""
+    from checker.app.audit_fedavg import audit_fedavg  # lazy: scipy and scikit-learn, for audit fedavg only
+    from flmodel.training import TrainingConfig  # lazy: with the training it configures
+    from flmodel.training_dp import DPFedAvgConfig  # lazy: with the training it configures
+
+    if args.guesses is not None and args.guesses > args.canaries:
+        raise InputError(f"--guesses {args.guesses} is more than --canaries {args.canaries}",
+                         Position("--guesses"), "at most the number of canaries")
+    if args.clients * 20 > 1797:
+        raise InputError(f"--clients {args.clients} needs {args.clients * 20} digits, 1797 are bundled",
+                         Position("--clients"), "at most 89 clients")
+    config = DPFedAvgConfig(rounds=args.rounds, sampling_rate=args.sampling_rate,
+                            noise_multiplier=args.noise_multiplier, clip=args.clip, canaries=args.canaries,
+                            canary_kind=args.canary, fault=args.fault,
+                            local=TrainingConfig(hidden=32, n_updates=2, batch_size=4), seed=args.seed)
+    res = audit_fedavg(config, clients=args.clients, confidence=args.confidence,
+                       delta=args.delta if args.delta > 0 else 1e-5, guesses=args.guesses)
+    emit(args, res.to_json(), [("quantity", "value"), *res.rows()])
+    return 1 if res.detected else 0
+
+
 def _cmd_audit(args: argparse.Namespace) -> int:
     from checker.crossval.audit import NoiseMechanism, audit, parse_mechanism  # lazy: scipy (slow import)
 
     target = args.target
+    if target == "fedavg" and not Path(target).exists():
+        return _cmd_audit_fedavg(args)
     kind = target.split(":", 1)[0]
     path = Path(target)
     is_mechanism = kind in AUDIT_KINDS and not path.exists()
@@ -252,7 +280,8 @@ def register(sub: argparse._SubParsersAction) -> None:
     a.add_argument(
         "target",
         metavar="MODEL|MECHANISM",
-        help="gaussian:mu=MU[:d=D] | laplace:b=B[:s=SENS] | rr:p=P (fraction, e.g. 3/4) | "
+        help="fedavg (a one-run audit of DP-FedAvg, options below) | "
+        "gaussian:mu=MU[:d=D] | laplace:b=B[:s=SENS] | rr:p=P (fraction, e.g. 3/4) | "
         'secagg:exponential|uniform:n=N[:d=D] | a JSON file {"p0": {...}, "p1": {...}, "formal_eps": E} | '
         "a scenario file (.fl), a bundled scenario (flcheck list) or example:NAME "
         "(see flcheck privacy --help)",
@@ -270,6 +299,27 @@ def register(sub: argparse._SubParsersAction) -> None:
     a.add_argument("--reading", choices=[*READING_CHOICES, "both"], default=None,
                    help="for a model: the neighbouring pairs judged, as flcheck privacy --reading "
                         "(default: the declared ones; the worst judged pair is audited and named)")
+    f = a.add_argument_group("fedavg", "flcheck audit fedavg: a one-run audit ([SNJ23]) of the numpy "
+                             "DP-FedAvg with canary clients, beside the accountant's ε for the same run")
+    f.add_argument("--fault", choices=FAULT_CHOICES, default=None,
+                   help="inject an implementation fault into the training (exit 1 when it is detected)")
+    f.add_argument("--canaries", type=positive_int, default=1000,
+                   help="canary clients, each included w.p. 1/2")
+    f.add_argument("--canary", choices=("gradient", "loss"), default="gradient",
+                   help="white-box gradient canaries (default) or black-box loss canaries")
+    f.add_argument("--rounds", type=positive_int, default=20)
+    f.add_argument("--noise-multiplier", type=positive_float, default=4.0)
+    f.add_argument("--sampling-rate", type=sampling_rate, default=0.5,
+                   help="Poisson sampling rate of the clients")
+    f.add_argument("--clip", type=positive_float, default=1.0, help="client update clip norm C")
+    f.add_argument("--clients", type=positive_int, default=50, help="real clients (20 digits each)")
+    f.add_argument("--guesses", type=positive_int, default=None,
+                   help="guesses (half included, half excluded; default a tenth of the canaries)")
     a.add_argument("--json", action="store_true")
     a.add_argument("--plot", metavar="FILE.png", type=plot_file)
     a.set_defaults(func=_cmd_audit)
+
+
+#: ``--fault`` (:data:`flmodel.training_dp.FAULTS`).
+FAULT_CHOICES = ("skip-noise-on-client", "no-clip", "noise-scaled-by-1/n")
+

@@ -22,7 +22,7 @@ from checker.cli.options import (
     reductions_of,
     seconds,
 )
-from checker.cli.tables import use_colour
+from checker.cli.tables import table_text, use_colour
 from checker.errors import InputError
 from checker.io.files import check_output_path
 from checker.mc.explore import Limits, stderr_progress
@@ -40,6 +40,9 @@ def register(sub: argparse._SubParsersAction) -> None:
     p.add_argument("scenario", nargs="?",
                    help="scenario file (.fl) or bundled scenario name (flcheck list); default: moniteo")
     p.add_argument("--json", action="store_true", help="print JSON instead of the table")
+    p.add_argument("--audit", action="store_true",
+                   help="with Gaussian noise or a run statement: also audit the run in one training "
+                        "([SNJ23])")
     p.add_argument("--report", metavar="FILE", type=output_file, action="append",
                    help="also write a Markdown (.md) or HTML (.html) report (repeatable: every file is "
                         "written)")
@@ -74,6 +77,7 @@ def register(sub: argparse._SubParsersAction) -> None:
 def run(args: argparse.Namespace) -> int:
     # lazy: the check pipeline imports every engine (scipy, sympy among them), seconds of start-up
     from checker.app.check import check_file, scenario_path
+    from checker.app.privacy_account import privacy_account_of  # lazy: with the pipeline
     from checker.app.report import render_table, write_report  # lazy: with the pipeline
 
     for path in args.report or ():
@@ -120,10 +124,14 @@ def run(args: argparse.Namespace) -> int:
         if missing:
             raise InputError(f"no property named {', '.join(missing)}; the scenario has: "
                              f"{', '.join(p.name for p in report.scenario.properties)}")
+    account = privacy_account_of(report, args.audit)  # the run's accountant (and audit) beside the figures
     if args.json:
-        emit_json(args.flcheck_command, report.to_json())
+        extra = {"accounting": account.to_json()} if account is not None else {}
+        emit_json(args.flcheck_command, {**report.to_json(), **extra})
     else:
         print(render_table(report, evidence_width=None if args.wide else 90, colour=use_colour(sys.stdout)))
+        if account is not None:
+            print("\n" + account.caption() + "\n" + table_text(account.table(), rule=True))
     if args.json:  # the table shows why a property holds vacuously; under JSON, stderr does
         for result in report.results:
             vacuity = result.details.get("vacuity")

@@ -146,7 +146,7 @@ def _cmd_secagg(args: argparse.Namespace) -> int:
     if args.delta:
         from checker.crossval.gaussian import gaussian_epsilon  # lazy: scipy (slow import)
 
-        inv = {f"{dv:g}": max(p.epsilon(dv) for p in c.plds) for dv in args.delta}
+        inv = {f"{dv:g}": c.epsilon(dv) for dv in args.delta}
         inv_g = {f"{dv:g}": gaussian_epsilon(c.gaussian_mu, dv) for dv in args.delta}
         payload["eps_for_delta"] = dict(inv)
         payload["gaussian_eps_for_delta"] = dict(inv_g)

@@ -43,6 +43,7 @@ COMMAND_MODULES: tuple[str, ...] = (
     "checker.cli.privacy",
     "checker.cli.dp",
     "checker.cli.audit",
+    "checker.cli.account",
     "checker.cli.attack",
     "checker.cli.export",
     "checker.cli.sweep",

@@ -7,6 +7,7 @@ Conversions ([GDP] Prop. 2.12 and 2.5; Humphries et al., CSF 2023 for the advant
 
 from __future__ import annotations
 
+import bisect
 import math
 from collections.abc import Sequence
 from dataclasses import dataclass
@@ -14,6 +15,7 @@ from dataclasses import dataclass
 import numpy as np
 from numpy.typing import ArrayLike
 
+from checker.crossval.pld_fft import saddle_tilt
 from checker.crossval.privacy_curves import AtomicPLD, FloatArray, GridPLD, LossTails
 
 __all__ = [
@@ -21,6 +23,8 @@ __all__ = [
     "advantage_from_eps_delta",
     "best_advantage",
     "compose_bracket",
+    "composed_delta",
+    "composed_epsilon",
     "curve_from_plds",
     "delta_from_tradeoff",
     "epsilon_for_delta",
@@ -41,6 +45,83 @@ class CurveBracket:
         return float(np.max(self.upper - self.lower)) if len(self.eps) else 0.0
 
 
+#: Tilts tried where the plain composition's round-off floor hides δ: the two levels around an ε's
+#: saddle point, from a geometric ladder of ratio 2^(1/16) (a tilt other than the saddle point's still
+#: gives a valid bound, only a wider one; the ladder lets nearby ε share one composition).
+TILTS = tuple(2.0 ** (k / 16) for k in range(-80, 113))
+#: A composed δ below this multiple of its slack is refined by tilted compositions.
+FLOOR_FACTOR = 1e3
+
+
+def _cut_for(eps: float) -> float:
+    """Where a base PLD is cut before tilting towards ``eps`` (:meth:`GridPLD.cut_above`): a little above
+    ``eps``, so that one coordinate's loss beyond it (mass ≤ δ₁(ε + 2)/(1 − e^{−2}), far below the
+    composed δ at ε) moves to +∞, while the tilted distribution is not dominated by the far tail of
+    the loss (whose moment generating function is infinite for SecAgg's pairs)."""
+    return max(eps, 0.0) + 2.0
+
+
+def _tilt_groups(base: GridPLD, times: int, eps: FloatArray) -> dict[float, float]:
+    """Tilt of :data:`TILTS` (the levels just below and above each ε's saddle point on the cut base)
+    -> the cut to use."""
+    groups: dict[float, float] = {}
+    for e in eps.tolist():
+        cut = _cut_for(e)
+        b = base.cut_above(cut)
+        theta = saddle_tilt(b.losses, b.grid_masses, times, e)
+        if theta <= 0:
+            continue
+        k = bisect.bisect_right(TILTS, theta)
+        for level in TILTS[max(k - 1, 0):k + 1]:
+            groups[level] = max(groups.get(level, cut), cut)
+    return groups
+
+
+def composed_delta(base: GridPLD, times: int, eps: ArrayLike, tail_mass: float = 1e-15) -> FloatArray:
+    """δ(ε) of the ``times``-fold composition of ``base`` (pessimistic: an upper bound; optimistic: a
+    lower bound, each with its slack). Where the plain FFT composition's slack (its round-off floor)
+    is within a factor :data:`FLOOR_FACTOR` of the value, tilted compositions
+    (:mod:`checker.crossval.pld_fft`) of the base cut above a loss (:func:`_cut_for`) are computed as
+    well and the best valid bound is kept: the smallest upper or the largest lower."""
+    e = np.atleast_1d(np.asarray(eps, dtype=float))
+    plain = base.self_compose(times, tail_mass)
+    d = plain.delta(e)
+    if times == 1 or base.pessimistic is None:
+        return d
+    raw = d - plain.slack_at(e) if base.pessimistic else d + plain.slack_at(e)
+    need = raw < FLOOR_FACTOR * plain.slack_at(e)
+    for theta, cut in _tilt_groups(base, times, e[need]).items():
+        dt = base.cut_above(cut).self_compose(times, tail_mass, tilt=theta).delta(e)
+        d = np.minimum(d, dt) if base.pessimistic else np.maximum(d, dt)
+    return d
+
+
+def composed_epsilon(base: GridPLD, times: int, delta: float, tail_mass: float = 1e-15) -> float:
+    """ε(δ) of the ``times``-fold composition of a pessimistic ``base`` (a certified upper bound; of an
+    optimistic one, a lower bound), with tilted compositions where δ is near the plain one's slack
+    (as :func:`composed_delta`): the tilt is taken at the saddle point of the current estimate of ε and
+    the estimate refined a few times; every estimate is a valid bound and the best is kept."""
+    plain = base.self_compose(times, tail_mass)
+    best = plain.epsilon(delta)
+    if times == 1 or base.pessimistic is None or delta >= FLOOR_FACTOR * plain.slack:
+        return best
+    guess = plain.epsilon(FLOOR_FACTOR * plain.slack)  # where the plain curve is still reliable
+    for _ in range(4):
+        if not math.isfinite(guess):
+            break
+        cut = _cut_for(guess)
+        b = base.cut_above(cut)
+        theta = saddle_tilt(b.losses, b.grid_masses, times, guess)
+        if theta <= 0:
+            break
+        got = b.self_compose(times, tail_mass, tilt=theta).epsilon(delta)
+        best = min(best, got) if base.pessimistic else max(best, got)
+        if not math.isfinite(got) or abs(got - guess) <= 1e-3 * max(1.0, got):
+            break
+        guess = got if math.isfinite(got) else 2.0 * guess
+    return best
+
+
 def compose_bracket(
     pairs: Sequence[LossTails],
     times: int,
@@ -50,18 +131,19 @@ def compose_bracket(
     optimistic: bool = True,
 ) -> tuple[CurveBracket, list[GridPLD]]:
     """Bracket of ``max_pairs δ(ε)`` for the ``times``-fold composition of each pair (one pair per ordered
-    worst-case input pair: eq. 4 restricted to them). Returns the bracket and the pessimistic PLDs."""
+    worst-case input pair: eq. 4 restricted to them), tilted where the plain composition's floor hides
+    δ (:func:`composed_delta`). Returns the bracket and the pessimistic single-step PLDs."""
     e = np.atleast_1d(np.asarray(eps, dtype=float))
     upper = np.zeros_like(e)
     lower = np.zeros_like(e)
     plds: list[GridPLD] = []
     for tails in pairs:
-        pess = tails.to_grid(interval, pessimistic=True).self_compose(times, tail_mass)
+        pess = tails.to_grid(interval, pessimistic=True)
         plds.append(pess)
-        upper = np.maximum(upper, pess.delta(e))
+        upper = np.maximum(upper, composed_delta(pess, times, e, tail_mass))
         if optimistic:
-            opt = tails.to_grid(interval, pessimistic=False).self_compose(times, tail_mass)
-            lower = np.maximum(lower, opt.delta(e))
+            opt = tails.to_grid(interval, pessimistic=False)
+            lower = np.maximum(lower, composed_delta(opt, times, e, tail_mass))
     return CurveBracket(e, upper, lower), plds
 
 

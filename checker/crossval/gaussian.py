@@ -34,6 +34,10 @@ __all__ = [
     "laplace_delta",
     "laplace_loss_tails",
     "mahalanobis",
+    "mixture_loss",
+    "mixture_loss_range",
+    "mixture_loss_tails",
+    "mixture_tail_values",
     "rr_delta",
     "rr_matrix",
     "worst_case_delta",
@@ -272,3 +276,59 @@ def rr_delta(p: float, eps: ArrayLike) -> FloatArray:
     e = np.atleast_1d(np.asarray(eps, dtype=float))
     x = np.exp(e)
     return np.maximum(p - x * (1 - p), 0.0) + np.maximum((1 - p) - x * p, 0.0)
+
+
+# ---------------------------------------------------------------------------------------------------
+# Subsampled Gaussian pairs (DP-SGD / DP-FedAvg accounting, checker.crossval.accountant)
+# ---------------------------------------------------------------------------------------------------
+
+#: Standard-normal quantile beyond which a pair's thresholds stop (P-mass ≤ 1e-30 outside).
+TAIL_Z = 11.5
+
+
+def mixture_loss(mu: float, q: float, x: ArrayLike) -> FloatArray:
+    """``ln((1−q) + q e^{μx − μ²/2})``: the privacy loss at ``x`` of the Poisson-subsampled Gaussian
+    pair ``((1−q)N(0,1) + q N(μ,1), N(0,1))`` ([ZDW22] Prop. 30, [KJH20] §6); increasing in x."""
+    t = mu * np.asarray(x, dtype=float) - mu * mu / 2
+    if q >= 1:
+        return np.asarray(t, dtype=float)
+    return np.logaddexp(math.log1p(-q), math.log(q) + t)
+
+
+def mixture_loss_tails(mu: float, q: float, eps: ArrayLike, remove: bool = False) -> LossTails:
+    """Exact tails of the Poisson-subsampled Gaussian pair at thresholds ``eps``.
+
+    ``remove=False`` (a record added): ``P = (1−q)N(0,1) + qN(μ,1)``, ``Q = N(0,1)``, ``L > ε`` iff
+    ``x > x*(ε) = (ln((e^ε − 1 + q)/q) + μ²/2)/μ`` (every x when ``ε ≤ ln(1−q)``), so
+    ``P(L > ε) = (1−q)Φ̄(x*) + qΦ̄(x* − μ)`` and ``Q(L > ε) = Φ̄(x*)``. ``remove=True`` swaps P and Q:
+    ``L > ε`` iff ``x < x*(−ε)`` (no x when ``ε ≥ −ln(1−q)``), ``P(L > ε) = Φ(x*)``,
+    ``Q(L > ε) = (1−q)Φ(x*) + qΦ(x* − μ)``. Φ̄ is evaluated as ``Φ(−x)`` (relative accuracy in the tails).
+    """
+    e = np.asarray(eps, dtype=float)
+    p, qq = mixture_tail_values(mu, q, e, remove)
+    return LossTails(e, p, qq, 0.0)
+
+
+def mixture_tail_values(mu: float, q: float, eps: ArrayLike,
+                        remove: bool = False) -> tuple[FloatArray, FloatArray]:
+    """``(P(L > ε), Q(L > ε))`` of :func:`mixture_loss_tails`'s pair, aligned with ``eps`` (unsorted)."""
+    if not (mu > 0 and math.isfinite(mu)) or not 0 < q <= 1:
+        raise ValueError("need 0 < mu < inf and 0 < q <= 1")
+    e = np.asarray(eps, dtype=float)
+    s = -e if remove else e
+    with np.errstate(divide="ignore", invalid="ignore"):
+        arg = np.expm1(s) + q
+        x = np.where(arg > 0, (np.log(np.where(arg > 0, arg, 1.0)) - math.log(q) + mu * mu / 2) / mu, -np.inf)
+    if not remove:
+        return (1 - q) * special.ndtr(-x) + q * special.ndtr(mu - x), special.ndtr(-x)
+    p = special.ndtr(x)
+    return p, (1 - q) * p + q * special.ndtr(x - mu)
+
+
+def mixture_loss_range(mu: float, q: float, remove: bool = False) -> tuple[float, float]:
+    """An interval holding the loss of :func:`mixture_loss_tails`'s pair but for P-mass ≤ ~1e-30."""
+    lo = float(mixture_loss(mu, q, -TAIL_Z - mu))
+    hi = float(mixture_loss(mu, q, TAIL_Z + mu))
+    if q < 1:
+        lo = min(lo, math.log1p(-q))
+    return (-hi, -lo) if remove else (lo, hi)

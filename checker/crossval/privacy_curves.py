@@ -45,9 +45,11 @@ from fractions import Fraction
 from typing import TypeVar
 
 import numpy as np
-import scipy.fft
 import scipy.signal
 from numpy.typing import ArrayLike, NDArray
+
+from checker.crossval import pld_grids
+from checker.crossval.pld_fft import roundoff_allowance
 
 FloatArray = NDArray[np.float64]
 #: The outcome type of a finite distribution given as ``outcome -> probability``.
@@ -220,17 +222,31 @@ class AtomicPLD:
     pessimistic: bool | None
     _s: tuple[FloatArray, FloatArray]
 
+    def slack_at(self, eps: ArrayLike) -> FloatArray:
+        """The error bound of the numerical steps at each ε: the constant ``slack`` plus, for a tilted
+        composition (:mod:`checker.crossval.pld_fft`), ``exp(tilt_log_slack − tilt·ε)``."""
+        e = np.atleast_1d(np.asarray(eps, dtype=float))
+        out = np.full(e.shape, float(self.slack))
+        log_slack = float(getattr(self, "tilt_log_slack", -math.inf))
+        if log_slack > -math.inf:
+            with np.errstate(over="ignore"):
+                out = out + np.exp(np.minimum(log_slack - float(getattr(self, "tilt", 0.0)) * e, 700.0))
+        return out
+
     def delta(self, eps: ArrayLike) -> FloatArray:
-        """``δ_L(ε)`` (eq. 6), vectorised; a pessimistic estimate adds its slack, an optimistic one
-        subtracts it."""
+        """``δ_L(ε)`` (eq. 6), vectorised; a pessimistic estimate adds its slack (:meth:`slack_at`), an
+        optimistic one subtracts it."""
         e = np.atleast_1d(np.asarray(eps, dtype=float))
         d = _delta_atoms(self.losses, *self._s, self.infinity_mass, e)
-        if self.slack and self.pessimistic is not None:
-            d = d + self.slack if self.pessimistic else d - self.slack
+        if self.pessimistic is not None:
+            slack = self.slack_at(e)
+            d = d + slack if self.pessimistic else d - slack
         return np.clip(d, 0.0, 1.0)
 
     def epsilon(self, delta: float, min_eps: float = 0.0) -> float:
         """``ε(δ) = inf{ε ≥ min_eps : δ_L(ε) ≤ δ}`` (slack included as in :meth:`delta`)."""
+        if float(getattr(self, "tilt_log_slack", -math.inf)) > -math.inf and self.pessimistic is not None:
+            return self._epsilon_by_search(delta, min_eps)
         shift = 0.0
         if self.slack and self.pessimistic is not None:
             shift = -self.slack if self.pessimistic else self.slack
@@ -238,6 +254,30 @@ class AtomicPLD:
         if target < 0:
             return math.inf
         return _epsilon_atoms(self.losses, *self._s, self.infinity_mass, target, min_eps)
+
+    def _epsilon_by_search(self, delta: float, min_eps: float) -> float:
+        """:meth:`epsilon` for an ε-dependent slack: δ(ε) ± slack(ε) is non-increasing in ε for the
+        pessimistic estimate (both terms are); the first atom at or below ``delta`` is found on the
+        atoms and the crossing refined by bisection inside its cell."""
+        if self.delta([min_eps])[0] <= delta:
+            return min_eps
+        pts = self.losses[self.losses > min_eps]
+        if not len(pts):
+            return math.inf
+        vals = self.delta(pts)
+        ok = np.nonzero(vals <= delta)[0]
+        if not len(ok):
+            return math.inf
+        k = int(ok[0])
+        lo = float(pts[k - 1]) if k > 0 else min_eps
+        hi = float(pts[k])
+        for _ in range(60):
+            mid = 0.5 * (lo + hi)
+            if self.delta([mid])[0] <= delta:
+                hi = mid
+            else:
+                lo = mid
+        return hi
 
     def tradeoff(self, alpha: ArrayLike) -> FloatArray:
         """Trade-off function of the pair (slack not included)."""
@@ -363,126 +403,14 @@ class LossTails:
         if not h > 0:
             raise ValueError("interval must be > 0")
         if pessimistic:
-            return self._connect_dots(h)
-        if method == "round":
-            return self._round_down(h)
-        if method != "merge":
+            start, masses, inf_mass, slack = pld_grids.connect_dots(self, h)
+        elif method == "round":
+            start, masses, inf_mass, slack = pld_grids.round_down(self, h)
+        elif method == "merge":
+            start, masses, inf_mass, slack = pld_grids.merge(self, h)
+        else:
             raise ValueError("method must be 'merge' or 'round'")
-        return self._merge(h)
-
-    def _connect_dots(self, h: float) -> GridPLD:
-        # Stage 1: every cell (t_{i-1}, t_i] of the exact thresholds is split onto its two end points so
-        # that both its P-mass and its Q-mass are kept (the chord of the convex curve x -> δ(ln x)); the
-        # cell below t_0 goes to t_0 and to a Q-only atom (loss −∞), the finite part above t_m to t_m and
-        # to +∞. All quantities are non-negative sums: no second differences, no cancellation.
-        t = self.eps
-        x = np.exp(t)
-        dp = np.maximum(-np.diff(self.p_tail), 0.0)
-        dq = np.maximum(-np.diff(self.q_tail), 0.0)
-        with np.errstate(over="ignore", invalid="ignore"):
-            up = (dp - x[:-1] * dq) / (x[:-1] * np.expm1(np.diff(t)))
-        up = np.clip(np.nan_to_num(up, nan=0.0, posinf=0.0), 0.0, dq)
-        qmass = np.zeros(len(t))
-        qmass[1:] += up
-        qmass[:-1] += dq - up
-        qmass[0] += (1.0 - self.p_tail[0]) / x[0]
-        qmass[-1] += self.q_tail[-1]
-        inf_mass = float(max(self.p_tail[-1] - x[-1] * self.q_tail[-1], self.infinity_mass))
-        # Stage 2: each atom (loss λ, Q-mass w) is split onto the grid points k·h ≤ λ < (k+1)·h keeping
-        # both masses (again a chord, hence dominating); exact when λ is a grid point.
-        kf = t / h
-        k = np.floor(kf + 1e-9)
-        frac = np.clip(t - k * h, 0.0, h)
-        upper_q = qmass * np.expm1(frac) / np.expm1(h)
-        lower_q = qmass - upper_q
-        k = k.astype(np.int64)
-        k_lo = int(k[0])
-        n = int(k[-1]) - k_lo + 2
-        masses = np.zeros(n)
-        np.add.at(masses, k - k_lo, lower_q * np.exp(k * h))
-        np.add.at(masses, k - k_lo + 1, upper_q * np.exp((k + 1) * h))
-        return GridPLD(h, k_lo, masses, inf_mass, slack=0.0, pessimistic=True)
-
-    def _round_down(self, h: float) -> GridPLD:
-        e = self.eps
-        cell = np.empty(len(e))
-        cell[:-1] = self.p_tail[:-1] - self.p_tail[1:]  # P(eps_i < L <= eps_{i+1})
-        cell[-1] = self.p_tail[-1] - self.infinity_mass  # finite part above the last threshold
-        cell = np.maximum(cell, 0.0)
-        kk = np.floor(e / h).astype(np.int64)
-        k_lo = int(kk[0]) - 1
-        k_hi = int(kk[-1])
-        masses = np.zeros(k_hi - k_lo + 1)
-        np.add.at(masses, kk - k_lo, cell)
-        masses[0] += self.lower_mass  # L <= eps[0], unbounded below: placed at one cell lower (slack)
-        return GridPLD(h, k_lo, masses, self.infinity_mass, slack=self.lower_mass, pessimistic=False)
-
-    def _cells(self) -> tuple[FloatArray, FloatArray]:
-        """P- and Q-masses of the quantisation cells ``(−∞, t_0], (t_0, t_1], …, (t_m, ∞)`` (finite part)."""
-        p = np.concatenate(
-            [[1.0 - self.p_tail[0]], -np.diff(self.p_tail), [self.p_tail[-1] - self.infinity_mass]]
-        )
-        q = np.concatenate([[1.0 - self.q_tail[0]], -np.diff(self.q_tail), [self.q_tail[-1]]])
-        return np.maximum(p, 0.0), np.maximum(q, 0.0)
-
-    def _merge(self, h: float) -> GridPLD:
-        # 1. Quantise the outcome by the thresholds (a deterministic post-processing: the cell pair is
-        #    dominated by the true pair) and merge all cells whose loss ln(p/q) falls in the same grid
-        #    cell [k h, (k+1) h) (post-processing again).
-        p, q = self._cells()
-        keep = p > 0
-        p, q = p[keep], q[keep]
-        inf_extra = float(p[q <= 0].sum())  # cells with Q-mass 0 (only possible at the top): loss +∞
-        fin = q > 0
-        p, q = p[fin], q[fin]
-        if len(p) == 0:
-            return GridPLD(h, 0, np.zeros(1), self.infinity_mass + inf_extra, slack=0.0, pessimistic=False)
-        lam = np.log(p) - np.log(q)
-        k = np.floor(lam / h + 1e-12).astype(np.int64)
-        k_lo, k_hi = int(k.min()), int(k.max())
-        n = k_hi - k_lo + 1
-        cp = np.zeros(n)
-        cq = np.zeros(n)
-        np.add.at(cp, k - k_lo, p)
-        np.add.at(cq, k - k_lo, q)
-        nz = np.nonzero(cp > 0)[0]
-        ap, aq = cp[nz].tolist(), cq[nz].tolist()
-        out: dict[int, float] = {}
-
-        def put(kk: int, mass: float) -> None:
-            out[kk] = out.get(kk, 0.0) + mass
-
-        # 2. Build atoms exactly on grid points, sweeping upwards: a remainder R below grid point g is
-        #    merged with the fraction u of the next atom A above g such that Σ (p − e^{g} q) = 0, i.e. the
-        #    merged atom has loss exactly g; (1 − u)·A is the next remainder. If A's excess is too small,
-        #    A is absorbed into R (merging) and the sweep goes on. (Where the masses decrease, u drifts
-        #    from its fixed point and absorptions happen, but only where the mass is small.)
-        r_p, r_q = ap[0], aq[0]
-        for i in range(1, len(ap)):
-            a_p, a_q = ap[i], aq[i]
-            g = math.ceil(math.log(r_p / r_q) / h - 1e-12)
-            xg = math.exp(g * h)
-            deficit = xg * r_q - r_p
-            excess = a_p - xg * a_q
-            if deficit <= 0:  # R is on the grid point already
-                put(g, r_p)
-                r_p, r_q = a_p, a_q
-            elif excess >= deficit:
-                u = deficit / excess
-                put(g, r_p + u * a_p)
-                r_p, r_q = (1 - u) * a_p, (1 - u) * a_q
-            else:
-                r_p, r_q = r_p + a_p, r_q + a_q
-        # 3. The last remainder (top of the loss range, tiny mass) is rounded down to the grid: by the
-        #    pointwise coupling this only lowers the curve.
-        if r_p > 0:
-            put(math.floor(math.log(r_p / r_q) / h + 1e-12), r_p)
-        ks = np.array(sorted(out), dtype=np.int64)
-        masses = np.zeros(int(ks[-1] - ks[0]) + 1)
-        masses[ks - ks[0]] = [out[int(kk)] for kk in ks]
-        k_lo = int(ks[0])
-        return GridPLD(h, k_lo, masses, self.infinity_mass + inf_extra, slack=0.0, pessimistic=False)
-
+        return GridPLD(h, start, masses, inf_mass, slack=slack, pessimistic=pessimistic)
 
 # ---------------------------------------------------------------------------------------------------
 # Grid PLD and FFT composition
@@ -501,6 +429,8 @@ class GridPLD(AtomicPLD):
     infinity_mass: float = 0.0
     slack: float = 0.0
     pessimistic: bool | None = None
+    tilt: float = 0.0
+    tilt_log_slack: float = -math.inf
     losses: FloatArray = field(init=False, repr=False)
     masses: FloatArray = field(init=False, repr=False)
     _s: tuple[FloatArray, FloatArray] = field(init=False, repr=False)
@@ -526,9 +456,11 @@ class GridPLD(AtomicPLD):
             raise ValueError("grid intervals differ")
         if self.pessimistic != other.pessimistic:
             raise ValueError("cannot compose a pessimistic with an optimistic estimate")
+        if self.tilt_log_slack > -math.inf or other.tilt_log_slack > -math.inf:
+            raise ValueError("a tilted composition is final: compose the untilted PLDs and tilt once")
         conv = scipy.signal.fftconvolve(self.grid_masses, other.grid_masses)
         n = len(conv)
-        roundoff = _roundoff_allowance(n, 2)
+        roundoff = roundoff_allowance(n, 2)
         conv = np.maximum(conv, 0.0)
         inf_mass = 1.0 - (1.0 - self.infinity_mass) * (1.0 - other.infinity_mass)
         return GridPLD(
@@ -540,64 +472,37 @@ class GridPLD(AtomicPLD):
             pessimistic=self.pessimistic,
         )
 
-    def self_compose(self, times: int, tail_mass: float = 1e-15) -> GridPLD:
-        """``times``-fold composition with itself by one FFT: the output window is chosen from Chernoff
-        bounds ``P(ΣL ≥ a) ≤ e^{−ta} M(t)^d`` so that at most ``tail_mass`` lies outside on each side;
-        the circular aliasing of that mass moves at most ``2·tail_mass`` of probability, which is added
-        to the slack (δ is 1-Lipschitz in moved mass)."""
+    def cut_above(self, loss: float) -> GridPLD:
+        """The atoms above ``loss`` moved to +∞ (pessimistic: a loss only rises, δ only grows) or dropped
+        (optimistic: every composed δ only falls). Composition then adds at most ``times`` times their
+        P-mass to δ: the price of a finite moment generating function for tilting."""
+        above = self.losses > loss
+        if not np.any(above):
+            return self
+        moved = float(self.grid_masses[above].sum())
+        kept = np.where(above, 0.0, self.grid_masses)
+        inf_mass = self.infinity_mass + (moved if self.pessimistic else 0.0)
+        return GridPLD(self.interval, self.start, kept, min(inf_mass, 1.0), slack=self.slack,
+                       pessimistic=self.pessimistic)
+
+    def self_compose(self, times: int, tail_mass: float = 1e-15, tilt: float = 0.0) -> GridPLD:
+        """``times``-fold composition with itself by one FFT (:func:`checker.crossval.pld_fft.fft_power`):
+        the output window is chosen from Chernoff bounds so that at most ``tail_mass`` lies outside on
+        each side, and the aliasing and round-off error enters the slack.
+
+        ``tilt = θ > 0`` composes the exponentially tilted masses ``m_k e^{θ L_k}`` instead
+        (the Esscher transform commutes with convolution) and tilts back: the FFT's absolute error,
+        ~1e-16 of the largest entry, then becomes a *relative* error near the losses the tilt centres on
+        (:func:`checker.crossval.pld_fft.saddle_tilt`), so tiny δ far in the tail are not lost under
+        the round-off floor. Its slack decreases as ``e^{−θ ε}`` (see :meth:`slack_at`)."""
+        from checker.crossval.pld_fft import fft_power  # the FFT engine lives in its own module
+
         if times < 1:
             raise ValueError("times must be >= 1")
         if times == 1:
             return self
-        h = self.interval
-        m = self.grid_masses
-        k0 = self.start
-        lo_abs, hi_abs = _chernoff_window(self.losses, m, times, tail_mass)
-        lo = max(math.floor(lo_abs / h), times * k0)
-        hi = min(math.ceil(hi_abs / h), times * (k0 + len(m) - 1))
-        n_out = hi - lo + 1
-        n_fft = scipy.fft.next_fast_len(n_out, real=True)
-        if len(m) > n_fft:
-            folded = np.zeros(n_fft)
-            np.add.at(folded, np.arange(len(m)) % n_fft, m)
-        else:
-            folded = m
-        spec = scipy.fft.rfft(folded, n_fft)
-        res = scipy.fft.irfft(spec**times, n_fft)
-        shift = (lo - times * k0) % n_fft
-        out = np.roll(res, -shift)[:n_out]
-        out = np.maximum(out, 0.0)
-        truncated = 0.0 if n_out >= times * (len(m) - 1) + 1 else 2.0 * tail_mass
-        inf_mass = 1.0 - (1.0 - self.infinity_mass) ** times
-        slack = times * self.slack + truncated + _roundoff_allowance(n_fft, times)
-        return GridPLD(h, lo, out, inf_mass, slack=slack, pessimistic=self.pessimistic)
-
-
-def _roundoff_allowance(n: int, times: int) -> float:
-    """Heuristic bound on the effect of floating-point FFT round-off on δ (not a proof): relative
-    error ~ u·log2(n) per entry, accumulated over ``times`` multiplications and √n entries."""
-    u = np.finfo(float).eps
-    return float(4.0 * u * times * max(1.0, math.log2(max(n, 2))) * math.sqrt(n))
-
-
-def _chernoff_window(
-    losses: FloatArray, masses: FloatArray, times: int, tail_mass: float
-) -> tuple[float, float]:
-    """Bounds ``[b, a]`` with ``P(ΣL < b), P(ΣL > a) ≤ tail_mass`` by Chernoff's inequality over a grid
-    of orders t (sub-probability masses allowed)."""
-    pos = masses > 0
-    ls = losses[pos]
-    lm = np.log(masses[pos])
-    ts = np.concatenate([np.geomspace(1e-3, 50.0, 80)])
-    log_tau = math.log(tail_mass)
-
-    def log_mgf(t: float) -> float:
-        v = lm + t * ls
-        mx = float(v.max())
-        return mx + math.log(float(np.exp(v - mx).sum()))
-
-    a = min((times * log_mgf(t) - log_tau) / t for t in ts)
-    b = max((times * log_mgf(-t) - log_tau) / (-t) for t in ts)
-    a = min(a, times * float(ls[-1]))
-    b = max(b, times * float(ls[0]))
-    return b, a
+        res = fft_power(self.losses, self.grid_masses, self.interval, self.start, times, tail_mass, tilt)
+        inf_mass = -math.expm1(times * math.log1p(-self.infinity_mass)) if self.infinity_mass < 1 else 1.0
+        return GridPLD(self.interval, res.start, res.masses, inf_mass,
+                       slack=times * self.slack + res.const_slack, pessimistic=self.pessimistic,
+                       tilt=res.tilt, tilt_log_slack=res.tilt_log_slack)

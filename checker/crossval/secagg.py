@@ -31,7 +31,7 @@ import numpy as np
 from numpy.typing import ArrayLike, NDArray
 from scipy import stats
 
-from checker.crossval.curve_conversions import CurveBracket, compose_bracket
+from checker.crossval.curve_conversions import CurveBracket, compose_bracket, composed_epsilon
 from checker.crossval.gaussian import gaussian_delta
 from checker.crossval.privacy_curves import DiscretePLD, GridPLD, LossTails
 
@@ -114,16 +114,24 @@ def _uniform_tails(n: int, interval: float, tail: float) -> LossTails:
     ok = np.isfinite(lp) & np.isfinite(lq)
     p_tail = cdf[i]
     q_tail = cdf[i - m]
-    ok &= (p_tail > tail * 1e-3) & (1.0 - p_tail > 0) & (cdf[nm - i] > tail * 1e-3)
+    # every lattice point where both densities are positive: cutting the high-loss end (small
+    # P-tails) would put δ at the last threshold into the +∞ atom, a floor under the upper curve
+    ok &= (p_tail > 0) & (1.0 - p_tail > 0) & (cdf[nm - i] > tail * 1e-3)
     i = i[ok]
     losses = lp[ok] - lq[ok]
     return LossTails(losses, p_tail[ok], q_tail[ok], float(cdf[m]))
 
 
-def _gamma_z(eps: FloatArray, n: int) -> FloatArray:
-    """Inverse of ``L(z) = (n−1) ln(z/(z−4)) − 4``: ``z = 4 r/(r − 1)``, ``r = e^{(ε+4)/(n−1)}``."""
-    r1 = np.expm1((eps + 4.0) / (n - 1))
-    return 4.0 + 4.0 / r1
+def _gamma_x(eps: FloatArray, n: int) -> FloatArray:
+    """Inverse of ``L(z) = (n−1) ln(z/(z−4)) − 4`` as ``x = z − 4 = 4/(r − 1)``, ``r = e^{(ε+4)/(n−1)}``
+    (``z − 4`` directly: ``4 + x`` would lose ``x`` once it is below ~1e-16)."""
+    with np.errstate(divide="ignore"):  # ε = −4 (the reverse pair's top): x = inf, both tails 0
+        return np.asarray(4.0 / np.expm1((eps + 4.0) / (n - 1)), dtype=np.float64)
+
+
+def _gamma_loss(x: float, n: int) -> float:
+    """``L`` at ``z = 4 + x``: ``(n−1)(ln(4 + x) − ln x) − 4``."""
+    return (n - 1) * (math.log(4.0 + x) - math.log(x)) - 4.0
 
 
 def _exponential_tails(n: int, interval: float, tail: float, reverse: bool) -> LossTails:
@@ -136,22 +144,27 @@ def _exponential_tails(n: int, interval: float, tail: float, reverse: bool) -> L
             pld = DiscretePLD(np.array([4.0]), np.array([1.0]), 0.0)
         return pld.to_tails()
     g = stats.gamma(n)
-    z_hi = g.isf(tail)  # P(z > z_hi) <= tail
-    z_lo = 4.0 + g.ppf(tail)  # Q(z < z_lo) <= tail
-    loss = lambda z: (n - 1) * (np.log(z) - np.log(z - 4.0)) - 4.0  # noqa: E731
-    e_lo, e_hi = float(loss(z_hi)), float(loss(z_lo))
+    x_hi = g.isf(tail) - 4.0  # P(z > 4 + x_hi) <= tail
+    x_lo = g.ppf(tail)  # Q(z < 4 + x_lo) <= tail
+    e_lo, e_hi = _gamma_loss(x_hi, n), _gamma_loss(x_lo, n)
     if reverse:
         e_lo, e_hi = -e_hi, -e_lo
     k = np.arange(math.floor(e_lo / interval) - 1, math.ceil(e_hi / interval) + 2)
     e: FloatArray = np.asarray(k * interval, dtype=np.float64)
     if not reverse:
+        # above e_hi the finite part of δ is below ~tail, but not 0: coarser thresholds up to the loss
+        # where Q's tail reaches 1e-300 keep it out of the +∞ atom (no floor under the upper curve)
+        e_far = _gamma_loss(max(float(g.ppf(1e-300)), 1e-300), n)
+        if e_far > e[-1]:
+            step = max(interval, (e_far - e[-1]) / 20000)
+            e = np.concatenate([e, e[-1] + step * np.arange(1, math.ceil((e_far - e[-1]) / step) + 1)])
         e = e[e > -4.0]
-        z = _gamma_z(e, n)
-        return LossTails(e, g.cdf(z), g.cdf(z - 4.0), float(g.cdf(4.0)))
+        x = _gamma_x(e, n)
+        return LossTails(e, g.cdf(4.0 + x), g.cdf(x), float(g.cdf(4.0)))
     # reverse: P' = 4 + y, Q' = y, L' = −L(z); L' > ε  iff  z > z*(−ε) (needs −ε > −4)
-    e = e[e < 4.0]
-    z = _gamma_z(-e, n)
-    return LossTails(e, g.sf(z - 4.0), g.sf(z), 0.0)
+    e = np.concatenate([e[e < 4.0], [4.0]])  # L' < 4: at 4 both tails are 0 (nothing left for +∞)
+    x = _gamma_x(-e, n)
+    return LossTails(e, g.sf(x), g.sf(4.0 + x), 0.0)
 
 
 def secagg_loss_tails(
@@ -196,6 +209,11 @@ class SecAggCurve:
         """The pessimistic (upper) curve: a certified upper bound."""
         return self.bracket.upper
 
+    def epsilon(self, delta: float) -> float:
+        """Certified upper bound on ε(δ): the d-fold composition of each input order's pessimistic
+        one-coordinate PLD (``plds``), tilted where δ is below the plain composition's floor."""
+        return max(composed_epsilon(p, self.d, delta) for p in self.plds)
+
 
 def secagg_curve(
     entries: Entries,
@@ -235,6 +253,6 @@ def secagg_epsilon(entries: Entries, n: int, d: int, delta: float, interval: flo
     directions = (False,) if entries == "uniform" else (False, True)
     best = 0.0
     for rev in directions:
-        pld = secagg_loss_tails(entries, n, interval, reverse=rev).to_grid(interval, True).self_compose(d)
-        best = max(best, pld.epsilon(delta))
+        pld = secagg_loss_tails(entries, n, interval, reverse=rev).to_grid(interval, True)
+        best = max(best, composed_epsilon(pld, d, delta))
     return best

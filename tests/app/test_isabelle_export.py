@@ -382,7 +382,7 @@ def scenario_texts(draw: st.DrawFn) -> str:
             lines.append("partition " + ", ".join(f"{c}: {{{', '.join(ps)}}}" for c, ps in parts.items()))
     lines.append(f"model squared rate 1/{draw(st.integers(1, 4))} initial (0, 0)")
     if draw(st.booleans()):
-        lines.append("noise rr grid {0, 1} r 1/3 on update")
+        lines.append("noise rr grid {0, 1} r 1/3 clip on update")
     lines.append(f"protocol {protocol}")
     lines.append(f"bounds rounds 1, events {draw(st.integers(1, 3))}")
     c = draw(st.sampled_from(clients))

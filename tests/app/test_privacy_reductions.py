@@ -69,7 +69,7 @@ def _cases(draw: st.DrawFn) -> tuple[str, tuple[str, ...], bool, bool]:
     n = draw(st.integers(2, 3))
     values = draw(st.lists(st.integers(0, 2), min_size=n, max_size=n))
     per_client = draw(st.booleans())
-    noises = ["rr grid {0, 1} r 1/2", "rr grid {0, 1, 2} r 2/3", "rr grid {0, 1} r 3/4"]
+    noises = ["rr grid {0, 1} r 1/2 clip", "rr grid {0, 1, 2} r 2/3 clip", "rr grid {0, 1} r 3/4 clip"]
     noise: str | list[str] = (draw(st.lists(st.sampled_from(noises), min_size=n, max_size=n))
                               if per_client else draw(st.sampled_from(noises)))
     rounds = draw(st.integers(1, 2 if n == 2 else 1))
@@ -120,7 +120,7 @@ def test_forcing_one_action_where_actions_conflict_changes_the_distribution(
     """Under the published rules a report and the aggregation may be enabled together and do not
     commute: the conflict check refuses the reduction, and exploring one action per state anyway (the
     check switched off) gives another distribution of the released model."""
-    text = star_scenario_text([1, 2], noise="rr grid {0, 1} r 2/3", protocol="published", events=4,
+    text = star_scenario_text([1, 2], noise="rr grid {0, 1} r 2/3 clip", protocol="published", events=4,
                               hot=True, attacker="eve at ground observes curmodpar")
     scenario = parse_scenario(text)
     plain, _ = _observations(scenario, ("curmodpar",), None)
@@ -160,7 +160,7 @@ data c_hot = (1) -> 3 secret observed by c2
 dataset a, b, c
 partition c1: {a, b}, c2: {c}, c3: {}
 model squared_nobias rate 1/2 initial (1)
-noise rr grid {0, 1, 2} r 1/2 on update
+noise rr grid {0, 1, 2} r 1/2 clip on update
 protocol fedavg_rounds traces drop
 bounds rounds 2
 neighbour hot: replace c with c_hot

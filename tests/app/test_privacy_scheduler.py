@@ -208,7 +208,7 @@ def test_generated_deadline_scenarios_agree_with_brute_force(tmp_path_factory: p
                                                              r: str) -> None:
     """Star swarms whose round closes at a deadline: the scheduler chooses who reports in time."""
     text = star_scenario_text(values, protocol=f"fedavg_rounds aggregate deadline {deadline}",
-                              noise=f"rr grid {{0, 1, 2, 3, 4}} r {r}", hot=True)
+                              noise=f"rr grid {{0, 1, 2, 3, 4}} r {r} clip", hot=True)
     path = tmp_path_factory.mktemp("sched") / "s.fl"
     path.write_text(text)
     m, obs = _observations(path)

@@ -107,7 +107,7 @@ def test_what_is_not_coded_is_explored_plainly(name: str, why: str) -> None:
 
 
 def test_reduced_systems_are_refused() -> None:
-    text = star_scenario_text([1, 2, 1], noise="rr grid {0, 1} r 1/2")
+    text = star_scenario_text([1, 2, 1], noise="rr grid {0, 1} r 1/2 clip")
     system = build_system(parse_scenario(text))
     assert "cone" in str(batch_view(system.fl.replace(forget={"curmodpar"})))
     assert "gradient sum" in str(batch_view(system.fl.replace(sum_gradients=True)))
@@ -120,8 +120,8 @@ def test_reduced_systems_are_refused() -> None:
     assert "trace" in str(full.batch_system())
 
 
-NOISES = ["rr grid {0, 1} r 1/2", "rr grid {0, 1, 2} r 1/3", "geometric r 1/2 range 0 .. 2",
-          "additive {0: 1/2, 1/2: 1/4, -1: 1/4}", "none", "gaussian q 1/2 range -1 .. 1 step 1/2"]
+NOISES = ["rr grid {0, 1} r 1/2 clip", "rr grid {0, 1, 2} r 1/3 clip", "geometric r 1/2 range 0 .. 2 clip",
+          "additive {0: 1/2, 1/2: 1/4, -1: 1/4}", "none", "gaussian q 1/2 range -1 .. 1 step 1/2 clip"]
 
 
 @st.composite

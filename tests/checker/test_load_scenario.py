@@ -48,7 +48,7 @@ data loc2 = (2) -> 17 secret
 dataset loc1, loc2
 partition sat1: {loc1}, sat2: {loc2}
 model squared rate 1/8 initial (0, 0)
-noise geometric r 1/2 range 0 .. 4 step 1 on update
+noise geometric r 1/2 range 0 .. 4 step 1 clip on update
 protocol fedavg_rounds traces drop
 bounds rounds 1
 """

@@ -118,7 +118,7 @@ def _scenario_text(values: list[int], noise: str, rounds: int, protocol: str, pr
 
 
 def test_properties_naming_a_gradient_keep_it() -> None:
-    text = _scenario_text([1, 2], "rr grid {0, 1} r 1/2", 1, "fedavg_rounds",
+    text = _scenario_text([1, 2], "rr grid {0, 1} r 1/2 clip", 1, "fedavg_rounds",
                           ['ctl AG (gradient_sat1 == curmodpar | gradient_sat1 != curmodpar)'])
     s = parse_scenario(text)
     assert gradient_readers(s, ["sat1", "sat2"]) == ({"sat1"}, False)
@@ -154,14 +154,14 @@ def test_the_cone_keeps_what_a_property_reads_through_the_rules(monkeypatch: pyt
     switched off) forgets the gradients the model is computed from, and the comparison catches it."""
     import checker.app.reductions as reductions
 
-    text = _scenario_text([1, 2], "rr grid {0, 1} r 1/2", 1, "fedavg_rounds",
+    text = _scenario_text([1, 2], "rr grid {0, 1} r 1/2 clip", 1, "fedavg_rounds",
                           ["probability max >= 1/5 reach curmodpar == 1/2", "ctl EF ready_sat1"])
     s = parse_scenario(text)
     only_cone = Reductions(dead_values=False, symmetry=False, cone=True)
     _, applied = reduce_system(build_system(s), s, only_cone)
     assert applied.details["cone"]["forgotten"] == ["last"]
     _compare(s, only_cone)
-    flag = parse_scenario(_scenario_text([1, 2], "rr grid {0, 1} r 1/2", 1, "fedavg_rounds",
+    flag = parse_scenario(_scenario_text([1, 2], "rr grid {0, 1} r 1/2 clip", 1, "fedavg_rounds",
                                          ["ctl AG (ready == clients -> EF round = 1)"]))
     _, applied = reduce_system(build_system(flag), flag, only_cone)
     assert applied.details["cone"]["forgotten"] == ["curmodpar", "gradient:sat1", "gradient:sat2", "last"]
@@ -205,7 +205,7 @@ def scenarios(draw: st.DrawFn) -> str:
     n = draw(st.integers(1, 3 if protocol == "fedavg_rounds" else 2))
     values = draw(st.lists(st.integers(0, 2), min_size=n, max_size=n))
     grid = draw(st.sampled_from(["{0, 1}", "{0, 1, 2}"]))
-    noise = f"rr grid {grid} r {draw(st.sampled_from(['1/2', '2/3']))}"
+    noise = f"rr grid {grid} r {draw(st.sampled_from(['1/2', '2/3']))} clip"
     rounds = draw(st.integers(1, 2 if protocol == "fedavg_rounds" and n <= 2 else 1))
     named = [f"sat{i}" for i in draw(st.sets(st.integers(1, n), max_size=n))]
     props = [f"ctl AG (round < {rounds} -> EF round = {rounds})",
@@ -260,7 +260,7 @@ def test_the_trace_abstraction_keeps_away_from_the_uniform_scheduler(monkeypatch
     refused, and forced (the kind check switched off) it changes the probability."""
     import checker.app.reductions as reductions
 
-    text = star_scenario_text([1, 2], noise="rr grid {0, 1} r 1/2", protocol="published", traces="full",
+    text = star_scenario_text([1, 2], noise="rr grid {0, 1} r 1/2 clip", protocol="published", traces="full",
                               events=3, properties=["probability uniform >= 0 reach last == put_part"])
     s = parse_scenario(text)
     only = Reductions(dead_values=False, cone=False, symmetry=False, traces=True)
@@ -285,7 +285,7 @@ def test_one_switch_per_reduction(tmp_path: Any, capsys: pytest.CaptureFixture[s
 
     assert set(REDUCTION_HELP) == set(REDUCTIONS)
     path = tmp_path / "s.fl"
-    path.write_text(_scenario_text([1, 2, 1], "rr grid {0, 1} r 1/2", 1, "fedavg_rounds",
+    path.write_text(_scenario_text([1, 2, 1], "rr grid {0, 1} r 1/2 clip", 1, "fedavg_rounds",
                                    ["ctl AG (round < 1 -> EF round = 1)",
                                     "privacy epsilon <= ln(4) between hot"]))
     for name in REDUCTIONS:
@@ -336,7 +336,7 @@ def test_partial_order_of_the_structure(monkeypatch: pytest.MonkeyPatch) -> None
     (the check switched off) loses the interleaving that breaks it."""
     import checker.app.reductions as reductions
 
-    blind = _scenario_text([1, 2, 0], "rr grid {0, 1} r 1/2", 1, "fedavg_rounds",
+    blind = _scenario_text([1, 2, 0], "rr grid {0, 1} r 1/2 clip", 1, "fedavg_rounds",
                            ["ctl AG (round < 1 -> EF round = 1)", "ctl AG (!(EX true) -> round = 1)",
                             "probability min >= 1 reach round = 1"])
     s = parse_scenario(blind)
@@ -344,7 +344,7 @@ def test_partial_order_of_the_structure(monkeypatch: pytest.MonkeyPatch) -> None
     before, after, names = _compare(s, only)
     # the three reports in one order, then the aggregation: 5 states of the 8 ready sets' 9
     assert names == ["cone", "partial_order"] and after <= 5 < before
-    seeing = parse_scenario(_scenario_text([1, 2, 0], "rr grid {0, 1} r 1/2", 1, "fedavg_rounds",
+    seeing = parse_scenario(_scenario_text([1, 2, 0], "rr grid {0, 1} r 1/2 clip", 1, "fedavg_rounds",
                                            ["ctl AG (ready_sat2 -> ready_sat1)"]))
     _, _, names = _compare(seeing, only)
     assert "partial_order" in names  # applied: sat3's report is ample, sat1's and sat2's are visible
@@ -358,7 +358,7 @@ def test_partial_order_of_the_structure(monkeypatch: pytest.MonkeyPatch) -> None
 def test_partial_order_refuses_next_steps_and_the_uniform_scheduler() -> None:
     for prop, why in (("ctl AG EX round = 1", "next-step"), ("probability uniform >= 0 reach round = 1",
                                                             "uniform")):
-        s = parse_scenario(_scenario_text([1, 2], "rr grid {0, 1} r 1/2", 1, "fedavg_rounds", [prop]))
+        s = parse_scenario(_scenario_text([1, 2], "rr grid {0, 1} r 1/2 clip", 1, "fedavg_rounds", [prop]))
         _, applied = reduce_system(build_system(s), s)
         assert not applied.details["partial_order"]["applied"]
         assert why in applied.details["partial_order"]["reason"]

@@ -68,7 +68,7 @@ def _scenario_text(values: list[int], noises: list[str], locs: list[int], rounds
                               events=None if fedavg else 3, properties=properties)
 
 
-NOISES = ["rr grid {0, 1} r 1/2", "rr grid {0, 1} r 2/3", "rr grid {0, 1, 2} r 1/2"]
+NOISES = ["rr grid {0, 1} r 1/2 clip", "rr grid {0, 1} r 2/3 clip", "rr grid {0, 1, 2} r 1/2 clip"]
 
 
 @st.composite

@@ -36,8 +36,8 @@ def _mode(path: Path) -> int:
 def test_every_command_lives_in_the_module_named_after_it() -> None:
     parser = build_parser()
     commands = parser._subparsers._group_actions[0].choices  # type: ignore[union-attr]  # argparse internals
-    assert list(commands) == ["check", "ctl", "explore", "attack-tree", "privacy", "dp", "audit", "attack",
-                              "export", "sweep", "contacts", "list"]
+    assert list(commands) == ["check", "ctl", "explore", "attack-tree", "privacy", "dp", "audit", "account",
+                              "attack", "export", "sweep", "contacts", "list"]
     modules = [m.rsplit(".", 1)[1] for m in COMMAND_MODULES]
     assert modules == [c.replace("-", "_") for c in commands]
     for name in COMMAND_MODULES:  # each module registers exactly its own command

@@ -32,6 +32,7 @@ SCHEMA = json.loads((Path(__file__).resolve().parents[2] / "spec" / "schema" / "
 FAMILY = (resource("scenarios", "moniteo_swarm8.fl").read_text(encoding="utf-8")
           .replace("\nconst N = 8;\n", "\nconst N = 8;\nconst X = 1;\nconst R = 1;\n")
           .replace("bounds rounds 1", "bounds rounds R")
+          .replace("r 1/2 on update", "r 1/2 clip on update")  # a second round leaves the grid: clipped
           .replace("data loc[N] = (1) -> 1 secret", "data loc[N] = (X) -> 1 secret")
           .replace("data loc_hot = (1) -> 3", "data loc_hot = (X) -> 3"))
 

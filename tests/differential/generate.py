@@ -22,6 +22,7 @@ from __future__ import annotations
 from collections.abc import Sequence
 from dataclasses import dataclass, field
 
+from hypothesis import assume
 from hypothesis import strategies as st
 
 from checker.mc.explore import Limits, explore
@@ -29,8 +30,9 @@ from flmodel.errors import ModelError
 from flmodel.scenario import parse_scenario
 from flmodel.scenario_build import build_system
 
-NOISES = ("rr grid {0, 1} r 1/2", "rr grid {0, 1, 2} r 2/3", "geometric r 1/2 range 0 .. 2",
-          "gaussian q 1/2 range 0 .. 2", "additive {-1: 1/4, 0: 1/2, 1: 1/4}")
+NOISES = ("rr grid {0, 1} r 1/2 clip", "rr grid {0, 1, 2} r 2/3 clip", "geometric r 1/2 range 0 .. 2 clip",
+          "gaussian q 1/2 range 0 .. 2 clip", "additive {-1: 1/4, 0: 1/2, 1: 1/4}",
+          "gaussian sigma 1 range -2 .. 2 step 1/4", "rr grid {0, 1, 2} epsilon ln(2)")
 #: how a link at a client's site behaves on a network
 PROFILES = ("", "contact {} in rounds 1", "contact {} in steps 1..2", "contact {} in steps 2..3",
             "loss {} 1/2", "loss {} 1/3 retries 1", "failure {}")
@@ -209,9 +211,14 @@ def drafts(draw: st.DrawFn) -> Draft:
 
 
 def _values(draft: Draft) -> tuple[dict[str, list[object]], list[str]]:
-    """Per observable, values it takes in the first states of a plain exploration, and the rule names."""
+    """Per observable, values it takes in the first states of a plain exploration, and the rule names.
+    A draft whose strict noise statement meets a value off its grid is bad input: not drawn."""
     system = build_system(parse_scenario(draft.text(), source="<generated>"))
-    k = explore(system, limits=Limits(max_states=400), fast=False)
+    try:
+        k = explore(system, limits=Limits(max_states=400), fast=False)
+    except ModelError:
+        assume(False)
+        raise
     names = [n for n in system.observable_names() if not n.startswith("enabled:")]
     seen: dict[str, list[object]] = {}
     assert k.states is not None

@@ -96,7 +96,7 @@ def test_loss_on_every_hop_of_a_relayed_route(tmp_path: Path) -> None:
 
 def test_a_lost_report_is_one_outcome_of_the_same_action() -> None:
     """The report's outcomes and the loss share one action and sum to 1 (noise included)."""
-    text = swarm(2, "loss g -- o2 1/4 retries 1", noise="noise rr grid {0, 1} r 1/2 on update")
+    text = swarm(2, "loss g -- o2 1/4 retries 1", noise="noise rr grid {0, 1} r 1/2 clip on update")
     system = build_system(parse_scenario(text, "n.fl"))
     (s0,) = system.initial_states()
     by_action: dict[object, Fraction] = {}

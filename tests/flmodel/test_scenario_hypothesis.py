@@ -72,8 +72,10 @@ def scenarios(draw: st.DrawFn) -> tuple[str, dict[str, object]]:
     init = [draw(fractions) for _ in range(dim + (1 if loss == "squared" else 0))]
     init_text = ", ".join(_num_text(draw, x) for x in init)
     lines.append(f"model {loss} rate {_num_text(draw, rate)} initial ({init_text})")
-    noise = draw(st.sampled_from(["none", "rr grid {0, 1, 2} r 1/3", "geometric r 0.5 range 0 .. 4 step 1",
-                                  "gaussian q 1/2 range -1 .. 1", "additive {-1: 0.25, 0: 1/2, 1: 1/4}"]))
+    noise = draw(st.sampled_from(["none", "rr grid {0, 1, 2} r 1/3 clip",
+                                  "geometric r 0.5 range 0 .. 4 step 1 clip",
+                                  "gaussian q 1/2 range -1 .. 1 clip",
+                                  "additive {-1: 0.25, 0: 1/2, 1: 1/4}"]))
     lines.append(f"noise {noise}" + draw(st.sampled_from(["", " on update", " on gradient"])))
     lines.append("protocol " + draw(st.sampled_from(["published", "fedavg_rounds"]))
                  + draw(st.sampled_from(["", " traces full", " traces drop"])))
