@@ -47,6 +47,7 @@ import numpy as np
 
 from checker.errors import InputError, Position
 from checker.io.files import write_atomic
+from checker.io.prism_files import declared_states_problem
 from checker.io.render import dumps
 from checker.mc.kripke import Kripke
 from checker.mc.ts import Action
@@ -84,8 +85,10 @@ def _to_json_value(v: object) -> Any:
     return str(v)
 
 
-def kripke_from_json(doc: Any, source: str = "<json>") -> Kripke:
-    """Build a :class:`Kripke` from a parsed JSON document in the ``flcheck-kripke/1`` format."""
+def kripke_from_json(doc: Any, source: str = "<json>", *, max_memory_mb: float | None = None) -> Kripke:
+    """Build a :class:`Kripke` from a parsed JSON document in the ``flcheck-kripke/1`` format. An empty
+    ``initial`` list is refused (no verdict on a structure without initial states); so is a state count
+    :func:`checker.io.prism_files.declared_states_problem` refuses (checked before allocating)."""
 
     def bad(where: str, message: str, expected: str | None = None) -> InputError:
         return InputError(f"{where}: {message}", Position(source), expected)
@@ -103,6 +106,14 @@ def kripke_from_json(doc: Any, source: str = "<json>") -> Kripke:
     observables: dict[str, list[object]] = {}
     if isinstance(states, int) and not isinstance(states, bool):
         n = states
+        transitions = doc["transitions"]
+        m = len(transitions) if isinstance(transitions, list) else 0
+        if n < 0:
+            raise bad("states", f"{n} states", "a non-negative count")
+        named = min(n, 2 * m + 1)  # at most (each transition names two states, the initial one more)
+        problem = declared_states_problem(n, m, named, max_memory_mb)
+        if problem:
+            raise bad("states", problem, "a state count the transitions use")
     elif isinstance(states, list):
         n = len(states)
         names = []
@@ -127,7 +138,11 @@ def kripke_from_json(doc: Any, source: str = "<json>") -> Kripke:
             return v
         raise bad(where, f"{v!r} is not a state", f"an id 0..{n - 1} or a state name")
 
-    initial = [sid(v, f"initial[{i}]") for i, v in enumerate(doc.get("initial", [0]))]
+    initial_ids = doc.get("initial", [0])
+    if not isinstance(initial_ids, list) or not initial_ids:
+        raise bad("initial", "no initial state" if initial_ids == [] else "not a list",
+                  "a non-empty list of state ids (or no 'initial' key: then state 0)")
+    initial = [sid(v, f"initial[{i}]") for i, v in enumerate(initial_ids)]
     src: list[int] = []
     dst: list[int] = []
     act: list[int] = []
@@ -153,7 +168,9 @@ def kripke_from_json(doc: Any, source: str = "<json>") -> Kripke:
         src.append(sid(s, where + ".from"))
         dst.append(sid(t, where + ".to"))
         try:
-            probs.append(Fraction(str(p)) if not isinstance(p, bool) else Fraction("x"))
+            if isinstance(p, bool) or not str(p).isascii():  # Fraction() reads '١/٢' as 1/2
+                raise ValueError
+            probs.append(Fraction(str(p)))
         except (ValueError, ZeroDivisionError):
             raise bad(where, f"probability {p!r} is not a number", "a number or 'p/q'") from None
         if a not in action_ids:
@@ -178,14 +195,14 @@ def kripke_from_json(doc: Any, source: str = "<json>") -> Kripke:
     return k
 
 
-def read_json(path: str | Path) -> Kripke:
+def read_json(path: str | Path, *, max_memory_mb: float | None = None) -> Kripke:
     """Read a JSON Kripke file (see the module docstring); syntax errors name line and column."""
     path = Path(path)
     try:
         doc = json.loads(path.read_text(encoding="utf-8"))
     except json.JSONDecodeError as exc:
         raise InputError(f"invalid JSON: {exc.msg}", Position(str(path), exc.lineno, exc.colno)) from None
-    return kripke_from_json(doc, str(path))
+    return kripke_from_json(doc, str(path), max_memory_mb=max_memory_mb)
 
 
 def kripke_to_json(kripke: Kripke) -> dict[str, Any]:
