@@ -277,7 +277,7 @@ def settle_unit(manifest: PathLike) -> dict[str, str] | None:
     return members
 
 
-def write_unit(files: Mapping[PathLike, Content], *, inputs: Iterable[PathLike] = (),
+def write_unit(files: Mapping[Path, Content] | Mapping[str, Content], *, inputs: Iterable[PathLike] = (),
                manifest: PathLike | None = None, remove: Iterable[PathLike] = ()) -> list[Path]:
     """Write ``files`` (``{path: content}``) as one unit; returns the target paths, in order.
 
@@ -400,7 +400,7 @@ def write_atomic_with(path: PathLike, write: Callable[[str], None], *,
                       inputs: Iterable[PathLike] = ()) -> Path:
     """Create ``path`` atomically: ``write(tmp)`` fills a temporary file in the same directory, which is
     then flushed, given its mode and renamed over ``path`` (:func:`write_unit`). Returns the target."""
-    return write_unit({path: write}, inputs=inputs)[0]
+    return write_unit({Path(path): write}, inputs=inputs)[0]
 
 
 def write_atomic(path: PathLike, data: str | bytes | Iterable[str], *,
@@ -417,7 +417,7 @@ def write_atomic(path: PathLike, data: str | bytes | Iterable[str], *,
     ...
     checker.errors.InputError: cannot write ... inputs (expected an output path other than the inputs)
     """
-    return write_unit({path: data}, inputs=inputs)[0]
+    return write_unit({Path(path): data}, inputs=inputs)[0]
 
 
 # ------------------------------------------------------------------------------------------ lock files

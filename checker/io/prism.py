@@ -447,7 +447,7 @@ def write_explicit(
     else:
         header = f"{n} {len(groups)} {len(row_src)}\n" if mdp else f"{n} {len(row_src)}\n"
     tra = prefix.with_name(prefix.name + ".tra")
-    files: dict[PathLike, Any] = {tra: (chunk for part in ([header], rows()) for chunk in part)}
+    files: dict[Path, Any] = {tra: (chunk for part in ([header], rows()) for chunk in part)}
     names = ["init", *sorted(k for k in kripke.labels if k != "init")]
     masks = {name: kripke.labels.get(name, np.zeros(n, dtype=bool)) for name in names}
     masks["init"] = kripke.initial_mask() | masks["init"]

@@ -55,7 +55,7 @@ def declared_states_problem(num_states: int, num_transitions: int, named: int,
     >>> declared_states_problem(100_000_000, 2, 2, 500.0)
     'it declares 100000000 states, of which its transitions name 2 (at most 1000000 unnamed states)'
     >>> declared_states_problem(10_000_000, 20_000_000, 10_000_000, 500.0)  # doctest: +ELLIPSIS
-    '10000000 states and 20000000 transitions need about 1920 MB, above the memory limit of 500 MB...'
+    '10000000 states and 20000000 transitions need about 1831 MB, above the memory limit of 500 MB...'
     >>> declared_states_problem(1000, 2000, 1000, 500.0) is None
     True
     """

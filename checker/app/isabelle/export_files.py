@@ -10,7 +10,8 @@ from pathlib import Path
 from checker.app.isabelle.base import BASE_THEORY_NAME, base_theory_text
 from checker.app.isabelle.terms import theory_name
 from checker.app.isabelle.theory import ScenarioExport, scenario_theory_text
-from checker.io.files import write_atomic
+from checker.errors import InputError
+from checker.io.files import write_unit
 
 #: The session name written to ROOT.
 SESSION_NAME = "FLcheck"
@@ -30,35 +31,60 @@ def root_text(theories: Sequence[str]) -> str:
     return "\n".join(lines) + "\n"
 
 
+#: The manifest of an export directory (``sha256sum`` format: ``sha256sum -c SHA256SUMS`` verifies it),
+#: written with the files as one unit (:func:`checker.io.files.write_unit`).
+MANIFEST_NAME = "SHA256SUMS"
+
+
 def export_texts(exports: Sequence[ScenarioExport]) -> dict[str, str]:
     """The files of an export of ``exports``: ``{file name: text}`` (base theory, scenario theories and
-    ``ROOT``)."""
+    ``ROOT``). Two exports whose theories would share a file name (two scenario files with the same stem
+    in different folders) are an :class:`~checker.errors.InputError` naming both: one would silently
+    replace the other; the same export given twice is written once."""
     files = {f"{BASE_THEORY_NAME}.thy": base_theory_text()}
+    sources: dict[str, ScenarioExport] = {}
     for exp in exports:
-        files[f"{theory_name(exp.name)}.thy"] = scenario_theory_text(exp)
+        name = f"{theory_name(exp.name)}.thy"
+        if name in sources:
+            if _same_source(sources[name], exp):
+                continue
+            raise InputError(f"{_source_text(sources[name])} and {_source_text(exp)} would both be exported "
+                             f"as {name} (a theory is named after its scenario's file name)",
+                             expected="scenarios with distinct file names (rename one, or export them "
+                                      "into different directories)")
+        sources[name] = exp
+        files[name] = scenario_theory_text(exp)
     files["ROOT"] = root_text([Path(f).stem for f in files if f.endswith(".thy")])
     return files
 
 
+def _source_text(exp: ScenarioExport) -> str:
+    return str(exp.path) if exp.path is not None else exp.source
+
+
+def _same_source(a: ScenarioExport, b: ScenarioExport) -> bool:
+    if a.path is not None and b.path is not None:
+        return a.path.resolve() == b.path.resolve()
+    return a.path is None and b.path is None and a.source == b.source
+
+
 def write_export(files: dict[str, str], out_dir: str | Path, *, update_root: bool = True,
-                 inputs: Iterable[str | Path] = ()) -> list[Path]:
-    """Write the files atomically into ``out_dir`` (never over one of ``inputs``, the scenario files
-    exported); when ``update_root`` and the directory already holds scenario theories, the ROOT lists
-    them all (so exporting scenarios one at a time into the same directory accumulates a session).
-    Returns the written paths, sorted."""
+                 inputs: Iterable[str | Path] = (), clean: bool = False) -> list[Path]:
+    """Write the files into ``out_dir`` as one unit with the manifest ``SHA256SUMS``
+    (:func:`checker.io.files.write_unit`: an interrupted export leaves the old files or the new ones; the
+    next export, or :func:`checker.io.files.settle_unit`, completes one interrupted after its commit),
+    never over one of ``inputs`` (the scenario files exported). When ``update_root`` and the directory
+    already holds scenario theories, the ROOT lists them all (so exporting scenarios one at a time into
+    the same directory accumulates a session); ``clean`` removes the ``.thy`` files this export does not
+    write, with the commit. Returns the written paths, sorted (the manifest not included)."""
     directory = Path(out_dir)
-    directory.mkdir(parents=True, exist_ok=True)
-    sources = list(inputs)
-    written = []
-    for name, text in sorted(files.items()):
-        if name == "ROOT":
-            continue
-        written.append(write_atomic(directory / name, text, inputs=sources))
+    stale = sorted(p for p in directory.glob("*.thy") if p.name not in files) if clean else []
+    body = {directory / name: text for name, text in sorted(files.items()) if name != "ROOT"}
     if "ROOT" in files:
-        theories = [p.stem for p in directory.glob("*.thy")] if update_root else [
-            Path(f).stem for f in files if f.endswith(".thy")
-        ]
-        written.append(write_atomic(directory / "ROOT", root_text(theories), inputs=sources))
+        kept = [p.stem for p in directory.glob("*.thy") if p not in stale] if update_root else []
+        theories = [*kept, *(Path(f).stem for f in files if f.endswith(".thy"))]
+        body[directory / "ROOT"] = root_text(theories)
+    written = write_unit(body, manifest=directory / MANIFEST_NAME, remove=stale, inputs=inputs)
     return sorted(written)
 
 
