@@ -27,7 +27,7 @@ from typing import Any
 
 from checker.attack_trees.export import display_children, node_label
 from checker.io.files import write_unit
-from checker.io.render import value_text
+from checker.io.render import TerminalText, terminal_text, value_text
 
 __all__ = ["figure_png", "md_block", "md_code", "md_text", "render_table", "write_report"]
 
@@ -104,13 +104,14 @@ def render_table(report: Any, *, evidence_width: int | None = 90, colour: bool =
                      _cell(r.evidence, evidence_width)))
     from checker.cli.tables import table_text  # lazy: the one table renderer (rich only on a terminal)
 
-    lines = [head, "", table_text(rows, rule=True, colour=colour)]
+    lines = [terminal_text(head), "", table_text(rows, rule=True, colour=colour)]
     counts: dict[str, int] = {}
     for r in report.results:
         counts[str(r.verdict)] = counts.get(str(r.verdict), 0) + 1
     lines.append("")
     lines.append(", ".join(f"{n} {v}" for v, n in counts.items()) or "no properties")
-    return "\n".join(lines)
+    text = "\n".join(lines)  # the header escaped here, the cells by the table
+    return TerminalText(text) if colour else text
 
 
 # ------------------------------------------------------------------------------------------ pictures
@@ -297,21 +298,23 @@ def _pictures(report: Any) -> list[tuple[str, str, bytes]]:
 
 
 def md_text(text: object) -> str:
-    """Text from the input as inline CommonMark that renders as that text: one line, and every character
-    that could open markup (emphasis, links, images, raw HTML, entities, table cells, code) escaped with
-    a backslash, so a title ``<script>...`` is shown, never run.
+    """Text from the input as inline CommonMark that renders as that text: one line, its control
+    characters shown as escapes (:func:`checker.io.render.terminal_text`), and every character that could
+    open markup (emphasis, links, images, raw HTML, entities, table cells, code) escaped with a
+    backslash, so a title ``<script>...`` is shown, never run.
 
-    >>> print(md_text("<b>*x*</b> | [y](z)"))
-    \\<b\\>\\*x\\*\\</b\\> \\| \\[y\\](z)
+    >>> print(md_text("<b>*x*</b> | [y](z) a_b _c_"))
+    \\<b\\>\\*x\\*\\</b\\> \\| \\[y\\](z) a_b \\_c\\_
     """
-    one_line = " ".join(str(text).splitlines())
-    return re.sub(r"([\\`*_\[\]<>&|!~#])", r"\\\1", one_line)
+    one_line = terminal_text(" ".join(str(text).splitlines()))
+    # "_" between two letters or digits can neither open nor close emphasis: left as it is (snake_case)
+    return re.sub(r"([\\`*\[\]<>&|!~#]|(?<![A-Za-z0-9])_|_(?![A-Za-z0-9]))", r"\\\1", one_line)
 
 
 def md_code(text: object, *, in_table: bool = False) -> str:
     """Text from the input as a CommonMark code span (shown literally: no markup, no HTML), delimited by
     one backtick more than its longest run of backticks; ``in_table``: ``|`` escaped for a table cell."""
-    one_line = " ".join(str(text).splitlines())
+    one_line = terminal_text(" ".join(str(text).splitlines()))
     fence = "`" * (max((len(r) for r in re.findall(r"`+", one_line)), default=0) + 1)
     pad = " " if one_line.startswith(("`", " ")) or one_line.endswith(("`", " ")) else ""
     span = f"{fence}{pad}{one_line}{pad}{fence}"
@@ -321,7 +324,7 @@ def md_code(text: object, *, in_table: bool = False) -> str:
 def md_block(lines: Iterable[str]) -> list[str]:
     """Lines from the input as a fenced CommonMark code block (shown literally), fenced by more backticks
     than any run in them."""
-    body = [str(line) for line in lines]
+    body = [terminal_text(str(line)) for line in lines]
     longest = max((len(r) for line in body for r in re.findall(r"`+", line)), default=0)
     fence = "`" * max(3, longest + 1)
     return [fence, *body, fence]
@@ -391,7 +394,9 @@ def write_report(report: Any, path: str | Path, *, inputs: Iterable[str | Path] 
                  if pattern.fullmatch(q.name) and q not in files] if p.parent.is_dir() else []
         written = write_unit(files, inputs=inputs, remove=stale)
         return [written[-1], *written[:-1]]
-    esc = html.escape
+    def esc(text: str) -> str:
+        return html.escape(terminal_text(text))
+
     rows = "".join(
         f"<tr class='{esc(str(r.verdict)).replace(' ', '-')}'><td>{esc(r.name)}</td>"
         f"<td>{esc(r.kind)}</td><td><code>{esc(statement_text(report, r))}</code></td>"

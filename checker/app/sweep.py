@@ -17,11 +17,12 @@ the last whole line) and skips the instances the file already holds for the same
 SHA-256) and limits: a rerun resumes, after cutting off a last line that a killed sweep or a full disk
 left incomplete (its instance runs again; nothing is ever appended to a cut line). One sweep at a time
 writes a results file (a lock file ``FILE.lock`` names the holder; a second sweep is refused), and the
-workers of a sweep die with it, even when it is killed with SIGKILL (:func:`exit_with`). Two engines run the instances: Dask
-(``dask.distributed``: a ``LocalCluster`` of ``jobs`` single-threaded worker processes, or an existing
-cluster by scheduler address; a worker that dies is replaced by its nanny and its task rescheduled) or,
-without Dask, a :class:`concurrent.futures.ProcessPoolExecutor` (a pool broken by a dying worker is
-restarted and its unfinished instances resubmitted, each at most :data:`MAX_ATTEMPTS` times).
+workers of a sweep die with it, even when it is killed with SIGKILL (:func:`exit_with`). Two engines run
+the instances: Dask (``dask.distributed``: a ``LocalCluster`` of ``jobs`` single-threaded worker
+processes, or an existing cluster by scheduler address; a worker that dies is replaced by its nanny and
+its task rescheduled) or, without Dask, a :class:`concurrent.futures.ProcessPoolExecutor` (a pool broken
+by a dying worker is restarted and its unfinished instances resubmitted, each at most
+:data:`MAX_ATTEMPTS` times).
 """
 
 from __future__ import annotations
