@@ -39,6 +39,7 @@ Written files are strict JSON (:func:`checker.io.render.dumps`).
 from __future__ import annotations
 
 import json
+import re
 from fractions import Fraction
 from pathlib import Path
 from typing import Any
@@ -85,13 +86,15 @@ def _to_json_value(v: object) -> Any:
     return str(v)
 
 
-def kripke_from_json(doc: Any, source: str = "<json>", *, max_memory_mb: float | None = None) -> Kripke:
+def kripke_from_json(doc: Any, source: str = "<json>", *, max_memory_mb: float | None = None,
+                     text: str | None = None) -> Kripke:
     """Build a :class:`Kripke` from a parsed JSON document in the ``flcheck-kripke/1`` format. An empty
     ``initial`` list is refused (no verdict on a structure without initial states); so is a state count
-    :func:`checker.io.prism_files.declared_states_problem` refuses (checked before allocating)."""
+    :func:`checker.io.prism_files.declared_states_problem` refuses (checked before allocating). Given the
+    document's ``text``, an error names the line of the key it is about (:func:`key_line`)."""
 
     def bad(where: str, message: str, expected: str | None = None) -> InputError:
-        return InputError(f"{where}: {message}", Position(source), expected)
+        return InputError(f"{where}: {message}", Position(source, key_line(text, where)), expected)
 
     if not isinstance(doc, dict):
         raise bad("document", "not a JSON object", '{"states": ..., "initial": ..., "transitions": ...}')
@@ -191,18 +194,33 @@ def kripke_from_json(doc: Any, source: str = "<json>", *, max_memory_mb: float |
     try:
         k.validate()
     except ValueError as exc:
-        raise InputError(str(exc), Position(source)) from None
+        raise InputError(str(exc), Position(source, 1 if text is not None else None)) from None
     return k
+
+
+def key_line(text: str | None, where: str) -> int | None:
+    """The line of the first ``"KEY":`` of a JSON text, KEY the top-level key that ``where`` starts with
+    (``"initial[0]"`` -> ``initial``): where an error about it points (``None`` without the text).
+
+    >>> key_line('{"states": 2,\\n "initial": []}', "initial")
+    2
+    """
+    if text is None:
+        return None
+    key = re.match(r"[^.\[]*", where)
+    found = re.search(r'"' + re.escape(key.group() if key else where) + r'"\s*:', text)
+    return text.count("\n", 0, found.start()) + 1 if found else 1
 
 
 def read_json(path: str | Path, *, max_memory_mb: float | None = None) -> Kripke:
     """Read a JSON Kripke file (see the module docstring); syntax errors name line and column."""
     path = Path(path)
+    text = path.read_text(encoding="utf-8")
     try:
-        doc = json.loads(path.read_text(encoding="utf-8"))
+        doc = json.loads(text)
     except json.JSONDecodeError as exc:
         raise InputError(f"invalid JSON: {exc.msg}", Position(str(path), exc.lineno, exc.colno)) from None
-    return kripke_from_json(doc, str(path), max_memory_mb=max_memory_mb)
+    return kripke_from_json(doc, str(path), max_memory_mb=max_memory_mb, text=text)
 
 
 def kripke_to_json(kripke: Kripke) -> dict[str, Any]:

@@ -172,7 +172,7 @@ def _check_state_count(tra: Path, t: dict[str, Any], n: int, max_memory_mb: floa
         raise input_error(tra, t["header_line"], f"the header announces {n} states: {problem}",
                           "a state count the model's transitions use")
     row = int(np.flatnonzero((src == n - 1) | (dst == n - 1))[0])
-    raise input_error(tra, data_line(tra, t["header_line"], row), f"state id {n - 1}: {problem}",
+    raise input_error(tra, data_line(tra, t["header_line"], row), f"state id {n - 1} out of range: {problem}",
                       "dense state ids 0, 1, 2, ... (the states are 0 .. the largest id)")
 
 

@@ -281,6 +281,61 @@ def _unchanged(model: ExplicitModel, _draw: st.DrawFn) -> Files:
     return _files(model)
 
 
+def _empty_init(model: ExplicitModel, _draw: st.DrawFn) -> Files:
+    """``init`` declared, no state labelled with it (it must not silently become state 0)."""
+    return encode(tra_lines(model)), encode(lab_lines(replace(model, labels={**model.labels,
+                                                                               "init": frozenset()})))
+
+
+def _duplicate_row(model: ExplicitModel, draw: st.DrawFn) -> Files:
+    lines = tra_lines(model)
+    i = draw(st.integers(1, len(lines) - 1))
+    lines.insert(draw(st.integers(i + 1, len(lines))), lines[i])
+    return encode(lines), encode(lab_lines(model))
+
+
+def _as_mdp(model: ExplicitModel) -> ExplicitModel:
+    if model.kind == "mdp":
+        return model
+    return replace(model, kind="mdp", rows=tuple(replace(r, choice=0) for r in model.rows))
+
+
+def _header_choices_wrong(model: ExplicitModel, draw: st.DrawFn) -> Files:
+    prism = replace(_as_mdp(model), flavor="prism")
+    lines = tra_lines(prism)
+    words = lines[0].split()
+    words[1] = str(max(0, int(words[1]) + draw(st.sampled_from([-1, 1, 5]))))
+    lines[0] = " ".join(words)
+    return encode(lines), encode(lab_lines(prism))
+
+
+def _header_states_huge(model: ExplicitModel, draw: st.DrawFn) -> Files:
+    prism = replace(model, flavor="prism")
+    lines = tra_lines(prism)
+    words = lines[0].split()
+    words[0] = draw(st.sampled_from(["99999999", "50000000", "2000000"]))
+    lines[0] = " ".join(words)
+    return encode(lines), encode(lab_lines(prism))
+
+
+def _unicode_digit(where: str) -> Mutation:
+    """A digit of another script (Arabic-Indic '١', superscript '²', full-width '３'), which Python's
+    ``int``, ``float`` and ``Fraction`` read as a number."""
+    def mutate(model: ExplicitModel, draw: st.DrawFn) -> Files:
+        digit = draw(st.sampled_from(["\u0661", "\u00b2", "\uff13", "\u0967"]))
+        files = model if where != "header" else replace(model, flavor="prism")
+        lines = tra_lines(files)
+        if where == "header":
+            lines[0] = digit + lines[0]
+        else:
+            i = draw(st.integers(1, len(lines) - 1))
+            fields = lines[i].split()
+            fields[0 if where == "state" else -1] = digit
+            lines[i] = " ".join(fields)
+        return encode(lines), encode(lab_lines(files))
+    return mutate
+
+
 #: Mutation name -> (function, what the contract expects). The expectations need a model with at
 #: least one row (the generator of the test ensures it).
 MUTATIONS: dict[str, tuple[Mutation, str]] = {
@@ -308,4 +363,12 @@ MUTATIONS: dict[str, tuple[Mutation, str]] = {
     "undeclared label": (_undeclared_label, REJECT),
     "non-UTF-8 byte in .tra": (_non_utf8("tra"), REJECT),
     "non-UTF-8 byte in .lab": (_non_utf8("lab"), REJECT),
+    "empty init label": (_empty_init, REJECT),
+    "transition given twice": (_duplicate_row, REJECT),
+    "PRISM header: choice count wrong": (_header_choices_wrong, REJECT),
+    "PRISM header: state count huge": (_header_states_huge, REJECT),
+    "sparse state id 99999999": (_state_id("99999999", "dst"), REJECT),
+    "Unicode digit in a state id": (_unicode_digit("state"), REJECT),
+    "Unicode digit in a probability": (_unicode_digit("probability"), REJECT),
+    "Unicode digit in the PRISM header": (_unicode_digit("header"), REJECT),
 }
