@@ -291,6 +291,7 @@ def write_unit(files: Mapping[Path, Content] | Mapping[str, Content], *, inputs:
     the old files stay."""
     sources = list(inputs)
     targets = [check_output_path(p, sources) for p in files]
+    removed = [check_output_path(p, sources) for p in remove]  # the same rules as a replaced file
     contents = list(files.values())
     manifest_path = None if manifest is None else check_output_path(manifest, sources)
     if manifest_path is not None and any(_parent(t).resolve() != _parent(manifest_path).resolve()
@@ -313,7 +314,7 @@ def write_unit(files: Mapping[Path, Content] | Mapping[str, Content], *, inputs:
                 _settle_locked(manifest_path)
         for directory, written in names.items():
             _remove_litter(directory, written)
-        return _commit(targets, contents, manifest_path, [Path(p) for p in remove])
+        return _commit(targets, contents, manifest_path, removed)
 
 
 def _settle_locked(manifest: Path) -> None:
@@ -459,9 +460,10 @@ def exclusive_lock(path: PathLike, what: str) -> Iterator[Path]:
             break
         os.close(fd)
     try:
-        os.ftruncate(fd, 0)
         stamp = time.strftime("%Y-%m-%d %H:%M:%S")
-        os.write(fd, f"{what} (pid {os.getpid()} on {socket.gethostname()}, since {stamp})\n".encode())
+        with contextlib.suppress(OSError):  # who holds it is a courtesy; a full disk does not stop the lock
+            os.ftruncate(fd, 0)
+            os.write(fd, f"{what} (pid {os.getpid()} on {socket.gethostname()}, since {stamp})\n".encode())
         yield lock
     finally:
         with contextlib.suppress(OSError):

@@ -14,7 +14,7 @@ from typing import Any
 
 import numpy as np
 
-from checker.io.files import PathLike, read_manifest, settle_unit, write_unit
+from checker.io.files import PathLike, settle_unit, write_unit
 from checker.io.prism_files import (
     data_line,
     declared_states_problem,
@@ -364,7 +364,8 @@ def write_explicit(
     structure has numeric observables and ``sta``, ``PREFIX.sta``, as one unit with the manifest
     ``PREFIX.sha256`` (:func:`checker.io.files.write_unit`: an interrupted write leaves the old set or
     the new one, never a mix that :func:`read_explicit` would load). Returns the written paths (the
-    manifest not included). No file is written over one of ``inputs``.
+    manifest not included). No file is written over one of ``inputs``; an older ``PREFIX.sta`` that the
+    new set does not have is removed with it.
 
     Boolean observables are written as labels of the same name, integer observables to ``.sta``
     (other observables have no place in the explicit format: use JSON to keep them).
@@ -481,12 +482,12 @@ def write_explicit(
         body = (f"{i}:({','.join(str(int(c[i])) for c in sta_cols)})\n" for i in range(n))
         files[prefix.with_name(prefix.name + ".sta")] = (
             chunk for part in ([head], _write_rows(body)) for chunk in part)
-    manifest = prefix.with_name(prefix.name + MANIFEST_SUFFIX)
-    old = read_manifest(manifest) if manifest.exists() else None
     sta_path = prefix.with_name(prefix.name + ".sta")
-    # a .sta the previous set (by its manifest) had and this one has not is removed with the commit
-    stale = [sta_path] if sta_path not in files and old is not None and sta_path.name in old else []
-    return write_unit(files, manifest=manifest, remove=stale, inputs=inputs)
+    # the set replaces PREFIX.*: an older PREFIX.sta beside it would be read as part of it (Storm, PRISM,
+    # flcheck without the manifest), so it goes with the commit
+    stale = [sta_path] if sta_path not in files and sta_path.exists() else []
+    return write_unit(files, manifest=prefix.with_name(prefix.name + MANIFEST_SUFFIX), remove=stale,
+                      inputs=inputs)
 
 
 def decimal_text(p: Fraction) -> str:
