@@ -82,10 +82,21 @@ def _same_file(a: Path, b: Path) -> bool:
         return False
 
 
-def _write_protected(st: os.stat_result, path: Path) -> bool:
-    """Whether a regular file is protected against writing: no write bit at all (``0444``, which even
-    root's writes would ignore), or not writable by this process."""
-    return not (st.st_mode & 0o222) or not os.access(path, os.W_OK)
+def _write_protection(st: os.stat_result, path: Path) -> str | None:
+    """Why a regular file may not be replaced (``None``: it may): no write bit at all (``0444``, which
+    root could override; flcheck does not), not writable by this user, or on a read-only file system."""
+    mode = stat.S_IMODE(st.st_mode)
+    if not mode & 0o222:
+        return f"{os.strerror(errno.EACCES)} (the file is write-protected, mode {mode:04o}; flcheck never " \
+               "replaces it)"
+    if os.access(path, os.W_OK):
+        return None
+    try:
+        read_only = bool(os.statvfs(path).f_flag & os.ST_RDONLY)
+    except OSError:
+        read_only = False
+    return f"{os.strerror(errno.EROFS)} [EROFS]" if read_only else \
+        f"{os.strerror(errno.EACCES)} (not writable by this user, mode {mode:04o})"
 
 
 def check_output_path(path: PathLike, inputs: Iterable[PathLike] = ()) -> Path:
@@ -104,10 +115,9 @@ def check_output_path(path: PathLike, inputs: Iterable[PathLike] = ()) -> Path:
         if not stat.S_ISREG(st.st_mode):
             raise InputError(f"cannot write {target}: it is a special file (FIFO, device or socket), "
                              "which flcheck never replaces", expected="a regular file name")
-        if _write_protected(st, target):
-            raise InputError(f"cannot write {target}: {os.strerror(errno.EACCES)} (the file is "
-                             f"write-protected, mode {stat.S_IMODE(st.st_mode):04o}; flcheck never "
-                             "replaces it)", expected="a writable file or a new name")
+        protection = _write_protection(st, target)
+        if protection is not None:
+            raise InputError(f"cannot write {target}: {protection}")
     parent = target.parent if str(target.parent) else Path(".")
     if parent.exists() and not parent.is_dir():
         raise InputError(f"cannot write {target}: {parent} is not a directory")

@@ -159,16 +159,14 @@ def small_tmpfs(folder: Path, size_kb: int = 512) -> Iterator[Path]:
 
 def fill(folder: Path) -> None:
     """Fill the file system of ``folder`` to the last byte (a file ``filler``)."""
-    with open(folder / "filler", "wb") as fh:
-        block = b"\0" * 4096
-        with contextlib.suppress(OSError):
-            while True:
-                fh.write(block)
-                fh.flush()
-        with contextlib.suppress(OSError):
-            while True:
-                fh.write(b"\0")
-                fh.flush()
+    fd = os.open(folder / "filler", os.O_WRONLY | os.O_CREAT, 0o644)
+    try:
+        for size in (1 << 16, 4096, 1):
+            with contextlib.suppress(OSError):
+                while True:
+                    os.write(fd, b"\0" * size)
+    finally:
+        os.close(fd)
 
 
 def remount_read_only(folder: Path) -> None:

@@ -204,7 +204,8 @@ def test_declared_states_problem_edges() -> None:
     ("dtmc\n0 1 \u0661\n1 1 1\n", None, None, "m.tra:2: probability '\u0661' is not a number"),
     ("dtmc\n0 1 1/\u0661\n1 1 1\n", None, None, "m.tra:2: probability"),
     ("\u0662 2\n0 1 1\n1 1 1\n", None, None, "m.tra:1: unrecognised header"),
-    ("2 2\n0 1 1\n1 1 1\n", '0="init" \u0661="goal"\n0: 0\n1: 1\n', None, "m.lab:1: unrecognised label header"),
+    ("2 2\n0 1 1\n1 1 1\n", '0="init" \u0661="goal"\n0: 0\n1: 1\n', None,
+     "m.lab:1: unrecognised label header"),
     ("2 2\n0 1 1\n1 1 1\n", None, "(x)\n\u0660:(1)\n1:(2)\n", "m.sta:2: malformed valuation"),
 ])
 def test_unicode_digits_are_not_numbers(tmp_path: Path, tra: str, lab: str | None, sta: str | None,
