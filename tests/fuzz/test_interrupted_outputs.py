@@ -222,27 +222,34 @@ def _every_instance_once(out: Path, grid: list[str]) -> None:
     assert len(read_records(out)) == len(grid)
 
 
-def kill_sweeps(tmp_path: Path, kills: int, seed: int) -> int:
-    """Run a sweep of 4 instances in a subprocess, kill it with SIGKILL at a random moment ``kills``
-    times (each time resuming where the file stands), then let it finish: every instance exactly once.
-    Returns how many records the killed runs had written."""
+def kill_sweeps(tmp_path: Path, kills: int, seed: int) -> dict[str, int]:
+    """Run a sweep of 4 instances in a subprocess and kill it with SIGKILL at a random moment, ``kills``
+    times, each run resuming where the file stands; a file that the runs completed is checked (every
+    instance exactly once) and started anew, so that the kills keep landing mid-sweep. A last run
+    completes the file. Returns where the kills landed: before any record, between records, after the
+    last one."""
     scenario = tmp_path / "swarm.fl"
     scenario.write_text(FAMILY, encoding="utf-8")
     out = tmp_path / "r.jsonl"
+    grid = [f"N={n}" for n in range(1, 5)]
     argv = [sys.executable, "-m", "checker", *_sweep_argv(scenario, out, "N=1..4")]
     rng = random.Random(seed)
-    written = 0
+    landed = {"before": 0, "between": 0, "after": 0}
     for _ in range(kills):
-        proc = subprocess.Popen(argv, stdout=subprocess.DEVNULL, stderr=subprocess.PIPE)
-        time.sleep(rng.uniform(0.5, 6.0))
+        before = out.read_bytes().count(b"\n") if out.exists() else 0
+        proc = subprocess.Popen(argv, stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
+        time.sleep(rng.uniform(0.3, 5.0))
         proc.send_signal(signal.SIGKILL)
         proc.wait()
-        if out.exists():
-            written = out.read_bytes().count(b"\n")
+        after = out.read_bytes().count(b"\n") if out.exists() else 0
+        landed["before" if after == before else "after" if after == len(grid) else "between"] += 1
+        if after == len(grid) and out.read_bytes().endswith(b"\n"):
+            _every_instance_once(out, grid)
+            out.unlink()
     done = subprocess.run(argv, capture_output=True, text=True, timeout=300)
     assert done.returncode in (0, 1), done.stderr
-    _every_instance_once(out, [f"N={n}" for n in range(1, 5)])
-    return written
+    _every_instance_once(out, grid)
+    return landed
 
 
 def test_a_killed_sweep_resumes_quick(tmp_path: Path) -> None:
@@ -251,7 +258,8 @@ def test_a_killed_sweep_resumes_quick(tmp_path: Path) -> None:
 
 @pytest.mark.slow
 def test_a_sweep_killed_100_times(tmp_path: Path) -> None:
-    kill_sweeps(tmp_path, SLOW_RUNS, seed=3000)
+    landed = kill_sweeps(tmp_path, SLOW_RUNS, seed=3000)
+    assert landed["between"] >= 10, landed  # the kills fell between records, not only around them
 
 
 def test_a_sweep_cut_mid_line_resumes(tmp_path: Path) -> None:
