@@ -87,7 +87,7 @@ def _child(argv: list[str], at: int | None, how: str, report_fd: int) -> int:
                 if how == "kill":
                     if name == "write":  # half of the bytes reach the file, then the process dies
                         data = bytes(args[1])  # type: ignore[call-overload]  # os.write(fd, data)
-                        real_write(args[0], data[: len(data) // 2])  # type: ignore[arg-type]  # an fd
+                        real_write(args[0], data[: len(data) // 2])  # an fd
                     os._exit(KILLED)
                 raise KeyboardInterrupt
             return real[name](*args, **kwargs)
