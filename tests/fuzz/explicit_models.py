@@ -8,6 +8,7 @@ reformatting) the files, with what the contract expects of the result.
 
 from __future__ import annotations
 
+import json
 from collections.abc import Callable
 from dataclasses import dataclass, field, replace
 from fractions import Fraction
@@ -371,4 +372,53 @@ MUTATIONS: dict[str, tuple[Mutation, str]] = {
     "Unicode digit in a state id": (_unicode_digit("state"), REJECT),
     "Unicode digit in a probability": (_unicode_digit("probability"), REJECT),
     "Unicode digit in the PRISM header": (_unicode_digit("header"), REJECT),
+}
+
+
+# ------------------------------------------------------------------------------------------------
+# The same models as JSON Kripke files (flcheck-kripke/1), and mutations of them
+# ------------------------------------------------------------------------------------------------
+
+
+def json_document(model: ExplicitModel) -> dict[str, object]:
+    """The model as a JSON Kripke document: MDP choices become actions ``c0``, ``c1``, ..."""
+    transitions = [{"from": r.src, "to": r.dst, "probability": str(r.prob),
+                    **({"action": f"c{r.choice}"} if r.choice is not None else {})} for r in model.rows]
+    return {"format": "flcheck-kripke/1", "states": model.num_states,
+            "initial": sorted(model.labels.get("init", frozenset())) or [0], "transitions": transitions,
+            "labels": {k: sorted(v) for k, v in model.labels.items()}}
+
+
+JsonMutation = Callable[[ExplicitModel, st.DrawFn], str]
+
+
+def _json(change: Callable[[dict[str, object], st.DrawFn], None]) -> JsonMutation:
+    def mutate(model: ExplicitModel, draw: st.DrawFn) -> str:
+        doc = json_document(model)
+        change(doc, draw)
+        return json.dumps(doc, indent=1, ensure_ascii=False)
+    return mutate
+
+
+def _set(key: str, values: st.SearchStrategy[object]) -> Callable[[dict[str, object], st.DrawFn], None]:
+    def change(doc: dict[str, object], draw: st.DrawFn) -> None:
+        doc[key] = draw(values)
+    return change
+
+
+def _unicode_json_probability(doc: dict[str, object], draw: st.DrawFn) -> None:
+    transitions = doc["transitions"]
+    assert isinstance(transitions, list)
+    i = draw(st.integers(0, len(transitions) - 1))
+    transitions[i]["probability"] = draw(st.sampled_from(["\u0661", "\u0661/\u0662", "\uff11"]))
+
+
+#: JSON mutation name -> (function, what the contract expects).
+JSON_MUTATIONS: dict[str, tuple[JsonMutation, str]] = {
+    "unchanged": (_json(lambda doc, draw: None), AGREE),
+    "no initial state": (_json(_set("initial", st.just([]))), REJECT),
+    "initial not a list": (_json(_set("initial", st.sampled_from([0, "0", None, {}]))), REJECT),
+    "huge state count": (_json(_set("states", st.sampled_from([99_999_999, 50_000_000, 2_000_000]))), REJECT),
+    "negative state count": (_json(_set("states", st.sampled_from([-1, -5]))), REJECT),
+    "Unicode digit in a probability": (_json(_unicode_json_probability), REJECT),
 }

@@ -69,6 +69,26 @@ def run_stopped_at(argv: Sequence[str], at: int | None, *, how: str = "kill",
     return ChildRun(status if status >= 0 else 128 - status, int(report or b"-1"))
 
 
+def run_together(argvs: Sequence[Sequence[str]]) -> list[int]:
+    """Run each ``flcheck ARGV`` in its own forked child, all at once; their exit statuses."""
+    pids = []
+    for argv in argvs:
+        pid = os.fork()
+        if pid == 0:
+            status = 70
+            try:
+                devnull = os.open(os.devnull, os.O_WRONLY)
+                os.dup2(devnull, 1)
+                os.dup2(devnull, 2)
+                from checker.cli import main
+
+                status = main(list(argv))
+            finally:
+                os._exit(status)
+        pids.append(pid)
+    return [os.waitstatus_to_exitcode(os.waitpid(pid, 0)[1]) for pid in pids]
+
+
 def _child(argv: list[str], at: int | None, how: str, report_fd: int) -> int:
     from checker.cli import main
 

@@ -36,7 +36,7 @@ from checker.app.sweep import read_records
 from checker.cli import main
 from checker.io.files import read_manifest, settle_unit, sha256_file
 from checker.io.prism import MANIFEST_SUFFIX, read_explicit
-from tests.fuzz.faults import KILLED, litter, restore, run_stopped_at, snapshot
+from tests.fuzz.faults import KILLED, litter, restore, run_stopped_at, run_together, snapshot
 
 QUICK_RUNS, SLOW_RUNS = 6, 100
 
@@ -201,6 +201,25 @@ def test_every_step_of_an_explicit_write(tmp_path: Path) -> None:
             run_stopped_at(case.new, at, how=how)
             case.read(folder)
             assert case.view(folder) in (old, new), (at, how)
+
+
+@pytest.mark.parametrize("name", ["write-explicit", "export isabelle"])
+def test_concurrent_writers_leave_one_whole_set(tmp_path: Path, name: str, reuse_the_checks: Any) -> None:
+    """Two commands writing one set at the same moment, five times: afterwards flcheck reads one of the
+    two sets, whole (the writers of a folder take turns)."""
+    case = cases(tmp_path / "out")[name]
+    if name == "export isabelle":  # each export the whole session (else its ROOT lists the other's too)
+        case.old, case.new = [*case.old, "--clean"], [*case.new[:-1], "--clean"]
+    folder = tmp_path / "out"
+    folder.mkdir()
+    views = []
+    for argv in (case.old, case.new):
+        assert _quiet(argv) in (0, 1)  # computes the checks once, here
+        views.append(case.view(folder))
+    for _ in range(5):
+        assert run_together([case.old, case.new]) in ([0, 0], [0, 1], [1, 0], [1, 1])
+        case.read(folder)
+        assert case.view(folder) in views and not litter(folder)
 
 
 # ------------------------------------------------------------------------------------------ sweeps

@@ -4,7 +4,7 @@ directory, and the proof summary the command prints."""
 from __future__ import annotations
 
 import re
-from collections.abc import Iterable, Sequence
+from collections.abc import Callable, Iterable, Sequence
 from pathlib import Path
 
 from checker.app.isabelle.base import BASE_THEORY_NAME, base_theory_text
@@ -79,11 +79,18 @@ def write_export(files: dict[str, str], out_dir: str | Path, *, update_root: boo
     write, with the commit. Returns the written paths, sorted (the manifest not included)."""
     directory = Path(out_dir)
     stale = sorted(p for p in directory.glob("*.thy") if p.name not in files) if clean else []
-    body = {directory / name: text for name, text in sorted(files.items()) if name != "ROOT"}
+    body: dict[Path, str | Callable[[str], None]] = {
+        directory / name: text for name, text in sorted(files.items()) if name != "ROOT"}
     if "ROOT" in files:
-        kept = [p.stem for p in directory.glob("*.thy") if p not in stale] if update_root else []
-        theories = [*kept, *(Path(f).stem for f in files if f.endswith(".thy"))]
-        body[directory / "ROOT"] = root_text(theories)
+        exported = [Path(f).stem for f in files if f.endswith(".thy")]
+
+        def fill_root(tmp: str) -> None:
+            """ROOT, written once the directory is this writer's (the other theories it lists are the
+            ones there at that moment)."""
+            kept = [p.stem for p in directory.glob("*.thy") if p not in stale] if update_root else []
+            Path(tmp).write_text(root_text([*kept, *exported]), encoding="utf-8")
+
+        body[directory / "ROOT"] = fill_root
     written = write_unit(body, manifest=directory / MANIFEST_NAME, remove=stale, inputs=inputs)
     return sorted(written)
 
