@@ -112,9 +112,11 @@ def _report_bad_input(exc: Exception, command: str | None, json_output: bool) ->
 
 def main(argv: Sequence[str] | None = None) -> int:
     """Run the CLI; returns the exit code. Everything it prints shows the control characters of text
-    from the input as escapes (:func:`checker.io.render.terminal_safe_output`)."""
-    with terminal_safe_output():
-        return _main(argv)
+    from the input as escapes (:func:`checker.io.render.terminal_safe_output`); output that cannot be
+    written (a full disk behind ``>``) is exit 2 with the file and the reason."""
+    with terminal_safe_output() as output:
+        code = _main(argv)
+    return EXIT_BAD_INPUT if output.failed else code  # stdout on a full disk: bad environment
 
 
 def _main(argv: Sequence[str] | None) -> int:

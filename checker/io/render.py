@@ -31,8 +31,10 @@ JSON (:func:`json_value`, :func:`dumps`) is strict JSON (RFC 8259, no ``NaN``/``
 from __future__ import annotations
 
 import contextlib
+import io
 import json
 import math
+import os
 import re
 import sys
 from collections.abc import Iterator, Mapping
@@ -41,8 +43,8 @@ from typing import IO, Any
 
 import numpy as np
 
-__all__ = ["CLEAR_LINE", "DIGITS", "TerminalSafeStream", "TerminalText", "dumps", "json_value", "number_text",
-           "terminal_safe_output", "terminal_text", "value_text"]
+__all__ = ["CLEAR_LINE", "DIGITS", "SafeOutput", "TerminalSafeStream", "TerminalText", "dumps", "json_value",
+           "number_text", "terminal_safe_output", "terminal_text", "value_text"]
 
 
 def json_value(value: object) -> Any:
@@ -122,34 +124,80 @@ CLEAR_LINE = TerminalText("\r\x1b[K")
 class TerminalSafeStream:
     """A text stream that shows control characters as escapes (:func:`terminal_text`) in everything
     written to it, except :class:`TerminalText` and a leading :data:`CLEAR_LINE`; everything else
-    (``isatty``, ``fileno``, ``buffer``, ``flush``, ...) is the wrapped stream's."""
+    (``isatty``, ``fileno``, ``buffer``, ...) is the wrapped stream's. A write or flush that fails (a full
+    or read-only disk behind a redirection) is kept in ``failure`` and the rest of the output dropped:
+    :func:`terminal_safe_output` reports it once the command is done."""
 
     def __init__(self, stream: IO[str]):
         self.stream = stream
+        self.failure: OSError | None = None
 
     def write(self, text: str) -> int:
         if isinstance(text, TerminalText):
-            return self.stream.write(text)
-        if text.startswith(CLEAR_LINE):
-            return self.stream.write(CLEAR_LINE + terminal_text(text[len(CLEAR_LINE):]))
-        return self.stream.write(terminal_text(text))
+            safe: str = text
+        elif text.startswith(CLEAR_LINE):
+            safe = CLEAR_LINE + terminal_text(text[len(CLEAR_LINE):])
+        else:
+            safe = terminal_text(text)
+        self._guard(lambda: self.stream.write(safe))
+        return len(text)
+
+    def flush(self) -> None:
+        self._guard(self.stream.flush)
 
     def writelines(self, lines: Iterator[str]) -> None:
         for line in lines:
             self.write(line)
 
+    def _guard(self, call: Any) -> None:
+        if self.failure is not None:
+            return
+        try:
+            call()
+        except BrokenPipeError:
+            raise  # the reader went away: the CLI stops quietly, as Unix tools do
+        except OSError as exc:
+            self.failure = exc
+
+    def path(self) -> str:
+        """The file behind the stream (``/proc/self/fd``), else its name (``<stdout>``)."""
+        try:
+            return os.readlink(f"/proc/self/fd/{self.stream.fileno()}")
+        except (OSError, ValueError, AttributeError, io.UnsupportedOperation):
+            return str(getattr(self.stream, "name", "the output stream"))
+
     def __getattr__(self, name: str) -> Any:
         return getattr(self.stream, name)
 
 
+class SafeOutput:
+    """What :func:`terminal_safe_output` yields: ``failed`` tells whether stdout or stderr could not be
+    written (then the error is on stderr, where stderr still takes it)."""
+
+    def __init__(self, out: TerminalSafeStream, err: TerminalSafeStream):
+        self.out, self.err = out, err
+
+    @property
+    def failed(self) -> bool:
+        return self.out.failure is not None or self.err.failure is not None
+
+
 @contextlib.contextmanager
-def terminal_safe_output() -> Iterator[None]:
-    """Route ``sys.stdout`` and ``sys.stderr`` through :class:`TerminalSafeStream` for the body."""
+def terminal_safe_output() -> Iterator[SafeOutput]:
+    """Route ``sys.stdout`` and ``sys.stderr`` through :class:`TerminalSafeStream` for the body; at its
+    end, flush stdout and report a failed write of it on stderr (one line: the file and the reason)."""
     saved = sys.stdout, sys.stderr
-    sys.stdout = TerminalSafeStream(saved[0])  # a text stream by duck typing
-    sys.stderr = TerminalSafeStream(saved[1])  # a text stream by duck typing
+    out, err = TerminalSafeStream(saved[0]), TerminalSafeStream(saved[1])
+    sys.stdout, sys.stderr = out, err  # text streams by duck typing
     try:
-        yield
+        yield SafeOutput(out, err)
+        with contextlib.suppress(BrokenPipeError, ValueError):
+            out.flush()
+        if out.failure is not None:
+            from checker.io.files import os_error  # lazy: the writer's one error text
+
+            err.write(f"flcheck: error: {os_error(out.path(), out.failure)}\n")
+            err.flush()
     finally:
         sys.stdout, sys.stderr = saved
 

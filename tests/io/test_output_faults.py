@@ -10,16 +10,18 @@ import contextlib
 import io
 import os
 import stat
+import subprocess
+import sys
 from collections.abc import Iterator
 from pathlib import Path
 
 import pytest
-from flcheck_spec import resource
+from flcheck_spec import resource as spec_resource
 
 from checker.cli.main import main
 from tests.fuzz.faults import fill, litter, remount_read_only, run_with_file_size_limit, small_tmpfs
 
-SWARM = resource("scenarios", "moniteo_swarm8.fl").read_text(encoding="utf-8")
+SWARM = spec_resource("scenarios", "moniteo_swarm8.fl").read_text(encoding="utf-8")
 
 
 #: A model explored in a blink: the published rules, the first 200 states.
@@ -155,3 +157,26 @@ def test_file_size_limit_is_bad_input(tmp_path: Path, swarm: Path, name: str) ->
 @pytest.mark.parametrize("name", [n for n in OUTPUTS if n not in FAST])
 def test_file_size_limit_every_output(tmp_path: Path, swarm: Path, name: str) -> None:
     _file_size_limit_case(tmp_path, swarm, name)
+
+
+# ------------------------------------------------------------------------------------------ stdout
+def test_standard_output_on_a_full_disk(tmp_path: Path) -> None:
+    """``flcheck ... > FILE`` where FILE cannot grow (the file-size limit; a full tmpfs below): exit 2,
+    the file named, not an internal error."""
+    target = tmp_path / "out.json"
+    target.write_text("")
+    command = f"{sys.executable} -m checker explore seed_model --max-states 200 --json"
+    argv = ["sh", "-c", f"ulimit -f 0 && exec {command} > {target}"]
+    done = subprocess.run(argv, stderr=subprocess.PIPE, text=True, timeout=300)
+    assert done.returncode == 2, done.stderr
+    assert done.stderr.strip() == f"flcheck: error: cannot write {target}: File too large [EFBIG]"
+
+
+def test_standard_output_on_a_full_tmpfs(tmpfs: Path) -> None:
+    fill(tmpfs)
+    target = tmpfs / "out.txt"
+    argv = [sys.executable, "-m", "checker", "check", "seed_model", "--property", "repartition_twice"]
+    with open(target, "w") as fh:
+        done = subprocess.run(argv, stdout=fh, stderr=subprocess.PIPE, text=True, timeout=300)
+    assert done.returncode == 2 and "No space left on device [ENOSPC]" in done.stderr, done.stderr
+    assert str(target) in done.stderr
