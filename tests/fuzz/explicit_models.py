@@ -202,13 +202,18 @@ def _header_states_too_small(model: ExplicitModel, draw: st.DrawFn) -> Files:
     return encode(lines), encode(lab_lines(prism))
 
 
+def _replace_field(lines: list[str], draw: st.DrawFn, field: int, text: str) -> None:
+    """Replace field ``field`` of a random transition line of ``lines`` (the header is line 0)."""
+    i = draw(st.integers(1, len(lines) - 1))
+    fields = lines[i].split()
+    fields[field] = text
+    lines[i] = " ".join(fields)
+
+
 def _state_id(text: str, column: str) -> Mutation:
     def mutate(model: ExplicitModel, draw: st.DrawFn) -> Files:
         lines = tra_lines(model)
-        i = draw(st.integers(1, len(lines) - 1))
-        fields = lines[i].split()
-        fields[0 if column == "src" else -2] = text
-        lines[i] = " ".join(fields)
+        _replace_field(lines, draw, 0 if column == "src" else -2, text)
         return encode(lines), encode(lab_lines(model))
     return mutate
 
@@ -329,10 +334,7 @@ def _unicode_digit(where: str) -> Mutation:
         if where == "header":
             lines[0] = digit + lines[0]
         else:
-            i = draw(st.integers(1, len(lines) - 1))
-            fields = lines[i].split()
-            fields[0 if where == "state" else -1] = digit
-            lines[i] = " ".join(fields)
+            _replace_field(lines, draw, 0 if where == "state" else -1, digit)
         return encode(lines), encode(lab_lines(files))
     return mutate
 
