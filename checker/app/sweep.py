@@ -398,12 +398,13 @@ def _stop_pool(pool: ProcessPoolExecutor) -> None:
             process.join(timeout=5)
 
 
-def _run_dask(spec: SweepSpec, todo: list[dict[str, int]], client: Any) -> Iterator[Record]:
+def _run_dask(spec: SweepSpec, todo: list[dict[str, int]], client: Any, own: bool) -> Iterator[Record]:
     """Run ``todo`` on a Dask client, yielding records as they finish (a task whose workers kept dying,
-    Dask's ``KilledWorker``, is recorded ``crashed``)."""
+    Dask's ``KilledWorker``, is recorded ``crashed``). The workers of the sweep's ``own`` cluster die
+    with it; those of a cluster it was given (``--scheduler``, a client) are someone else's."""
     from distributed import as_completed  # lazy: optional dependency
 
-    client.run(warm_up, os.getpid())
+    client.run(warm_up, os.getpid() if own else None)
     futures = {client.submit(run_instance, spec, d, pure=False, key=f"flcheck-sweep-{instance_key(d)}-"
                              f"{os.getpid()}-{time.monotonic_ns()}"): d for d in todo}
     for fut in as_completed(list(futures)):
@@ -429,9 +430,9 @@ def run_sweep(spec: SweepSpec, values: Mapping[str, Sequence[int]], out: str | P
     instances are abandoned). ``envelope`` wraps each record before it is written (the CLI's JSON
     envelope). The results file is locked for the run (:func:`checker.io.files.exclusive_lock`: another
     sweep on it is an :class:`InputError`), and a cut last line is removed first (:func:`repair_tail`)."""
-    from checker.io.files import exclusive_lock  # lazy: with the writer
+    from checker.io.files import check_output_path, exclusive_lock  # lazy: with the writer
 
-    out = Path(out)
+    out = check_output_path(out, [spec.scenario])  # not a directory, special or write-protected file
     with exclusive_lock(out, "flcheck sweep"):
         return _run_sweep_locked(spec, values, out, engine=engine, jobs=jobs, scheduler=scheduler,
                                  client=client, progress=progress, envelope=envelope)
@@ -484,7 +485,7 @@ def _run_sweep_locked(spec: SweepSpec, values: Mapping[str, Sequence[int]], out:
                                            **LOCAL_CLUSTER_NETWORK)
                     own = client = Client(cluster)
             try:
-                collect(_run_dask(spec, todo, client))
+                collect(_run_dask(spec, todo, client, own is not None and scheduler is None))
             finally:
                 if own is not None:
                     cluster_of = getattr(own, "cluster", None)

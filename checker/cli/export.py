@@ -27,8 +27,14 @@ from pathlib import Path
 from typing import Any
 
 from checker.app.isabelle.base import BASE_THEORY_NAME
-from checker.app.isabelle.export_files import MANIFEST_NAME, export_texts, proof_summary, write_export
-from checker.app.isabelle.sources import golden_specs, load_export
+from checker.app.isabelle.export_files import (
+    MANIFEST_NAME,
+    distinct_theories,
+    export_texts,
+    proof_summary,
+    write_export,
+)
+from checker.app.isabelle.sources import export_source, golden_specs, load_export
 from checker.app.isabelle.syntax import check_export_dir
 from checker.cli.json_output import emit_json
 from checker.cli.options import output_directory, positive_int
@@ -47,6 +53,7 @@ def run_isabelle(args: argparse.Namespace) -> int:
         raise InputError("give a SCENARIO or --bundled")
     for name in (f"{BASE_THEORY_NAME}.thy", "ROOT", MANIFEST_NAME):  # before the scenarios are checked
         check_output_path(Path(args.output) / name)
+    specs = [specs[i] for i in distinct_theories([export_source(spec) for spec in specs])]
     exports = [load_export(spec, limits=limits) for spec in specs]
     files = export_texts(exports)
     # --clean: the stale theories go with the commit, after every theory was generated and written

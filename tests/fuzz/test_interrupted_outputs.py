@@ -38,7 +38,7 @@ from checker.io.files import read_manifest, settle_unit, sha256_file
 from checker.io.prism import MANIFEST_SUFFIX, read_explicit
 from tests.fuzz.faults import KILLED, litter, restore, run_stopped_at, run_together, snapshot
 
-QUICK_RUNS, SLOW_RUNS = 6, 100
+QUICK_RUNS, SLOW_RUNS = 4, 100
 
 
 def _quiet(argv: list[str]) -> int:
@@ -92,18 +92,21 @@ def _small_json(folder: Path) -> str:
 
 def cases(folder: Path) -> dict[str, Case]:
     return {
-        "write-explicit": Case("write-explicit", ["explore", "seed_model", "--write-explicit", f"{folder}/m"],
-                               ["explore", "moniteo", "--write-explicit", f"{folder}/m"],
+        "write-explicit": Case("write-explicit", ["explore", "seed_model", "--max-states", "500",
+                                                  "--write-explicit", f"{folder}/m"],
+                               ["explore", "moniteo", "--max-states", "2000", "--write-explicit",
+                                f"{folder}/m"],
                                lambda f: read_explicit(f / "m") and None, _explicit_view),
         "write-explicit, fewer files": Case(
-            "write-explicit, fewer files", ["explore", "moniteo", "--write-explicit", f"{folder}/m"],
+            "write-explicit, fewer files", ["explore", "moniteo", "--max-states", "2000", "--write-explicit",
+                                            f"{folder}/m"],
             ["explore", _small_json(folder), "--write-explicit", f"{folder}/m"],
             lambda f: read_explicit(f / "m") and None, _explicit_view),
-        "export isabelle": Case("export isabelle", ["export", "isabelle", "seed_model", "-o", str(folder)],
-                                ["export", "isabelle", "example:seed", "moniteo", "-o", str(folder),
-                                 "--clean"],
+        "export isabelle": Case("export isabelle", ["export", "isabelle", "example:seed", "-o", str(folder)],
+                                ["export", "isabelle", "example:moniteo_rr", "-o", str(folder), "--clean"],
                                 lambda f: settle_unit(f / MANIFEST_NAME) and None, _export_view),
-        "check --report": Case("check --report", ["check", "seed_model", "--report", f"{folder}/r.md"],
+        "check --report": Case("check --report", ["check", "seed_model", "--property", "repartition_twice",
+                                                  "--report", f"{folder}/r.md"],
                                ["check", "moniteo", "--property", "eavesdrop_secret_report", "--report",
                                 f"{folder}/r.md"], lambda f: None, _report_view),
     }
@@ -190,7 +193,7 @@ def test_every_step_of_an_explicit_write(tmp_path: Path) -> None:
     case = cases(tmp_path / "out")["write-explicit, fewer files"]
     folder = tmp_path / "out"
     folder.mkdir(parents=True)
-    assert _quiet(case.old) == 0
+    assert _quiet(case.old) in (0, 1)
     restore(tmp_path / "old", folder)
     old = case.view(folder)
     whole = run_stopped_at(case.new, None)
@@ -205,8 +208,9 @@ def test_every_step_of_an_explicit_write(tmp_path: Path) -> None:
 
 @pytest.mark.parametrize("name", ["write-explicit", "export isabelle"])
 def test_concurrent_writers_leave_one_whole_set(tmp_path: Path, name: str, reuse_the_checks: Any) -> None:
-    """Two commands writing one set at the same moment, five times: afterwards flcheck reads one of the
-    two sets, whole (the writers of a folder take turns)."""
+    """Two commands writing one set at the same moment, twice: afterwards flcheck reads one of the two
+    sets, whole (the writers of a folder take turns; :mod:`tests.io.test_files` races four writers of a
+    set 20 times each)."""
     case = cases(tmp_path / "out")[name]
     if name == "export isabelle":  # each export the whole session (else its ROOT lists the other's too)
         case.old, case.new = [*case.old, "--clean"], [*case.new[:-1], "--clean"]
@@ -216,7 +220,7 @@ def test_concurrent_writers_leave_one_whole_set(tmp_path: Path, name: str, reuse
     for argv in (case.old, case.new):
         assert _quiet(argv) in (0, 1)  # computes the checks once, here
         views.append(case.view(folder))
-    for _ in range(5):
+    for _ in range(2):
         assert run_together([case.old, case.new]) in ([0, 0], [0, 1], [1, 0], [1, 1])
         case.read(folder)
         assert case.view(folder) in views and not litter(folder)

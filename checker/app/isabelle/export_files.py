@@ -38,34 +38,43 @@ MANIFEST_NAME = "SHA256SUMS"
 
 def export_texts(exports: Sequence[ScenarioExport]) -> dict[str, str]:
     """The files of an export of ``exports``: ``{file name: text}`` (base theory, scenario theories and
-    ``ROOT``). Two exports whose theories would share a file name (two scenario files with the same stem
-    in different folders) are an :class:`~checker.errors.InputError` naming both: one would silently
-    replace the other; the same export given twice is written once."""
+    ``ROOT``). Two exports whose theories would share a file name are refused
+    (:func:`distinct_theories`); the same export given twice is written once."""
     files = {f"{BASE_THEORY_NAME}.thy": base_theory_text()}
-    sources: dict[str, ScenarioExport] = {}
-    for exp in exports:
-        name = f"{theory_name(exp.name)}.thy"
-        if name in sources:
-            if _same_source(sources[name], exp):
-                continue
-            raise InputError(f"{_source_text(sources[name])} and {_source_text(exp)} would both be exported "
-                             f"as {name} (a theory is named after its scenario's file name)",
-                             expected="scenarios with distinct file names (rename one, or export them "
-                                      "into different directories)")
-        sources[name] = exp
-        files[name] = scenario_theory_text(exp)
+    keep = distinct_theories([(f"{theory_name(e.name)}.thy", _source_text(e), _identity(e)) for e in exports])
+    for i in keep:
+        files[f"{theory_name(exports[i].name)}.thy"] = scenario_theory_text(exports[i])
     files["ROOT"] = root_text([Path(f).stem for f in files if f.endswith(".thy")])
     return files
+
+
+def distinct_theories(items: Sequence[tuple[str, str, object]]) -> list[int]:
+    """The indices of ``items`` (``(theory file name, source as shown, identity)``) to export: the first
+    of each file name. Two sources of one file name (two scenario files with the same stem in different
+    folders) are an :class:`~checker.errors.InputError` naming both, since one would silently replace the
+    other; the same source twice (equal identities) is exported once."""
+    seen: dict[str, int] = {}
+    keep = []
+    for i, (name, source, identity) in enumerate(items):
+        if name in seen:
+            first = items[seen[name]]
+            if first[2] == identity:
+                continue
+            raise InputError(f"{first[1]} and {source} would both be exported as {name} (a theory is named "
+                             "after its scenario's file name)",
+                             expected="scenarios with distinct file names (rename one, or export them into "
+                                      "different directories)")
+        seen[name] = i
+        keep.append(i)
+    return keep
 
 
 def _source_text(exp: ScenarioExport) -> str:
     return str(exp.path) if exp.path is not None else exp.source
 
 
-def _same_source(a: ScenarioExport, b: ScenarioExport) -> bool:
-    if a.path is not None and b.path is not None:
-        return a.path.resolve() == b.path.resolve()
-    return a.path is None and b.path is None and a.source == b.source
+def _identity(exp: ScenarioExport) -> object:
+    return exp.path.resolve() if exp.path is not None else exp.source
 
 
 def write_export(files: dict[str, str], out_dir: str | Path, *, update_root: bool = True,
