@@ -258,33 +258,10 @@ def settle_unit(manifest: PathLike) -> dict[str, str] | None:
     (a file changed by hand, or a copy lost) and an :class:`InputError` says so: such a set is never
     read as it is."""
     path = Path(manifest)
-    directory = _parent(path)
     if not path.exists():
         return None
-    with _directory_lock(directory):
-        members = read_manifest(path)
-        if members is None:
-            return None
-        moved = False
-        for name, digest in members.items():
-            target = directory / name
-            if target.exists() and sha256_file(target) == digest:
-                continue
-            staged = directory / _staged_name(name, digest)
-            if staged.exists() and sha256_file(staged) == digest:
-                try:
-                    os.replace(staged, target)
-                except OSError as exc:
-                    raise os_error(target, exc) from None
-                moved = True
-                continue
-            state = "is missing" if not target.exists() else "does not match its SHA-256 there"
-            raise InputError(f"{target} {state} ({path}): the set was changed after flcheck wrote it, or "
-                             "an interrupted write lost its copies; write it again, or delete "
-                             f"{path.name} to read the files as they are")
-        if moved:
-            _fsync_dir(directory)
-    return members
+    with _directory_lock(_parent(path)):
+        return _settle_locked(path, strict=True)
 
 
 def write_unit(files: Mapping[Path, Content] | Mapping[str, Content], *, inputs: Iterable[PathLike] = (),
@@ -320,24 +297,39 @@ def write_unit(files: Mapping[Path, Content] | Mapping[str, Content], *, inputs:
         for directory in sorted(names):
             locks.enter_context(_directory_lock(directory))
         if manifest_path is not None and manifest_path.exists():
-            with contextlib.suppress(InputError, OSError):  # a set that matches nothing is replaced whole
-                _settle_locked(manifest_path)
+            with contextlib.suppress(InputError):  # a malformed manifest is replaced with the set
+                _settle_locked(manifest_path, strict=False)
         for directory, written in names.items():
             _remove_litter(directory, written)
         return _commit(targets, contents, manifest_path, removed)
 
 
-def _settle_locked(manifest: Path) -> None:
-    """:func:`settle_unit` for a writer that already holds the directory's lock (``flock`` locks of one
-    process on two descriptors of a directory would wait on each other)."""
+def _settle_locked(manifest: Path, *, strict: bool) -> dict[str, str] | None:
+    """:func:`settle_unit` once the directory's lock is held (``flock`` locks of one process on two
+    descriptors of a directory would wait on each other); ``strict=False`` (a writer about to replace
+    the set) leaves a file that matches nothing as it is instead of refusing it."""
     directory = _parent(manifest)
-    members = read_manifest(manifest) or {}
-    for name, digest in members.items():
+    members = read_manifest(manifest)
+    moved = False
+    for name, digest in (members or {}).items():
         target = directory / name
+        if target.exists() and sha256_file(target) == digest:
+            continue
         staged = directory / _staged_name(name, digest)
-        if staged.exists() and not (target.exists() and sha256_file(target) == digest):
-            if sha256_file(staged) == digest:
+        if staged.exists() and sha256_file(staged) == digest:
+            try:
                 os.replace(staged, target)
+            except OSError as exc:
+                raise os_error(target, exc) from None
+            moved = True
+        elif strict:
+            state = "is missing" if not target.exists() else "does not match its SHA-256 there"
+            raise InputError(f"{target} {state} ({manifest}): the set was changed after flcheck wrote it, "
+                             "or an interrupted write lost its copies; write it again, or delete "
+                             f"{manifest.name} to read the files as they are")
+    if moved:
+        _fsync_dir(directory)
+    return members
 
 
 def _commit(targets: list[Path], contents: list[Content], manifest: Path | None,
