@@ -265,7 +265,8 @@ def settle_unit(manifest: PathLike) -> dict[str, str] | None:
 
 
 def write_unit(files: Mapping[Path, Content] | Mapping[str, Content], *, inputs: Iterable[PathLike] = (),
-               manifest: PathLike | None = None, remove: Iterable[PathLike] = ()) -> list[Path]:
+               manifest: PathLike | None = None,
+               remove: Iterable[PathLike] | Callable[[], Iterable[PathLike]] = ()) -> list[Path]:
     """Write ``files`` (``{path: content}``) as one unit; returns the target paths, in order.
 
     Every target is checked with :func:`check_output_path` before anything is written; missing parent
@@ -274,11 +275,10 @@ def write_unit(files: Mapping[Path, Content] | Mapping[str, Content], *, inputs:
     committed and the files renamed into place (see the module docstring); without one, the files are
     renamed in the order given, so the last one is the commit point of the set (a report renamed after
     the pictures it links to, under new names). ``remove``: files the new set no longer has (removed
-    after the commit). An ``OSError`` becomes an :class:`InputError` naming the path and the reason;
-    the old files stay."""
+    after the commit; a function giving them is called once the directories are this writer's). An
+    ``OSError`` becomes an :class:`InputError` naming the path and the reason; the old files stay."""
     sources = list(inputs)
     targets = [check_output_path(p, sources) for p in files]
-    removed = [check_output_path(p, sources) for p in remove]  # the same rules as a replaced file
     contents = list(files.values())
     manifest_path = None if manifest is None else check_output_path(manifest, sources)
     if manifest_path is not None and any(_parent(t).resolve() != _parent(manifest_path).resolve()
@@ -301,6 +301,8 @@ def write_unit(files: Mapping[Path, Content] | Mapping[str, Content], *, inputs:
                 _settle_locked(manifest_path, strict=False)
         for directory, written in names.items():
             _remove_litter(directory, written)
+        # the files the set no longer has: the same rules as a replaced file
+        removed = [check_output_path(p, sources) for p in (remove() if callable(remove) else remove)]
         return _commit(targets, contents, manifest_path, removed)
 
 

@@ -87,19 +87,23 @@ def write_export(files: dict[str, str], out_dir: str | Path, *, update_root: boo
     the same directory accumulates a session); ``clean`` removes the ``.thy`` files this export does not
     write, with the commit. Returns the written paths, sorted (the manifest not included)."""
     directory = Path(out_dir)
-    stale = sorted(p for p in directory.glob("*.thy") if p.name not in files) if clean else []
     body: dict[Path, str | Callable[[str], None]] = {
         directory / name: text for name, text in sorted(files.items()) if name != "ROOT"}
     if "ROOT" in files:
         exported = [Path(f).stem for f in files if f.endswith(".thy")]
 
         def fill_root(tmp: str) -> None:
-            """ROOT, written once the directory is this writer's (the other theories it lists are the
-            ones there at that moment)."""
-            kept = [p.stem for p in directory.glob("*.thy") if p not in stale] if update_root else []
+            """ROOT, written once the directory is this writer's: with ``clean`` this export's theories,
+            else also every other theory there at that moment."""
+            kept = [p.stem for p in directory.glob("*.thy")] if update_root and not clean else []
             Path(tmp).write_text(root_text([*kept, *exported]), encoding="utf-8")
 
         body[directory / "ROOT"] = fill_root
+
+    def stale() -> list[Path]:
+        """The theories ``clean`` removes, found once the directory is this writer's."""
+        return sorted(p for p in directory.glob("*.thy") if p.name not in files) if clean else []
+
     written = write_unit(body, manifest=directory / MANIFEST_NAME, remove=stale, inputs=inputs)
     return sorted(written)
 
