@@ -246,22 +246,25 @@ def _every_instance_once(out: Path, grid: list[str]) -> None:
 
 
 def kill_sweeps(tmp_path: Path, kills: int, seed: int) -> dict[str, int]:
-    """Run a sweep of 4 instances in a subprocess and kill it with SIGKILL at a random moment, ``kills``
-    times, each run resuming where the file stands; a file that the runs completed is checked (every
-    instance exactly once) and started anew, so that the kills keep landing mid-sweep. A last run
-    completes the file. Returns where the kills landed: before any record, between records, after the
-    last one."""
+    """Run a sweep of 4 instances in a subprocess and kill it with SIGKILL at a random moment (up to the
+    time a whole run takes), ``kills`` times, each run resuming where the file stands; a file that the
+    runs completed is checked (every instance exactly once) and started anew, so that the kills keep
+    landing mid-sweep. A last run completes the file. Returns where the kills landed: before any
+    record, between records, after the last one."""
     scenario = tmp_path / "swarm.fl"
     scenario.write_text(FAMILY, encoding="utf-8")
     out = tmp_path / "r.jsonl"
     grid = [f"N={n}" for n in range(1, 5)]
     argv = [sys.executable, "-m", "checker", *_sweep_argv(scenario, out, "N=1..4")]
     rng = random.Random(seed)
+    first, last, whole = _record_times(argv, out)  # when a whole run writes its records, here and now
+    out.unlink()
     landed = {"before": 0, "between": 0, "after": 0}
-    for _ in range(kills):
+    for k in range(kills):
         before = out.read_bytes().count(b"\n") if out.exists() else 0
         proc = subprocess.Popen(argv, stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
-        time.sleep(rng.uniform(0.3, 5.0))
+        # every other kill anywhere in the run, the others while it writes its records
+        time.sleep(rng.uniform(0.0, whole) if k % 2 else rng.uniform(0.8 * first, last + 0.2))
         proc.send_signal(signal.SIGKILL)
         proc.wait()
         after = out.read_bytes().count(b"\n") if out.exists() else 0
@@ -273,6 +276,21 @@ def kill_sweeps(tmp_path: Path, kills: int, seed: int) -> dict[str, int]:
     assert done.returncode in (0, 1), done.stderr
     _every_instance_once(out, grid)
     return landed
+
+
+def _record_times(argv: list[str], out: Path) -> tuple[float, float, float]:
+    """Seconds from the start of a whole run to its first record, to its last one, and to its end."""
+    started = time.perf_counter()
+    proc = subprocess.Popen(argv, stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
+    seen: list[float] = []
+    lines = 0
+    while proc.poll() is None:
+        now = out.read_bytes().count(b"\n") if out.exists() else 0
+        seen += [time.perf_counter() - started] * (now - lines)
+        lines = now
+        time.sleep(0.01)
+    whole = time.perf_counter() - started
+    return (seen[0], seen[-1], whole) if seen else (0.0, whole, whole)
 
 
 def test_a_killed_sweep_resumes_quick(tmp_path: Path) -> None:

@@ -138,7 +138,7 @@ FAST = ["explore --write-explicit", "check --report .md", "sweep -o"]
 def _file_size_limit_case(tmp_path: Path, swarm: Path, name: str) -> None:
     target = tmp_path / OUTPUTS[name][1]
     data = _old_file(target)
-    done = run_with_file_size_limit(argv_of(name, tmp_path, swarm), 1000, tmp_path)
+    done = run_with_file_size_limit(argv_of(name, tmp_path, swarm), 100, tmp_path)
     assert done.returncode == 2, done.stderr
     assert "File too large" in done.stderr and "[EFBIG]" in done.stderr, done.stderr
     assert len(done.stderr.strip().splitlines()) == 1, done.stderr
