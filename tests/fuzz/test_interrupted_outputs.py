@@ -245,17 +245,19 @@ def _every_instance_once(out: Path, grid: list[str]) -> None:
     assert len(read_records(out)) == len(grid)
 
 
-def kill_sweeps(tmp_path: Path, kills: int, seed: int) -> dict[str, int]:
-    """Run a sweep of 4 instances in a subprocess and kill it with SIGKILL at a random moment (up to the
-    time a whole run takes), ``kills`` times, each run resuming where the file stands; a file that the
-    runs completed is checked (every instance exactly once) and started anew, so that the kills keep
-    landing mid-sweep. A last run completes the file. Returns where the kills landed: before any
-    record, between records, after the last one."""
+def kill_sweeps(tmp_path: Path, kills: int, seed: int, sizes: tuple[int, int] = (1, 4),
+                *options: str) -> dict[str, int]:
+    """Run a sweep of the swarm at ``sizes`` (N from, to) in a subprocess and kill it with SIGKILL at a
+    random moment (up to the time a whole run takes), ``kills`` times, each run resuming where the file
+    stands; a file that the runs completed is checked (every instance exactly once) and started anew, so
+    that the kills keep landing mid-sweep. A last run completes the file. Returns where the kills landed:
+    before any record, between records, after the last one."""
     scenario = tmp_path / "swarm.fl"
     scenario.write_text(FAMILY, encoding="utf-8")
     out = tmp_path / "r.jsonl"
-    grid = [f"N={n}" for n in range(1, 5)]
-    argv = [sys.executable, "-m", "checker", *_sweep_argv(scenario, out, "N=1..4")]
+    grid = [f"N={n}" for n in range(sizes[0], sizes[1] + 1)]
+    argv = [sys.executable, "-m", "checker", *_sweep_argv(scenario, out, f"N={sizes[0]}..{sizes[1]}"),
+            *options]
     rng = random.Random(seed)
     first, last, whole = _record_times(argv, out)  # when a whole run writes its records, here and now
     out.unlink()
@@ -299,7 +301,8 @@ def test_a_killed_sweep_resumes_quick(tmp_path: Path) -> None:
 
 @pytest.mark.slow
 def test_a_sweep_killed_100_times(tmp_path: Path) -> None:
-    landed = kill_sweeps(tmp_path, SLOW_RUNS, seed=3000)
+    # unreduced, the instances take 0.5 to 2 s each (a reduced one takes 0.05 s): room between records
+    landed = kill_sweeps(tmp_path, SLOW_RUNS, 3000, (4, 6), "--no-reduce")
     assert landed["between"] >= 10, landed  # the kills fell between records, not only around them
 
 
