@@ -106,8 +106,9 @@ def load_model(
         path = Path(path_or_paths if isinstance(path_or_paths, str | Path) else path_or_paths[0])
         if not path.exists():
             raise unknown_model(str(path))
-        return read_json(path)
-    return read_explicit(path_or_paths, probabilities=probabilities)
+        return read_json(path, max_memory_mb=limits.max_memory_mb if limits else None)
+    return read_explicit(path_or_paths, probabilities=probabilities,
+                         max_memory_mb=limits.max_memory_mb if limits else None)
 
 
 # ------------------------------------------------------------------------------------------------

@@ -6,24 +6,30 @@ trees and privacy distributions; ``scenario`` with locations, links and placemen
 flmodel. Pictures (matplotlib, Agg backend): the location graph (networkx spring layout, seeded) with
 the actors at their locations, each attack tree (a top-down layered drawing), and for each privacy
 property the two output distributions with the per-outcome log-ratio against ±ε. HTML embeds the
-images as base64; Markdown writes them beside the ``.md`` file. Files are written atomically.
+images as base64; Markdown writes them beside the ``.md`` file, under names taken from their content, as
+one unit with the report (an interrupted write leaves the old report and pictures, or the new ones).
+Every text that comes from the input is escaped for the format (Markdown: :func:`md_text`,
+:func:`md_code`, :func:`md_block`; HTML: ``html.escape``).
 """
 
 from __future__ import annotations
 
 import base64
+import glob
+import hashlib
 import html
 import io
 import math
+import re
 from collections.abc import Callable, Iterable
 from pathlib import Path
 from typing import Any
 
 from checker.attack_trees.export import display_children, node_label
-from checker.io.files import write_atomic
-from checker.io.render import value_text
+from checker.io.files import write_unit
+from checker.io.render import TerminalText, terminal_text, value_text
 
-__all__ = ["figure_png", "render_table", "write_report"]
+__all__ = ["figure_png", "md_block", "md_code", "md_text", "render_table", "write_report"]
 
 
 def _cell(text: str, width: int | None) -> str:
@@ -98,13 +104,14 @@ def render_table(report: Any, *, evidence_width: int | None = 90, colour: bool =
                      _cell(r.evidence, evidence_width)))
     from checker.cli.tables import table_text  # lazy: the one table renderer (rich only on a terminal)
 
-    lines = [head, "", table_text(rows, rule=True, colour=colour)]
+    lines = [terminal_text(head), "", table_text(rows, rule=True, colour=colour)]
     counts: dict[str, int] = {}
     for r in report.results:
         counts[str(r.verdict)] = counts.get(str(r.verdict), 0) + 1
     lines.append("")
     lines.append(", ".join(f"{n} {v}" for v, n in counts.items()) or "no properties")
-    return "\n".join(lines)
+    text = "\n".join(lines)  # the header escaped here, the cells by the table
+    return TerminalText(text) if colour else text
 
 
 # ------------------------------------------------------------------------------------------ pictures
@@ -293,79 +300,135 @@ def _pictures(report: Any) -> list[tuple[str, str, bytes]]:
     return out
 
 
+def md_text(text: object) -> str:
+    """Text from the input as inline CommonMark that renders as that text: one line, its control
+    characters shown as escapes (:func:`checker.io.render.terminal_text`), and every character that could
+    open markup (emphasis, links, images, raw HTML, entities, table cells, code) escaped with a
+    backslash, so a title ``<script>...`` is shown, never run.
+
+    >>> print(md_text("<b>*x*</b> | [y](z) a_b _c_"))
+    \\<b\\>\\*x\\*\\</b\\> \\| \\[y\\](z) a_b \\_c\\_
+    """
+    one_line = terminal_text(" ".join(str(text).splitlines()))
+    # "_" between two letters or digits can neither open nor close emphasis: left as it is (snake_case)
+    return re.sub(r"([\\`*\[\]<>&|!~#]|(?<![A-Za-z0-9])_|_(?![A-Za-z0-9]))", r"\\\1", one_line)
+
+
+def md_code(text: object, *, in_table: bool = False) -> str:
+    """Text from the input as a CommonMark code span (shown literally: no markup, no HTML), delimited by
+    one backtick more than its longest run of backticks; ``in_table``: ``|`` escaped for a table cell."""
+    one_line = terminal_text(" ".join(str(text).splitlines()))
+    fence = "`" * (max((len(r) for r in re.findall(r"`+", one_line)), default=0) + 1)
+    pad = " " if one_line.startswith(("`", " ")) or one_line.endswith(("`", " ")) else ""
+    span = f"{fence}{pad}{one_line}{pad}{fence}"
+    return span.replace("|", "\\|") if in_table else span
+
+
+def md_block(lines: Iterable[str]) -> list[str]:
+    """Lines from the input as a fenced CommonMark code block (shown literally), fenced by more backticks
+    than any run in them."""
+    body = [terminal_text(str(line)) for line in lines]
+    longest = max((len(r) for line in body for r in re.findall(r"`+", line)), default=0)
+    fence = "`" * max(3, longest + 1)
+    return [fence, *body, fence]
+
+
+#: A picture file of a Markdown report: ``<report stem>_<picture>.<first 12 hex digits of its SHA-256>.png``.
+_PICTURE_NAME = r"{stem}_[A-Za-z0-9_-]+\.[0-9a-f]{{12}}\.png"
+
+
+def _picture_file(report: Path, picture: str, png: bytes) -> Path:
+    """Where a picture of a Markdown report goes: beside the report, named after its content, so that the
+    new report's pictures never replace the old report's (the old report stays whole until the new one
+    replaces it)."""
+    safe = re.sub(r"[^A-Za-z0-9_-]", "_", picture)
+    return report.with_name(f"{report.stem}_{safe}.{hashlib.sha256(png).hexdigest()[:12]}.png")
+
+
 def write_report(report: Any, path: str | Path, *, inputs: Iterable[str | Path] = ()) -> list[Path]:
     """Write the Markdown (``.md``) or HTML (``.html``/``.htm``) report; returns the files written.
-    Markdown pictures go beside the report as ``<stem>_<picture>.png``. No file is written over one of
-    ``inputs`` (the command's input files): :class:`checker.errors.InputError` instead."""
+
+    Markdown pictures go beside the report as ``<stem>_<picture>.<hash>.png``, named after their content
+    and written with the report as one unit (:func:`checker.io.files.write_unit`): the pictures first,
+    under their new names, then the report over the old one (the commit point), then the old report's
+    pictures are removed. An interrupted write leaves the old report with its own pictures, or the new
+    one with its own. Every text that comes from the input (title, names, formulas, evidence, the
+    scenario) is escaped (:func:`md_text`, :func:`md_code`, :func:`md_block`; HTML: ``html.escape``). No
+    file is written over one of ``inputs`` (the command's input files):
+    :class:`checker.errors.InputError` instead."""
     inputs = list(inputs)
     p = Path(path)
     suffix = p.suffix.lower()
     if suffix not in (".md", ".html", ".htm"):
         raise ValueError(f"report file must end in .md or .html, got {p.name!r}")
     pics = _pictures(report)
-    written: list[Path] = []
     k = report.kripke
     summary = (f"{k.num_states} states, {k.num_transitions} transitions"
                + ("" if k.complete else f" (incomplete: {k.limit_reason})")
                + f"; explored in {report.explore_seconds:.2f} s, total {report.total_seconds:.2f} s")
     sysdesc = report.to_json().get("system", {})
     if suffix == ".md":
-        lines = [f"# flcheck report: {report.scenario.name}", "",
-                 f"Scenario file: `{report.scenario_path}`",
-                 "", summary, "", "## System", ""]
-        lines += [f"- {k_}: {v}" for k_, v in sysdesc.items()]
+        lines = [f"# flcheck report: {md_text(report.scenario.name)}", "",
+                 f"Scenario file: {md_code(report.scenario_path)}",
+                 "", md_text(summary), "", "## System", ""]
+        lines += [f"- {md_text(k_)}: {md_text(v)}" for k_, v in sysdesc.items()]
         lines += ["", "## Properties", "", "| property | kind | formula | verdict | figure | evidence |",
                   "|---|---|---|---|---|---|"]
         for r in report.results:
-            ev = r.evidence.replace("|", "\\|")
             said = statement_text(report, r)
-            formula = f"`{said}`".replace("|", "\\|") if said else ""
-            lines.append(f"| {r.name} | {r.kind} | {formula} | **{r.verdict}** | {r.value_text} | {ev} |")
+            formula = md_code(said, in_table=True) if said else ""
+            lines.append(f"| {md_text(r.name)} | {md_text(r.kind)} | {formula} | **{md_text(r.verdict)}** | "
+                         f"{md_text(r.value_text)} | {md_text(r.evidence)} |")
         if report.artefacts.get("accounting") is not None:
             lines += ["", report.artefacts["accounting"].section(html_output=False)]
         violations = _violations(report)
         if violations:
             lines += ["", "## Counterexamples", ""]
             for name, formula, steps in violations:
-                lines += [f"### {name}: `{formula}`", "", "```", *steps, "```", ""]
+                lines += [f"### {md_text(name)}: {md_code(formula)}", "", *md_block(steps), ""]
         lines += ["", "## Pictures", ""]
+        files: dict[Path, bytes] = {}
         for stem, caption, png in pics:
-            fname = f"{p.stem}_{stem}.png"
-            write_atomic(p.with_name(fname), png, inputs=inputs)
-            written.append(p.with_name(fname))
-            lines += [f"### {caption}", "", f"![{caption}]({fname})", ""]
-        lines += ["## Scenario", "", "```", report.scenario.to_text().rstrip(), "```", ""]
-        write_atomic(p, "\n".join(lines).encode("utf-8"), inputs=inputs)
-    else:
-        esc = html.escape
-        rows = "".join(
-            f"<tr class='{esc(str(r.verdict)).replace(' ', '-')}'><td>{esc(r.name)}</td>"
-            f"<td>{esc(r.kind)}</td><td><code>{esc(statement_text(report, r))}</code></td>"
-            f"<td><b>{esc(str(r.verdict))}</b></td><td>{esc(r.value_text)}</td><td>{esc(r.evidence)}</td></tr>"
-            for r in report.results)
-        cex = "".join(f"<h3>{esc(name)}: <code>{esc(formula)}</code></h3>"
-                      f"<pre>{esc(chr(10).join(lines))}</pre>"
-                      for name, formula, lines in _violations(report))
-        if cex:
-            cex = "<h2>Counterexamples</h2>" + cex
-        if report.artefacts.get("accounting") is not None:
-            cex = report.artefacts["accounting"].section(html_output=True) + cex
-        imgs = "".join(
-            f"<h3>{esc(c)}</h3><img alt='{esc(c)}' src='data:image/png;base64,"
-            f"{base64.b64encode(png).decode('ascii')}'/>" for _, c, png in pics)
-        sysrows = "".join(f"<li>{esc(str(k_))}: {esc(str(v))}</li>" for k_, v in sysdesc.items())
-        doc = (
-            "<!DOCTYPE html><html><head><meta charset='utf-8'>"
-            f"<title>flcheck report: {esc(report.scenario.name)}</title><style>"
-            "body{font-family:sans-serif;max-width:1100px;margin:auto}table{border-collapse:collapse}"
-            "td,th{border:1px solid #ccc;padding:4px;vertical-align:top;font-size:13px}"
-            ".holds td:nth-child(4){color:#2a7}.violated td:nth-child(4){color:#c22}"
-            ".unknown td:nth-child(4){color:#b80}img{max-width:100%}</style></head><body>"
-            f"<h1>flcheck report: {esc(report.scenario.name)}</h1><p>Scenario file: <code>"
-            f"{esc(report.scenario_path)}</code></p><p>{esc(summary)}</p><h2>System</h2><ul>{sysrows}</ul>"
-            "<h2>Properties</h2><table><tr><th>property</th><th>kind</th><th>formula</th><th>verdict</th>"
-            f"<th>figure</th><th>evidence</th></tr>{rows}</table>{cex}<h2>Pictures</h2>{imgs}"
-            f"<h2>Scenario</h2><pre>{esc(report.scenario.to_text())}</pre></body></html>")
-        write_atomic(p, doc.encode("utf-8"), inputs=inputs)
-    written.insert(0, p)
-    return written
+            picture = _picture_file(p, stem, png)
+            files[picture] = png
+            lines += [f"### {md_text(caption)}", "", f"![{md_text(caption)}](<{picture.name}>)", ""]
+        lines += ["## Scenario", "", *md_block(report.scenario.to_text().rstrip().splitlines()), ""]
+        files[p] = "\n".join(lines).encode("utf-8")  # last: the commit point of the set
+        pattern = re.compile(_PICTURE_NAME.format(stem=re.escape(p.stem)))
+        stale = [q for q in p.parent.glob(f"{glob.escape(p.stem)}_*.png")
+                 if pattern.fullmatch(q.name) and q not in files] if p.parent.is_dir() else []
+        written = write_unit(files, inputs=inputs, remove=stale)
+        return [written[-1], *written[:-1]]
+
+    def esc(text: str) -> str:
+        return html.escape(terminal_text(text))
+
+    rows = "".join(
+        f"<tr class='{esc(str(r.verdict)).replace(' ', '-')}'><td>{esc(r.name)}</td>"
+        f"<td>{esc(r.kind)}</td><td><code>{esc(statement_text(report, r))}</code></td>"
+        f"<td><b>{esc(str(r.verdict))}</b></td><td>{esc(r.value_text)}</td><td>{esc(r.evidence)}</td></tr>"
+        for r in report.results)
+    cex = "".join(f"<h3>{esc(name)}: <code>{esc(formula)}</code></h3>"
+                  f"<pre>{esc(chr(10).join(lines))}</pre>"
+                  for name, formula, lines in _violations(report))
+    if cex:
+        cex = "<h2>Counterexamples</h2>" + cex
+    if report.artefacts.get("accounting") is not None:
+        cex = report.artefacts["accounting"].section(html_output=True) + cex
+    imgs = "".join(
+        f"<h3>{esc(c)}</h3><img alt='{esc(c)}' src='data:image/png;base64,"
+        f"{base64.b64encode(png).decode('ascii')}'/>" for _, c, png in pics)
+    sysrows = "".join(f"<li>{esc(str(k_))}: {esc(str(v))}</li>" for k_, v in sysdesc.items())
+    doc = (
+        "<!DOCTYPE html><html><head><meta charset='utf-8'>"
+        f"<title>flcheck report: {esc(report.scenario.name)}</title><style>"
+        "body{font-family:sans-serif;max-width:1100px;margin:auto}table{border-collapse:collapse}"
+        "td,th{border:1px solid #ccc;padding:4px;vertical-align:top;font-size:13px}"
+        ".holds td:nth-child(4){color:#2a7}.violated td:nth-child(4){color:#c22}"
+        ".unknown td:nth-child(4){color:#b80}img{max-width:100%}</style></head><body>"
+        f"<h1>flcheck report: {esc(report.scenario.name)}</h1><p>Scenario file: <code>"
+        f"{esc(str(report.scenario_path))}</code></p><p>{esc(summary)}</p><h2>System</h2><ul>{sysrows}</ul>"
+        "<h2>Properties</h2><table><tr><th>property</th><th>kind</th><th>formula</th><th>verdict</th>"
+        f"<th>figure</th><th>evidence</th></tr>{rows}</table>{cex}<h2>Pictures</h2>{imgs}"
+        f"<h2>Scenario</h2><pre>{esc(report.scenario.to_text())}</pre></body></html>")
+    return write_unit({p: doc.encode("utf-8")}, inputs=inputs)

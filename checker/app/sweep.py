@@ -12,16 +12,22 @@ largest δ(ε) = max(E_{e^ε}(P0‖P1), E_{e^ε}(P1‖P0)) at each property's st
 reading, :func:`checker.privacy.ni_fl_dp.delta_for_epsilon`).
 
 :func:`run_sweep` streams records to a JSON-lines file as they finish (one ``write`` + ``fsync`` per line,
-so a killed sweep keeps every finished instance) and skips the instances the file already holds for the
-same scenario text (its SHA-256) and limits: a rerun resumes. Two engines run the instances: Dask
-(``dask.distributed``: a ``LocalCluster`` of ``jobs`` single-threaded worker processes, or an existing
-cluster by scheduler address; a worker that dies is replaced by its nanny and its task rescheduled) or,
-without Dask, a :class:`concurrent.futures.ProcessPoolExecutor` (a pool broken by a dying worker is
-restarted and its unfinished instances resubmitted, each at most :data:`MAX_ATTEMPTS` times).
+so a killed sweep keeps every finished instance; a write that fails, e.g. on a full disk, is undone to
+the last whole line) and skips the instances the file already holds for the same scenario text (its
+SHA-256) and limits: a rerun resumes, after cutting off a last line that a killed sweep or a full disk
+left incomplete (its instance runs again; nothing is ever appended to a cut line). One sweep at a time
+writes a results file (a lock file ``FILE.lock`` names the holder; a second sweep is refused), and the
+workers of a sweep die with it, even when it is killed with SIGKILL (:func:`exit_with`). Two engines run
+the instances: Dask (``dask.distributed``: a ``LocalCluster`` of ``jobs`` single-threaded worker
+processes, or an existing cluster by scheduler address; a worker that dies is replaced by its nanny and
+its task rescheduled) or, without Dask, a :class:`concurrent.futures.ProcessPoolExecutor` (a pool broken
+by a dying worker is restarted and its unfinished instances resubmitted, each at most
+:data:`MAX_ATTEMPTS` times).
 """
 
 from __future__ import annotations
 
+import contextlib
 import hashlib
 import itertools
 import json
@@ -42,6 +48,16 @@ __all__ = ["SweepSpec", "SweepSummary", "dask_available", "grid", "instance_key"
 
 #: How often a process-pool instance is resubmitted after its pool broke before it is recorded ``crashed``.
 MAX_ATTEMPTS = 3
+
+#: How a sweep's own Dask ``LocalCluster`` uses the network: every server on the loopback interface, and no
+#: dashboard. ``dashboard_address=None`` alone does not do it: ``LocalCluster`` then passes
+#: ``dashboard=False`` but the scheduler still starts its HTTP server (health and metrics routes) at its
+#: default port, 8787 on the scheduler's host (``distributed.node.ServerNode.start_http_server`` falls
+#: back to ``default_port`` when the address is ``None``); an explicit loopback address on port 0 gives it
+#: a free port on loopback instead.
+LOCAL_CLUSTER_NETWORK: dict[str, Any] = {
+    "host": "127.0.0.1", "dashboard_address": None, "worker_dashboard_address": None,
+    "scheduler_kwargs": {"dashboard": False, "dashboard_address": "127.0.0.1:0"}}
 
 #: Record statuses; a rerun skips every recorded instance but a ``crashed`` one.
 STATUSES = ("ok", "incomplete", "error", "failed", "crashed")
@@ -200,23 +216,106 @@ def read_records(path: str | Path) -> list[Record]:
     return out
 
 
-def warm_up() -> int:
-    """Import the check pipeline in a worker before its first instance (so that an instance's seconds
-    are its own, not the worker's start-up); returns the worker's process id."""
+def warm_up(sweep_pid: int | None = None) -> int:
+    """Prepare a worker before its first instance: import the check pipeline (so that an instance's
+    seconds are its own, not the worker's start-up) and, given the sweep's process id, make the worker
+    die with the sweep (:func:`exit_with`: a sweep killed with SIGKILL leaves no worker running). Returns
+    the worker's process id."""
     import checker.app.check  # noqa: F401  # lazy: this import is the point (a worker's start-up)
 
+    if sweep_pid is not None:
+        exit_with(sweep_pid)
     return os.getpid()
 
 
+def exit_with(pid: int) -> None:
+    """Exit this process as soon as the process ``pid`` has ended, whatever ended it (a watcher thread;
+    Linux's ``pidfd_open`` refers to that very process, so a reused id cannot fool it; elsewhere its
+    liveness is polled twice a second)."""
+    import select  # lazy: only workers watch
+    import threading  # lazy: only workers watch
+
+    def watch() -> None:
+        try:
+            fd = os.pidfd_open(pid)
+        except (AttributeError, OSError):
+            fd = None
+        if fd is not None:
+            select.select([fd], [], [])
+        else:
+            while True:
+                try:
+                    os.kill(pid, 0)
+                except ProcessLookupError:
+                    break
+                except PermissionError:
+                    pass
+                time.sleep(0.5)
+        os._exit(1)  # the sweep is gone: nobody will read this worker's result
+
+    threading.Thread(target=watch, name=f"flcheck-exit-with-{pid}", daemon=True).start()
+
+
+def repair_tail(path: Path) -> int:
+    """Cut a last line that does not end in a newline (a sweep killed, or a disk filled, while writing
+    it) off the results file, so that the next record never lands on it; returns the bytes removed (its
+    instance runs again)."""
+    try:
+        with open(path, "rb+") as fh:
+            size = fh.seek(0, os.SEEK_END)
+            if size == 0:
+                return 0
+            fh.seek(size - 1)
+            if fh.read(1) == b"\n":
+                return 0
+            keep, step = 0, 1 << 16
+            pos = size
+            while pos > 0:  # the last newline, read backwards in blocks
+                start = max(0, pos - step)
+                fh.seek(start)
+                block = fh.read(pos - start)
+                nl = block.rfind(b"\n")
+                if nl >= 0:
+                    keep = start + nl + 1
+                    break
+                pos = start
+            fh.truncate(keep)
+            fh.flush()
+            os.fsync(fh.fileno())
+            return size - keep
+    except FileNotFoundError:
+        return 0
+    except OSError as exc:
+        from checker.io.files import os_error  # lazy: with the writer
+
+        raise os_error(path, exc, "repair") from None
+
+
 def _append(path: Path, record: Record, envelope: Callable[[Record], Record]) -> None:
-    """Append one record as a JSON line, flushed and fsync'ed (the file survives a killed sweep)."""
+    """Append one record as a JSON line, flushed and fsync'ed (the file survives a killed sweep). A write
+    that fails (a full disk) is undone to the last whole line and becomes an exit-2 error naming the
+    file and the system's reason."""
+    from checker.io.files import os_error  # lazy: with the writer
     from checker.io.render import dumps  # lazy: the strict-JSON encoder
 
-    text = dumps(envelope(record), indent=None) + "\n"
-    with open(path, "a", encoding="utf-8") as fh:
-        fh.write(text)
-        fh.flush()
-        os.fsync(fh.fileno())
+    data = (dumps(envelope(record), indent=None) + "\n").encode("utf-8")
+    try:
+        fd = os.open(path, os.O_WRONLY | os.O_APPEND | os.O_CREAT, 0o666)
+    except OSError as exc:
+        raise os_error(path, exc) from None
+    try:
+        size = os.fstat(fd).st_size
+        try:
+            view = memoryview(data)
+            while view:
+                view = view[os.write(fd, view):]
+            os.fsync(fd)
+        except OSError as exc:
+            with contextlib.suppress(OSError):
+                os.ftruncate(fd, size)  # no cut line is left behind
+            raise os_error(path, exc) from None
+    finally:
+        os.close(fd)
 
 
 @dataclass
@@ -230,6 +329,8 @@ class SweepSummary:
     engine: str
     seconds: float
     statuses: dict[str, int] = field(default_factory=dict)
+    #: Bytes of a cut last line removed from the results file before the run (its instance ran again).
+    repaired: int = 0
 
 
 Progress = Callable[[Record, int, int], None]
@@ -254,8 +355,10 @@ def _run_processes(spec: SweepSpec, todo: list[dict[str, int]], jobs: int) -> It
     attempts = {instance_key(d): 0 for d in todo}
     pending = list(todo)
     while pending:
-        with ProcessPoolExecutor(max_workers=jobs, mp_context=multiprocessing.get_context("spawn"),
-                                 initializer=warm_up) as pool:
+        pool = ProcessPoolExecutor(max_workers=jobs, mp_context=multiprocessing.get_context("spawn"),
+                                   initializer=warm_up, initargs=(os.getpid(),))
+        finished = False
+        try:
             futures: dict[Future[Record], dict[str, int]] = {
                 pool.submit(run_instance, spec, d): d for d in pending}
             pending = []
@@ -264,7 +367,7 @@ def _run_processes(spec: SweepSpec, todo: list[dict[str, int]], jobs: int) -> It
                 for fut in done:
                     defines = futures.pop(fut)
                     try:
-                        yield fut.result()
+                        record = fut.result()
                     except BrokenProcessPool:
                         key = instance_key(defines)
                         attempts[key] += 1
@@ -272,14 +375,36 @@ def _run_processes(spec: SweepSpec, todo: list[dict[str, int]], jobs: int) -> It
                             yield _crashed(spec, defines, f"worker process died {attempts[key]} times")
                         else:
                             pending.append(defines)
+                    else:
+                        yield record
+            finished = True
+        finally:
+            if finished:
+                pool.shutdown(wait=True)
+            else:  # stopped early (an error, Ctrl-C): the running instances are abandoned, not awaited
+                _stop_pool(pool)
 
 
-def _run_dask(spec: SweepSpec, todo: list[dict[str, int]], client: Any) -> Iterator[Record]:
+def _stop_pool(pool: ProcessPoolExecutor) -> None:
+    """Shut a pool down without waiting for its running instances: cancel the queued ones and kill the
+    workers."""
+    processes = list(getattr(pool, "_processes", {}).values())
+    pool.shutdown(wait=False, cancel_futures=True)
+    for process in processes:
+        with contextlib.suppress(Exception):
+            process.kill()
+    for process in processes:
+        with contextlib.suppress(Exception):
+            process.join(timeout=5)
+
+
+def _run_dask(spec: SweepSpec, todo: list[dict[str, int]], client: Any, own: bool) -> Iterator[Record]:
     """Run ``todo`` on a Dask client, yielding records as they finish (a task whose workers kept dying,
-    Dask's ``KilledWorker``, is recorded ``crashed``)."""
+    Dask's ``KilledWorker``, is recorded ``crashed``). The workers of the sweep's ``own`` cluster die
+    with it; those of a cluster it was given (``--scheduler``, a client) are someone else's."""
     from distributed import as_completed  # lazy: optional dependency
 
-    client.run(warm_up)
+    client.run(warm_up, os.getpid() if own else None)
     futures = {client.submit(run_instance, spec, d, pure=False, key=f"flcheck-sweep-{instance_key(d)}-"
                              f"{os.getpid()}-{time.monotonic_ns()}"): d for d in todo}
     for fut in as_completed(list(futures)):
@@ -301,10 +426,24 @@ def run_sweep(spec: SweepSpec, values: Mapping[str, Sequence[int]], out: str | P
     ``engine``: ``dask`` (``client``, else a cluster at ``scheduler``, else a ``LocalCluster`` of ``jobs``
     workers), ``processes`` (a process pool of ``jobs``) or ``auto`` (Dask when installed or asked for
     by ``scheduler``/``client``). ``progress(record, finished, total)`` is called after each record is
-    written; an exception it raises stops the sweep (finished records stay in the file). ``envelope``
-    wraps each record before it is written (the CLI's JSON envelope)."""
+    written; an exception it raises stops the sweep (finished records stay in the file, the running
+    instances are abandoned). ``envelope`` wraps each record before it is written (the CLI's JSON
+    envelope). The results file is locked for the run (:func:`checker.io.files.exclusive_lock`: another
+    sweep on it is an :class:`InputError`), and a cut last line is removed first (:func:`repair_tail`)."""
+    from checker.io.files import check_output_path, exclusive_lock  # lazy: with the writer
+
+    out = check_output_path(out, [spec.scenario])  # not a directory, special or write-protected file
+    with exclusive_lock(out, "flcheck sweep"):
+        return _run_sweep_locked(spec, values, out, engine=engine, jobs=jobs, scheduler=scheduler,
+                                 client=client, progress=progress, envelope=envelope)
+
+
+def _run_sweep_locked(spec: SweepSpec, values: Mapping[str, Sequence[int]], out: Path, *, engine: str,
+                      jobs: int, scheduler: str | None, client: Any, progress: Progress | None,
+                      envelope: Callable[[Record], Record]) -> SweepSummary:
+    """:func:`run_sweep` once the results file's lock is held."""
     t0 = time.perf_counter()
-    out = Path(out)
+    repaired = repair_tail(out)
     instances = grid(values)
     done: dict[str, Record] = {}
     for rec in read_records(out):
@@ -321,12 +460,17 @@ def run_sweep(spec: SweepSpec, values: Mapping[str, Sequence[int]], out: str | P
 
     def collect(records: Iterator[Record]) -> None:
         nonlocal finished
-        for rec in records:
-            _append(out, rec, envelope)
-            results[rec["instance"]] = rec
-            finished += 1
-            if progress is not None:
-                progress(rec, finished, len(instances))
+        try:
+            for rec in records:
+                _append(out, rec, envelope)
+                results[rec["instance"]] = rec
+                finished += 1
+                if progress is not None:
+                    progress(rec, finished, len(instances))
+        finally:
+            close = getattr(records, "close", None)
+            if close is not None:
+                close()  # a generator stopped early stops its engine (no worker left running)
 
     if todo:
         if engine == "dask":
@@ -338,10 +482,10 @@ def run_sweep(spec: SweepSpec, values: Mapping[str, Sequence[int]], out: str | P
                     own = client = Client(scheduler, timeout="20s")
                 else:
                     cluster = LocalCluster(n_workers=jobs, threads_per_worker=1, processes=True,
-                                           dashboard_address=None)
+                                           **LOCAL_CLUSTER_NETWORK)
                     own = client = Client(cluster)
             try:
-                collect(_run_dask(spec, todo, client))
+                collect(_run_dask(spec, todo, client, own is not None and scheduler is None))
             finally:
                 if own is not None:
                     cluster_of = getattr(own, "cluster", None)
@@ -355,7 +499,7 @@ def run_sweep(spec: SweepSpec, values: Mapping[str, Sequence[int]], out: str | P
     for rec in records:
         statuses[rec["status"]] = statuses.get(rec["status"], 0) + 1
     return SweepSummary(records, len(todo), len(instances) - len(todo), engine, time.perf_counter() - t0,
-                        statuses)
+                        statuses, repaired)
 
 
 # ------------------------------------------------------------------------------------------ outputs

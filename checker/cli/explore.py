@@ -27,7 +27,7 @@ from checker.errors import InputError
 from checker.io.dot import write_dot
 from checker.io.files import check_output_path
 from checker.io.kripke_json import write_json
-from checker.io.prism import write_explicit
+from checker.io.prism import MANIFEST_SUFFIX, write_explicit
 from checker.mc.explore import Limits, depth_of_structure, explorer_of, stderr_progress
 from checker.mc.kripke import Kripke
 from checker.verdict import EXIT_HOLDS, EXIT_VIOLATED
@@ -88,7 +88,7 @@ def _outputs(args: argparse.Namespace) -> list[str]:
     """Every file the options ask to write (the explicit files as their possible names)."""
     out = []
     if args.write_explicit:
-        out += [args.write_explicit + suffix for suffix in EXPLICIT_SUFFIXES]
+        out += [args.write_explicit + suffix for suffix in (*EXPLICIT_SUFFIXES, MANIFEST_SUFFIX)]
     if args.write_json:
         out.append(args.write_json)
     if args.write_dot:
@@ -125,7 +125,8 @@ def run(args: argparse.Namespace) -> int:
                          "--write-json / --write-explicit)")
     written = []
     if args.write_explicit:
-        written += [str(p) for p in write_explicit(kripke, args.write_explicit, flavor=args.flavor)]
+        written += [str(p) for p in write_explicit(kripke, args.write_explicit, flavor=args.flavor,
+                                                   inputs=inputs)]
     if args.write_json:
         written.append(str(write_json(kripke, args.write_json)))
     if args.write_dot:
@@ -153,7 +154,8 @@ def register(sub: argparse._SubParsersAction) -> None:
     add_model_options(e)
     e.add_argument("--json", action="store_true", help="print the result as JSON")
     e.add_argument("--write-explicit", metavar="PREFIX",
-                   help="write PREFIX.tra/.lab(/.sta) in the PRISM/Storm explicit format")
+                   help="write PREFIX.tra/.lab(/.sta) in the PRISM/Storm explicit format, as one set with "
+                        "the manifest PREFIX.sha256 (an interrupted write leaves the old set or the new)")
     e.add_argument("--flavor", choices=["storm", "prism"], default="storm", help="explicit-format flavour")
     e.add_argument("--write-json", metavar="FILE", type=output_file, help="write the JSON Kripke format")
     e.add_argument("--write-dot", metavar="FILE", type=output_file, help="write Graphviz DOT")

@@ -7,7 +7,8 @@
 ``flcheck export isabelle --bundled --clean -o theories/`` regenerates it; ``--clean`` removes stale
 theories, but only once the whole export has been generated). The command writes
 ``FL_Infrastructure.thy``, one ``Scenario_<name>.thy`` per scenario and ``ROOT`` into ``DIR``
-(atomically, file by file; the ROOT lists every theory in ``DIR``),
+(as one set with the manifest ``SHA256SUMS``: an interrupted export leaves the old files or the new;
+the ROOT lists every theory in ``DIR``; two scenarios whose theories would share a name are refused),
 then syntax-checks the whole directory with the Isabelle-subset grammar. Exit 0 when the export passes
 the syntax check, 1 when it does not (the issues are printed), 2 on bad input. ``--json`` prints
 ``{"output", "syntax_ok", "issues", "written": [{"path", "lemmas", "with_proof", "oops"}]}`` instead of
@@ -25,12 +26,20 @@ from collections.abc import Mapping
 from pathlib import Path
 from typing import Any
 
-from checker.app.isabelle.export_files import export_texts, proof_summary, write_export
-from checker.app.isabelle.sources import golden_specs, load_export
+from checker.app.isabelle.base import BASE_THEORY_NAME
+from checker.app.isabelle.export_files import (
+    MANIFEST_NAME,
+    distinct_theories,
+    export_texts,
+    proof_summary,
+    write_export,
+)
+from checker.app.isabelle.sources import export_source, golden_specs, load_export
 from checker.app.isabelle.syntax import check_export_dir
 from checker.cli.json_output import emit_json
 from checker.cli.options import output_directory, positive_int
 from checker.errors import InputError
+from checker.io.files import check_output_path
 from checker.mc.explore import Limits
 from checker.verdict import EXIT_HOLDS
 
@@ -42,14 +51,14 @@ def run_isabelle(args: argparse.Namespace) -> int:
         specs += [s for s in golden_specs() if s not in specs]
     if not specs:
         raise InputError("give a SCENARIO or --bundled")
+    for name in (f"{BASE_THEORY_NAME}.thy", "ROOT", MANIFEST_NAME):  # before the scenarios are checked
+        check_output_path(Path(args.output) / name)
+    specs = [specs[i] for i in distinct_theories([export_source(spec) for spec in specs])]
     exports = [load_export(spec, limits=limits) for spec in specs]
     files = export_texts(exports)
-    if args.clean:  # only after every theory was generated: a failed export leaves DIR untouched
-        out = Path(args.output)
-        for stale in sorted(out.glob("*.thy")) if out.is_dir() else []:
-            if stale.name not in files:
-                stale.unlink()
-    written = write_export(files, args.output, inputs=[e.path for e in exports if e.path is not None])
+    # --clean: the stale theories go with the commit, after every theory was generated and written
+    written = write_export(files, args.output, inputs=[e.path for e in exports if e.path is not None],
+                           clean=args.clean)
     issues = check_export_dir(args.output)
     if args.json:
         emit_json(args.flcheck_command, {

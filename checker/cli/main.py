@@ -30,7 +30,7 @@ from checker import __version__
 from checker.cli.json_output import envelope, json_text
 from checker.cli.options import Parser, UsageError
 from checker.errors import ExplorationIncomplete, InputError, Position
-from checker.io.render import dumps
+from checker.io.render import dumps, terminal_safe_output
 from checker.verdict import EXIT_BAD_INPUT, EXIT_INTERNAL, EXIT_VIOLATED, Verdict
 from flmodel.errors import ModelError
 
@@ -112,7 +112,15 @@ def _report_bad_input(exc: Exception, command: str | None, json_output: bool) ->
 
 
 def main(argv: Sequence[str] | None = None) -> int:
-    """Run the CLI; returns the exit code."""
+    """Run the CLI; returns the exit code. Everything it prints shows the control characters of text
+    from the input as escapes (:func:`checker.io.render.terminal_safe_output`); output that cannot be
+    written (a full disk behind ``>``) is exit 2 with the file and the reason."""
+    with terminal_safe_output() as output:
+        code = _main(argv)
+    return EXIT_BAD_INPUT if output.failed else code  # stdout on a full disk: bad environment
+
+
+def _main(argv: Sequence[str] | None) -> int:
     parser = build_parser()
     tokens = list(sys.argv[1:] if argv is None else argv)
     try:

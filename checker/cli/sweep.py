@@ -129,6 +129,9 @@ def run(args: argparse.Namespace) -> int:
     finally:
         if sys.stderr.isatty() and not args.quiet:
             sys.stderr.write("\r\x1b[K")
+    if summary.repaired:
+        print(f"flcheck: note: {out} ended in a cut record ({summary.repaired} bytes: a killed sweep or a "
+              "full disk); it was removed and its instance ran again", file=sys.stderr)
     names = list(values)
     if plot is not None:
         write_atomic(plot, plot_png(summary.records, names, f"flcheck sweep {Path(spec.scenario).name}"),

@@ -12,6 +12,8 @@ import shutil
 from collections.abc import Sequence
 from typing import IO
 
+from checker.io.render import TerminalText, terminal_text
+
 __all__ = ["VERDICT_STYLES", "table_text", "use_colour"]
 
 #: The colour of each verdict word (and of the sweep statuses) in a coloured table.
@@ -56,10 +58,10 @@ def _rich_table(rows: Sequence[Sequence[str]], *, header: bool) -> str:
     table = Table(show_header=header, header_style="bold", box=None, pad_edge=False, padding=(0, 1))
     body = rows[1:] if header else rows
     for cell in rows[0] if header else range(len(rows[0])):
-        table.add_column(str(cell) if header else "", overflow="fold")
+        table.add_column(terminal_text(str(cell)) if header else "", overflow="fold")
     for row in body:
-        table.add_row(*(Text(c, style=VERDICT_STYLES.get(c, "")) for c in row))
+        table.add_row(*(Text(terminal_text(c), style=VERDICT_STYLES.get(c, "")) for c in row))
     out = io.StringIO()
     Console(file=out, force_terminal=True, color_system="standard", highlight=False,
             width=shutil.get_terminal_size((160, 24)).columns).print(table)
-    return out.getvalue().rstrip("\n")
+    return TerminalText(out.getvalue().rstrip("\n"))  # its colours are its own; the cells are escaped

@@ -39,6 +39,7 @@ Written files are strict JSON (:func:`checker.io.render.dumps`).
 from __future__ import annotations
 
 import json
+import re
 from fractions import Fraction
 from pathlib import Path
 from typing import Any
@@ -47,6 +48,7 @@ import numpy as np
 
 from checker.errors import InputError, Position
 from checker.io.files import write_atomic
+from checker.io.prism_files import declared_states_problem
 from checker.io.render import dumps
 from checker.mc.kripke import Kripke
 from checker.mc.ts import Action
@@ -84,11 +86,15 @@ def _to_json_value(v: object) -> Any:
     return str(v)
 
 
-def kripke_from_json(doc: Any, source: str = "<json>") -> Kripke:
-    """Build a :class:`Kripke` from a parsed JSON document in the ``flcheck-kripke/1`` format."""
+def kripke_from_json(doc: Any, source: str = "<json>", *, max_memory_mb: float | None = None,
+                     text: str | None = None) -> Kripke:
+    """Build a :class:`Kripke` from a parsed JSON document in the ``flcheck-kripke/1`` format. An empty
+    ``initial`` list is refused (no verdict on a structure without initial states); so is a state count
+    :func:`checker.io.prism_files.declared_states_problem` refuses (checked before allocating). Given the
+    document's ``text``, an error names the line of the key it is about (:func:`key_line`)."""
 
     def bad(where: str, message: str, expected: str | None = None) -> InputError:
-        return InputError(f"{where}: {message}", Position(source), expected)
+        return InputError(f"{where}: {message}", Position(source, key_line(text, where)), expected)
 
     if not isinstance(doc, dict):
         raise bad("document", "not a JSON object", '{"states": ..., "initial": ..., "transitions": ...}')
@@ -103,6 +109,14 @@ def kripke_from_json(doc: Any, source: str = "<json>") -> Kripke:
     observables: dict[str, list[object]] = {}
     if isinstance(states, int) and not isinstance(states, bool):
         n = states
+        transitions = doc["transitions"]
+        m = len(transitions) if isinstance(transitions, list) else 0
+        if n < 0:
+            raise bad("states", f"{n} states", "a non-negative count")
+        named = min(n, 2 * m + 1)  # at most (each transition names two states, the initial one more)
+        problem = declared_states_problem(n, m, named, max_memory_mb)
+        if problem:
+            raise bad("states", problem, "a state count the transitions use")
     elif isinstance(states, list):
         n = len(states)
         names = []
@@ -127,7 +141,11 @@ def kripke_from_json(doc: Any, source: str = "<json>") -> Kripke:
             return v
         raise bad(where, f"{v!r} is not a state", f"an id 0..{n - 1} or a state name")
 
-    initial = [sid(v, f"initial[{i}]") for i, v in enumerate(doc.get("initial", [0]))]
+    initial_ids = doc.get("initial", [0])
+    if not isinstance(initial_ids, list) or not initial_ids:
+        raise bad("initial", "no initial state" if initial_ids == [] else "not a list",
+                  "a non-empty list of state ids (or no 'initial' key: then state 0)")
+    initial = [sid(v, f"initial[{i}]") for i, v in enumerate(initial_ids)]
     src: list[int] = []
     dst: list[int] = []
     act: list[int] = []
@@ -153,7 +171,9 @@ def kripke_from_json(doc: Any, source: str = "<json>") -> Kripke:
         src.append(sid(s, where + ".from"))
         dst.append(sid(t, where + ".to"))
         try:
-            probs.append(Fraction(str(p)) if not isinstance(p, bool) else Fraction("x"))
+            if isinstance(p, bool) or not str(p).isascii():  # Fraction() reads '١/٢' as 1/2
+                raise ValueError
+            probs.append(Fraction(str(p)))
         except (ValueError, ZeroDivisionError):
             raise bad(where, f"probability {p!r} is not a number", "a number or 'p/q'") from None
         if a not in action_ids:
@@ -174,18 +194,33 @@ def kripke_from_json(doc: Any, source: str = "<json>") -> Kripke:
     try:
         k.validate()
     except ValueError as exc:
-        raise InputError(str(exc), Position(source)) from None
+        raise InputError(str(exc), Position(source, 1 if text is not None else None)) from None
     return k
 
 
-def read_json(path: str | Path) -> Kripke:
+def key_line(text: str | None, where: str) -> int | None:
+    """The line of the first ``"KEY":`` of a JSON text, KEY the top-level key that ``where`` starts with
+    (``"initial[0]"`` -> ``initial``): where an error about it points (``None`` without the text).
+
+    >>> key_line('{"states": 2,\\n "initial": []}', "initial")
+    2
+    """
+    if text is None:
+        return None
+    key = re.match(r"[^.\[]*", where)
+    found = re.search(r'"' + re.escape(key.group() if key else where) + r'"\s*:', text)
+    return text.count("\n", 0, found.start()) + 1 if found else 1
+
+
+def read_json(path: str | Path, *, max_memory_mb: float | None = None) -> Kripke:
     """Read a JSON Kripke file (see the module docstring); syntax errors name line and column."""
     path = Path(path)
+    text = path.read_text(encoding="utf-8")
     try:
-        doc = json.loads(path.read_text(encoding="utf-8"))
+        doc = json.loads(text)
     except json.JSONDecodeError as exc:
         raise InputError(f"invalid JSON: {exc.msg}", Position(str(path), exc.lineno, exc.colno)) from None
-    return kripke_from_json(doc, str(path))
+    return kripke_from_json(doc, str(path), max_memory_mb=max_memory_mb, text=text)
 
 
 def kripke_to_json(kripke: Kripke) -> dict[str, Any]:

@@ -14,10 +14,21 @@ from typing import Any
 
 import numpy as np
 
-from checker.io.files import write_atomic
-from checker.io.prism_files import MAX_EXPLICIT_STATES, data_line, input_error, read_lab, read_sta, read_tra
+from checker.io.files import PathLike, settle_unit, write_unit
+from checker.io.prism_files import (
+    data_line,
+    declared_states_problem,
+    input_error,
+    read_lab,
+    read_sta,
+    read_tra,
+)
 from checker.mc.kripke import Kripke
 from checker.mc.ts import Action
+
+#: The manifest of an explicit model written by flcheck: ``PREFIX.sha256`` (``sha256sum`` format), the
+#: SHA-256 of each of its files (:func:`checker.io.files.write_unit`).
+MANIFEST_SUFFIX = ".sha256"
 
 
 def explicit_paths(
@@ -37,16 +48,30 @@ def explicit_paths(
     base = found.get(".tra") or found.get(".lab") or found.get(".sta")
     assert base is not None
     stem = base.with_suffix("")
+    members = _settled_members({p.with_suffix("") for p in found.values()} | {stem})
     tra = found.get(".tra", stem.with_suffix(".tra"))
     if not tra.exists():
         raise FileNotFoundError(f"transition file not found: {tra}")
     lab = found.get(".lab", stem.with_suffix(".lab"))
     sta = found.get(".sta", stem.with_suffix(".sta"))
-    return tra, (lab if lab.exists() else None), (sta if sta.exists() else None)
+
+    def present(path: Path, suffix: str) -> bool:
+        """Found beside the others: a file the set's manifest does not list is not part of the set."""
+        listed = members.get(stem)
+        return path.exists() and (suffix in found or listed is None or path.name in listed)
+
+    return tra, (lab if present(lab, ".lab") else None), (sta if present(sta, ".sta") else None)
+
+
+def _settled_members(stems: set[Path]) -> dict[Path, dict[str, str] | None]:
+    """The manifest of each prefix (``PREFIX.sha256``, ``None`` where there is none), each set first
+    brought to the state its manifest records (:func:`checker.io.files.settle_unit`): an interrupted
+    write is completed, a set that matches its manifest in no way is refused."""
+    return {stem: settle_unit(stem.with_name(stem.name + MANIFEST_SUFFIX)) for stem in sorted(stems)}
 
 
 def read_explicit(path_or_prefix: str | Path | Sequence[str | Path], *, probabilities: bool = True,
-                  sta: bool = True) -> Kripke:
+                  sta: bool = True, max_memory_mb: float | None = None) -> Kripke:
     """Read a PRISM/Storm explicit model (``.tra`` + optional ``.lab`` / ``.sta``) as a :class:`Kripke`.
 
     States: ``0 .. N-1`` from a PRISM header, else (Storm) ``0 ..`` the largest id the transitions
@@ -59,26 +84,27 @@ def read_explicit(path_or_prefix: str | Path | Sequence[str | Path], *, probabil
     A CTMC's rates become its embedded DTMC ``P(s, t) = R(s, t) / E(s)`` (untimed properties agree;
     ``stats["ctmc"] = 1``). The probabilities are always checked (finite, non-negative, a distribution
     per state or MDP choice; an error names the file and line); ``probabilities=False`` leaves them
-    out of the structure (CTL needs only the graph). ``sta=False`` skips the valuations."""
+    out of the structure (CTL needs only the graph). ``sta=False`` skips the valuations.
+
+    Refused before anything of the model's size is allocated: a state count (the header's, or the
+    largest id plus one) that :func:`checker.io.prism_files.declared_states_problem` refuses (too many
+    states, most of them named by no transition, or above ``max_memory_mb``); an id at or beyond the
+    header's count; a transition given twice (Storm refuses it too); an empty ``init`` label. A set
+    written by flcheck comes with a manifest (``PREFIX.sha256``): an interrupted write is completed
+    first, and a set that matches its manifest in no way is refused (an :class:`InputError`)."""
     tra, lab, sta_path = explicit_paths(path_or_prefix)
     t = read_tra(tra)
     labels_ids: dict[str, np.ndarray] = {}
     n = t["num_states"]
     n_edges = len(t["src"])
     n_from_edges = int(max(t["src"].max(), t["dst"].max())) + 1 if n_edges else 1
-    if n is not None and n > MAX_EXPLICIT_STATES:
-        raise input_error(tra, t["header_line"], f"the header announces {n} states",
-                          f"at most {MAX_EXPLICIT_STATES} states")
-    # Without a state count (Storm), the states are 0 .. the largest id of the transitions (a
-    # zero-probability line names a deadlock state): an id beyond the most states an explicit file
-    # may have is refused before allocating.
-    limit = MAX_EXPLICIT_STATES if n is None else n
-    if n_from_edges > limit:
-        row = int(np.flatnonzero((t["src"] >= limit) | (t["dst"] >= limit))[0])
-        reason = "(header)" if n is not None else "(the most states of an explicit model)"
+    if n is not None and n_from_edges > n:  # an id at or beyond the header's state count
+        row = int(np.flatnonzero((t["src"] >= n) | (t["dst"] >= n))[0])
         raise input_error(tra, data_line(tra, t["header_line"], row),
                           f"state id {max(int(t['src'][row]), int(t['dst'][row]))} out of range",
-                          f"ids below {limit} {reason}")
+                          f"ids below {n} (header)")
+    _check_state_count(tra, t, n if n is not None else n_from_edges, max_memory_mb)
+    _check_duplicates(tra, t)
     states_text = "the header's state count" if n is not None else f"the states that {tra.name} names"
     if n is None:
         n = n_from_edges
@@ -132,6 +158,76 @@ def read_explicit(path_or_prefix: str | Path | Sequence[str | Path], *, probabil
     return Kripke(num_states=n, initial=initial.astype(np.int64), succ_ptr=ptr, succ_idx=dst,
                   edge_action=act, actions=actions, labels=labels, observables=observables,
                   edge_prob=prob, edge_prob_exact=exact, source=str(tra), stats=stats)
+
+
+def _check_state_count(tra: Path, t: dict[str, Any], n: int, max_memory_mb: float | None) -> None:
+    """Refuse, before allocating, a state count the file may not declare (the header's line, or the line
+    naming the largest id)."""
+    src, dst = t["src"], t["dst"]
+    named = len(np.union1d(src, dst)) if n > 1_000_000 else n  # cheap unless the count is large
+    problem = declared_states_problem(n, len(src), named, max_memory_mb)
+    if problem is None:
+        return
+    if t["num_states"] is not None or not len(src):
+        raise input_error(tra, t["header_line"], f"the header announces {n} states: {problem}",
+                          "a state count the model's transitions use")
+    row = int(np.flatnonzero((src == n - 1) | (dst == n - 1))[0])
+    raise input_error(tra, data_line(tra, t["header_line"], row), f"state id {n - 1} out of range: {problem}",
+                      "dense state ids 0, 1, 2, ... (the states are 0 .. the largest id)")
+
+
+def _check_duplicates(tra: Path, t: dict[str, Any]) -> None:
+    """Refuse a transition given twice (the same source, MDP choice and target; Storm refuses it too),
+    naming the line of the second one and of the first."""
+    row = first_repeat(t["src"], t.get("choice"), t["dst"])
+    if row is None:
+        return
+    same = (t["src"] == t["src"][row]) & (t["dst"] == t["dst"][row])
+    what = f"{int(t['src'][row])} -> {int(t['dst'][row])}"
+    if t.get("choice") is not None:
+        same &= t["choice"] == t["choice"][row]
+        what = f"{int(t['src'][row])} choice {int(t['choice'][row])} -> {int(t['dst'][row])}"
+    first = int(np.flatnonzero(same)[0])
+    raise input_error(tra, data_line(tra, t["header_line"], row),
+                      f"the transition {what} is given twice (first on line "
+                      f"{data_line(tra, t['header_line'], first)})", "each transition once")
+
+
+def first_repeat(src: np.ndarray, choice: np.ndarray | None, dst: np.ndarray) -> int | None:
+    """The first row (in file order) that repeats an earlier row's ``(src, choice, dst)``, or ``None``.
+
+    >>> first_repeat(np.array([0, 0, 1, 0]), None, np.array([1, 2, 1, 1]))
+    3
+    >>> first_repeat(np.array([0, 0]), np.array([0, 1]), np.array([1, 1])) is None
+    True
+    """
+    if len(src) < 2:
+        return None
+    cols = [src, dst] if choice is None else [src, choice, dst]
+    same = _equal_neighbours(cols)
+    if _rows_sorted(cols):  # flcheck and Storm write rows in order: equal rows are neighbours
+        return int(np.flatnonzero(same)[0]) + 1 if same.any() else None
+    order = np.lexsort(cols[::-1])  # stable: equal rows keep their file order
+    same = _equal_neighbours([c[order] for c in cols])
+    return int(order[1:][same].min()) if same.any() else None
+
+
+def _equal_neighbours(cols: list[np.ndarray]) -> np.ndarray:
+    """``same[i]``: row ``i + 1`` equals row ``i`` in every column."""
+    same = np.ones(len(cols[0]) - 1, dtype=bool)
+    for c in cols:
+        same &= c[1:] == c[:-1]
+    return same
+
+
+def _rows_sorted(cols: list[np.ndarray]) -> bool:
+    """Whether the rows (one value per column of ``cols``) are in lexicographic order."""
+    smaller = np.zeros(len(cols[0]) - 1, dtype=bool)
+    equal = np.ones(len(cols[0]) - 1, dtype=bool)
+    for c in cols:
+        smaller |= equal & (c[:-1] < c[1:])
+        equal &= c[:-1] == c[1:]
+    return bool(np.all(smaller | equal))
 
 
 def _positive_transitions(t: dict[str, Any]) -> tuple[Any, ...]:
@@ -262,9 +358,14 @@ def write_explicit(
     *,
     flavor: str = "storm",
     sta: bool = True,
+    inputs: Iterable[PathLike] = (),
 ) -> list[Path]:
     """Write ``PREFIX.tra``, ``PREFIX.lab`` (labels, plus ``init`` for the initial states) and, when the
-    structure has numeric observables and ``sta``, ``PREFIX.sta``. Returns the written paths.
+    structure has numeric observables and ``sta``, ``PREFIX.sta``, as one unit with the manifest
+    ``PREFIX.sha256`` (:func:`checker.io.files.write_unit`: an interrupted write leaves the old set or
+    the new one, never a mix that :func:`read_explicit` would load). Returns the written paths (the
+    manifest not included). No file is written over one of ``inputs``; an older ``PREFIX.sta`` that the
+    new set does not have is removed with it.
 
     Boolean observables are written as labels of the same name, integer observables to ``.sta``
     (other observables have no place in the explicit format: use JSON to keep them).
@@ -347,7 +448,7 @@ def write_explicit(
     else:
         header = f"{n} {len(groups)} {len(row_src)}\n" if mdp else f"{n} {len(row_src)}\n"
     tra = prefix.with_name(prefix.name + ".tra")
-    write_atomic(tra, [header, *rows()])
+    files: dict[Path, Any] = {tra: (chunk for part in ([header], rows()) for chunk in part)}
     names = ["init", *sorted(k for k in kripke.labels if k != "init")]
     masks = {name: kripke.labels.get(name, np.zeros(n, dtype=bool)) for name in names}
     masks["init"] = kripke.initial_mask() | masks["init"]
@@ -373,17 +474,20 @@ def write_explicit(
         head = " ".join(f'{j}="{nm}"' for j, nm in enumerate(names)) + "\n"
         body = (f"{i}: {' '.join(map(str, js))}\n" for i, js in sorted(per_state.items()))
     lab = prefix.with_name(prefix.name + ".lab")
-    write_atomic(lab, [head, *_write_rows(body)])
-    out = [tra, lab]
+    files[lab] = (chunk for part in ([head], _write_rows(body)) for chunk in part)
     numeric = {k: v for k, v in kripke.observables.items() if _all_ints(v)}
     if sta and numeric and re.fullmatch(r"[A-Za-z_0-9,]*", ",".join(numeric)):
-        cols = [np.asarray(v, dtype=np.int64) for v in numeric.values()]
+        sta_cols = [np.asarray(v, dtype=np.int64) for v in numeric.values()]
         head = "(" + ",".join(numeric) + ")\n"
-        body = (f"{i}:({','.join(str(int(c[i])) for c in cols)})\n" for i in range(n))
-        sta_path = prefix.with_name(prefix.name + ".sta")
-        write_atomic(sta_path, [head, *_write_rows(body)])
-        out.append(sta_path)
-    return out
+        body = (f"{i}:({','.join(str(int(c[i])) for c in sta_cols)})\n" for i in range(n))
+        files[prefix.with_name(prefix.name + ".sta")] = (
+            chunk for part in ([head], _write_rows(body)) for chunk in part)
+    sta_path = prefix.with_name(prefix.name + ".sta")
+    # the set replaces PREFIX.*: an older PREFIX.sta beside it would be read as part of it (Storm, PRISM,
+    # flcheck without the manifest), so it goes with the commit
+    stale = [sta_path] if sta_path not in files and sta_path.exists() else []
+    return write_unit(files, manifest=prefix.with_name(prefix.name + MANIFEST_SUFFIX), remove=stale,
+                      inputs=inputs)
 
 
 def decimal_text(p: Fraction) -> str:

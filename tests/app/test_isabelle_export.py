@@ -148,7 +148,7 @@ def test_export_is_deterministic_across_hash_seeds(tmp_path: Path) -> None:
         assert r.returncode == 0, r.stderr
         outs.append({p.name: p.read_bytes() for p in sorted(d.iterdir())})
     assert outs[0] == outs[1]
-    assert len(outs[0]) == 3
+    assert len(outs[0]) == 4  # the base theory, the scenario's, ROOT and the manifest SHA256SUMS
 
 
 # ------------------------------------------------------------------------------------------------
@@ -262,7 +262,7 @@ def test_cli_writes_and_checks(tmp_path: Path, capsys: pytest.CaptureFixture[str
     rc = main(["export", "isabelle", "example:seed", "-o", str(tmp_path)])
     out = capsys.readouterr().out
     assert rc == 0 and "syntax check passed" in out and "not proof-checked" in out
-    assert sorted(p.name for p in tmp_path.iterdir()) == ["FL_Infrastructure.thy", "ROOT",
+    assert sorted(p.name for p in tmp_path.iterdir()) == ["FL_Infrastructure.thy", "ROOT", "SHA256SUMS",
                                                           "Scenario_example_seed.thy"]
     # a second scenario into the same directory: ROOT lists both
     rc = main(["export", "isabelle", "example:moniteo", "-o", str(tmp_path)])

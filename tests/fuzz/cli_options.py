@@ -49,7 +49,7 @@ OPTION_CASES: dict[tuple[str, str], dict[str, str]] = {
 #: Output options: (command template, option) -> expectation per destination kind (missing: REJECT,
 #: EITHER for a missing folder, which may be created).
 DESTINATIONS = ("a directory", "a FIFO", "an input file", "unknown extension", "missing folder",
-                "a directory named like a file")
+                "a directory named like a file", "a write-protected file")
 OUTPUT_CASES: dict[tuple[str, str], dict[str, str]] = {
     ("explore {L} --max-states 50", "--write-json"): {"unknown extension": ACCEPT},
     ("explore {L} --max-states 50", "--write-dot"): {"unknown extension": ACCEPT},
@@ -106,11 +106,17 @@ class OutputCase:
             out = folder / "scenario.fl"
         elif self.destination == "unknown extension":
             out = folder / "out.xyz"
+        elif self.destination == "a write-protected file":
+            out = folder / f"protected{suffix or '.tra'}"
+            out.write_text("an older output, write-protected\n")
+            out.chmod(0o444)
         else:
             out = folder / "missing" / f"out{suffix}"
         return out
 
     def argv(self, folder: Path, out: Path) -> list[str]:
+        if self.option == "--write-explicit" and self.destination == "a write-protected file":
+            out = out.with_suffix("")  # the prefix of the protected PREFIX.tra
         return [*_split(self.template, folder), self.option, str(out)]
 
 

@@ -8,6 +8,7 @@ reformatting) the files, with what the contract expects of the result.
 
 from __future__ import annotations
 
+import json
 from collections.abc import Callable
 from dataclasses import dataclass, field, replace
 from fractions import Fraction
@@ -201,13 +202,18 @@ def _header_states_too_small(model: ExplicitModel, draw: st.DrawFn) -> Files:
     return encode(lines), encode(lab_lines(prism))
 
 
+def _replace_field(lines: list[str], draw: st.DrawFn, field: int, text: str) -> None:
+    """Replace field ``field`` of a random transition line of ``lines`` (the header is line 0)."""
+    i = draw(st.integers(1, len(lines) - 1))
+    fields = lines[i].split()
+    fields[field] = text
+    lines[i] = " ".join(fields)
+
+
 def _state_id(text: str, column: str) -> Mutation:
     def mutate(model: ExplicitModel, draw: st.DrawFn) -> Files:
         lines = tra_lines(model)
-        i = draw(st.integers(1, len(lines) - 1))
-        fields = lines[i].split()
-        fields[0 if column == "src" else -2] = text
-        lines[i] = " ".join(fields)
+        _replace_field(lines, draw, 0 if column == "src" else -2, text)
         return encode(lines), encode(lab_lines(model))
     return mutate
 
@@ -281,6 +287,58 @@ def _unchanged(model: ExplicitModel, _draw: st.DrawFn) -> Files:
     return _files(model)
 
 
+def _empty_init(model: ExplicitModel, _draw: st.DrawFn) -> Files:
+    """``init`` declared, no state labelled with it (it must not silently become state 0)."""
+    return encode(tra_lines(model)), encode(lab_lines(replace(model, labels={**model.labels,
+                                                                               "init": frozenset()})))
+
+
+def _duplicate_row(model: ExplicitModel, draw: st.DrawFn) -> Files:
+    lines = tra_lines(model)
+    i = draw(st.integers(1, len(lines) - 1))
+    lines.insert(draw(st.integers(i + 1, len(lines))), lines[i])
+    return encode(lines), encode(lab_lines(model))
+
+
+def _as_mdp(model: ExplicitModel) -> ExplicitModel:
+    if model.kind == "mdp":
+        return model
+    return replace(model, kind="mdp", rows=tuple(replace(r, choice=0) for r in model.rows))
+
+
+def _header_choices_wrong(model: ExplicitModel, draw: st.DrawFn) -> Files:
+    prism = replace(_as_mdp(model), flavor="prism")
+    lines = tra_lines(prism)
+    words = lines[0].split()
+    words[1] = str(max(0, int(words[1]) + draw(st.sampled_from([-1, 1, 5]))))
+    lines[0] = " ".join(words)
+    return encode(lines), encode(lab_lines(prism))
+
+
+def _header_states_huge(model: ExplicitModel, draw: st.DrawFn) -> Files:
+    prism = replace(model, flavor="prism")
+    lines = tra_lines(prism)
+    words = lines[0].split()
+    words[0] = draw(st.sampled_from(["99999999", "50000000", "2000000"]))
+    lines[0] = " ".join(words)
+    return encode(lines), encode(lab_lines(prism))
+
+
+def _unicode_digit(where: str) -> Mutation:
+    """A digit of another script (Arabic-Indic '١', superscript '²', full-width '３'), which Python's
+    ``int``, ``float`` and ``Fraction`` read as a number."""
+    def mutate(model: ExplicitModel, draw: st.DrawFn) -> Files:
+        digit = draw(st.sampled_from(["\u0661", "\u00b2", "\uff13", "\u0967"]))
+        files = model if where != "header" else replace(model, flavor="prism")
+        lines = tra_lines(files)
+        if where == "header":
+            lines[0] = digit + lines[0]
+        else:
+            _replace_field(lines, draw, 0 if where == "state" else -1, digit)
+        return encode(lines), encode(lab_lines(files))
+    return mutate
+
+
 #: Mutation name -> (function, what the contract expects). The expectations need a model with at
 #: least one row (the generator of the test ensures it).
 MUTATIONS: dict[str, tuple[Mutation, str]] = {
@@ -308,4 +366,61 @@ MUTATIONS: dict[str, tuple[Mutation, str]] = {
     "undeclared label": (_undeclared_label, REJECT),
     "non-UTF-8 byte in .tra": (_non_utf8("tra"), REJECT),
     "non-UTF-8 byte in .lab": (_non_utf8("lab"), REJECT),
+    "empty init label": (_empty_init, REJECT),
+    "transition given twice": (_duplicate_row, REJECT),
+    "PRISM header: choice count wrong": (_header_choices_wrong, REJECT),
+    "PRISM header: state count huge": (_header_states_huge, REJECT),
+    "sparse state id 99999999": (_state_id("99999999", "dst"), REJECT),
+    "Unicode digit in a state id": (_unicode_digit("state"), REJECT),
+    "Unicode digit in a probability": (_unicode_digit("probability"), REJECT),
+    "Unicode digit in the PRISM header": (_unicode_digit("header"), REJECT),
+}
+
+
+# ------------------------------------------------------------------------------------------------
+# The same models as JSON Kripke files (flcheck-kripke/1), and mutations of them
+# ------------------------------------------------------------------------------------------------
+
+
+def json_document(model: ExplicitModel) -> dict[str, object]:
+    """The model as a JSON Kripke document: MDP choices become actions ``c0``, ``c1``, ..."""
+    transitions = [{"from": r.src, "to": r.dst, "probability": str(r.prob),
+                    **({"action": f"c{r.choice}"} if r.choice is not None else {})} for r in model.rows]
+    return {"format": "flcheck-kripke/1", "states": model.num_states,
+            "initial": sorted(model.labels.get("init", frozenset())) or [0], "transitions": transitions,
+            "labels": {k: sorted(v) for k, v in model.labels.items()}}
+
+
+JsonMutation = Callable[[ExplicitModel, st.DrawFn], str]
+
+
+def _json(change: Callable[[dict[str, object], st.DrawFn], None]) -> JsonMutation:
+    def mutate(model: ExplicitModel, draw: st.DrawFn) -> str:
+        doc = json_document(model)
+        change(doc, draw)
+        return json.dumps(doc, indent=1, ensure_ascii=False)
+    return mutate
+
+
+def _set(key: str, values: st.SearchStrategy[object]) -> Callable[[dict[str, object], st.DrawFn], None]:
+    def change(doc: dict[str, object], draw: st.DrawFn) -> None:
+        doc[key] = draw(values)
+    return change
+
+
+def _unicode_json_probability(doc: dict[str, object], draw: st.DrawFn) -> None:
+    transitions = doc["transitions"]
+    assert isinstance(transitions, list)
+    i = draw(st.integers(0, len(transitions) - 1))
+    transitions[i]["probability"] = draw(st.sampled_from(["\u0661", "\u0661/\u0662", "\uff11"]))
+
+
+#: JSON mutation name -> (function, what the contract expects).
+JSON_MUTATIONS: dict[str, tuple[JsonMutation, str]] = {
+    "unchanged": (_json(lambda doc, draw: None), AGREE),
+    "no initial state": (_json(_set("initial", st.just([]))), REJECT),
+    "initial not a list": (_json(_set("initial", st.sampled_from([0, "0", None, {}]))), REJECT),
+    "huge state count": (_json(_set("states", st.sampled_from([99_999_999, 50_000_000, 2_000_000]))), REJECT),
+    "negative state count": (_json(_set("states", st.sampled_from([-1, -5]))), REJECT),
+    "Unicode digit in a probability": (_json(_unicode_json_probability), REJECT),
 }

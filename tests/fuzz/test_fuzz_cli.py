@@ -189,6 +189,46 @@ def test_explicit_models_large(tmp_path: Path, data: st.DataObject) -> None:
     explicit_example(tmp_path, data)
 
 
+def json_example(tmp_path: Path, data: st.DataObject) -> None:
+    """The models as JSON Kripke files, mutated, through ``ctl`` (CTL and P=?) and ``explore``."""
+    command = data.draw(st.sampled_from(["ctl", "pctl", "explore"]), label="command")
+    names = [m for m in explicit_models.JSON_MUTATIONS if f"json {command}: {m}" not in OPEN]
+    mutation = data.draw(st.sampled_from(names), label="mutation")
+    model = data.draw(explicit_models.explicit_models(), label="model")
+    mutate, expect = explicit_models.JSON_MUTATIONS[mutation]
+    path = _folder(tmp_path) / "model.json"
+    path.write_text(mutate(model, data.draw), encoding="utf-8")
+    kind = f"json {command}"
+    if command == "explore":
+        outcome = run_cli(["explore", str(path), "--json"], [path])
+        _expect(kind, mutation, outcome, classify(outcome, [str(path)]), expect,
+                lambda: outcome.json()["states"] == model.num_states)
+        return
+    if command == "pctl":
+        outcome = run_cli(["ctl", str(path), "Pmax=? [F init]" if model.kind == "mdp" else "P=? [F init]",
+                           "--json"], [path])
+        _expect(kind, mutation, outcome, classify(outcome, [str(path)]), "either" if expect == "agree"
+                else expect)
+        return
+    formula = data.draw(formulas.formulas(list(model.labels), max_leaves=8), label="formula")
+    outcome = run_cli(["ctl", str(path), formulas.render(formula), "--json"], [path])
+    _expect(kind, mutation, outcome, classify(outcome, [str(path)]), expect,
+            lambda: _verdict(outcome) == _reference_verdict(model, formula, "iiif"))
+
+
+@_settings(QUICK)
+@given(data=st.data())
+def test_json_models(tmp_path: Path, data: st.DataObject) -> None:
+    json_example(tmp_path, data)
+
+
+@pytest.mark.slow
+@_settings(LARGE // 2)
+@given(data=st.data())
+def test_json_models_large(tmp_path: Path, data: st.DataObject) -> None:
+    json_example(tmp_path, data)
+
+
 # ------------------------------------------------------------------------------------------------
 # 3. random formulas: on explicit models (verdicts against the reference) and on a scenario
 # ------------------------------------------------------------------------------------------------

@@ -99,7 +99,7 @@ def test_storm_action_labelled_mdp_lines(tmp_path: Path) -> None:
 
 
 def test_ctmc_rates_become_the_embedded_chain(tmp_path: Path) -> None:
-    k = read_explicit(_model(tmp_path, "ctmc\n0 0 2\n0 1 6\n1 1 1\n0 1 0\n"))
+    k = read_explicit(_model(tmp_path, "ctmc\n0 0 2\n0 1 6\n1 1 1\n1 0 0\n"))
     assert k.stats["ctmc"] == 1 and k.stats["zero_probability_transitions"] == 1
     assert k.edge_prob is not None
     probs = {int(d): float(p) for d, p in zip(k.succ_idx[:2], k.edge_prob[:2], strict=True)}

@@ -4,13 +4,14 @@ directory, and the proof summary the command prints."""
 from __future__ import annotations
 
 import re
-from collections.abc import Iterable, Sequence
+from collections.abc import Callable, Iterable, Sequence
 from pathlib import Path
 
 from checker.app.isabelle.base import BASE_THEORY_NAME, base_theory_text
 from checker.app.isabelle.terms import theory_name
 from checker.app.isabelle.theory import ScenarioExport, scenario_theory_text
-from checker.io.files import write_atomic
+from checker.errors import InputError
+from checker.io.files import write_unit
 
 #: The session name written to ROOT.
 SESSION_NAME = "FLcheck"
@@ -30,35 +31,80 @@ def root_text(theories: Sequence[str]) -> str:
     return "\n".join(lines) + "\n"
 
 
+#: The manifest of an export directory (``sha256sum`` format: ``sha256sum -c SHA256SUMS`` verifies it),
+#: written with the files as one unit (:func:`checker.io.files.write_unit`).
+MANIFEST_NAME = "SHA256SUMS"
+
+
 def export_texts(exports: Sequence[ScenarioExport]) -> dict[str, str]:
     """The files of an export of ``exports``: ``{file name: text}`` (base theory, scenario theories and
-    ``ROOT``)."""
+    ``ROOT``). Two exports whose theories would share a file name are refused
+    (:func:`distinct_theories`); the same export given twice is written once."""
     files = {f"{BASE_THEORY_NAME}.thy": base_theory_text()}
-    for exp in exports:
-        files[f"{theory_name(exp.name)}.thy"] = scenario_theory_text(exp)
+    keep = distinct_theories([(f"{theory_name(e.name)}.thy", _source_text(e), _identity(e)) for e in exports])
+    for i in keep:
+        files[f"{theory_name(exports[i].name)}.thy"] = scenario_theory_text(exports[i])
     files["ROOT"] = root_text([Path(f).stem for f in files if f.endswith(".thy")])
     return files
 
 
+def distinct_theories(items: Sequence[tuple[str, str, object]]) -> list[int]:
+    """The indices of ``items`` (``(theory file name, source as shown, identity)``) to export: the first
+    of each file name. Two sources of one file name (two scenario files with the same stem in different
+    folders) are an :class:`~checker.errors.InputError` naming both, since one would silently replace the
+    other; the same source twice (equal identities) is exported once."""
+    seen: dict[str, int] = {}
+    keep = []
+    for i, (name, source, identity) in enumerate(items):
+        if name in seen:
+            first = items[seen[name]]
+            if first[2] == identity:
+                continue
+            raise InputError(f"{first[1]} and {source} would both be exported as {name} (a theory is named "
+                             "after its scenario's file name)",
+                             expected="scenarios with distinct file names (rename one, or export them into "
+                                      "different directories)")
+        seen[name] = i
+        keep.append(i)
+    return keep
+
+
+def _source_text(exp: ScenarioExport) -> str:
+    return str(exp.path) if exp.path is not None else exp.source
+
+
+def _identity(exp: ScenarioExport) -> object:
+    return exp.path.resolve() if exp.path is not None else exp.source
+
+
 def write_export(files: dict[str, str], out_dir: str | Path, *, update_root: bool = True,
-                 inputs: Iterable[str | Path] = ()) -> list[Path]:
-    """Write the files atomically into ``out_dir`` (never over one of ``inputs``, the scenario files
-    exported); when ``update_root`` and the directory already holds scenario theories, the ROOT lists
-    them all (so exporting scenarios one at a time into the same directory accumulates a session).
-    Returns the written paths, sorted."""
+                 inputs: Iterable[str | Path] = (), clean: bool = False) -> list[Path]:
+    """Write the files into ``out_dir`` as one unit with the manifest ``SHA256SUMS``
+    (:func:`checker.io.files.write_unit`: an interrupted export leaves the old files or the new ones; the
+    next export, or :func:`checker.io.files.settle_unit`, completes one interrupted after its commit),
+    never over one of ``inputs`` (the scenario files exported). When ``update_root`` and the directory
+    already holds scenario theories, the ROOT lists them all (so exporting scenarios one at a time into
+    the same directory accumulates a session); ``clean`` removes the ``.thy`` files this export does not
+    write, with the commit. Returns the written paths, sorted (the manifest not included)."""
     directory = Path(out_dir)
-    directory.mkdir(parents=True, exist_ok=True)
-    sources = list(inputs)
-    written = []
-    for name, text in sorted(files.items()):
-        if name == "ROOT":
-            continue
-        written.append(write_atomic(directory / name, text, inputs=sources))
+    body: dict[Path, str | Callable[[str], None]] = {
+        directory / name: text for name, text in sorted(files.items()) if name != "ROOT"}
     if "ROOT" in files:
-        theories = [p.stem for p in directory.glob("*.thy")] if update_root else [
-            Path(f).stem for f in files if f.endswith(".thy")
-        ]
-        written.append(write_atomic(directory / "ROOT", root_text(theories), inputs=sources))
+        exported = [Path(f).stem for f in files if f.endswith(".thy")]
+
+        def fill_root(tmp: str) -> None:
+            """ROOT, written once the directory is this writer's: with ``clean`` this export's theories,
+            else also every other theory there at that moment."""
+            kept = [p.stem for p in directory.glob("*.thy")] if update_root and not clean else []
+            Path(tmp).write_text(root_text([*kept, *exported]), encoding="utf-8")
+
+        body[directory / "ROOT"] = fill_root
+
+    def stale() -> list[Path]:
+        """The theories ``clean`` removes, found once the directory is this writer's."""
+        return sorted(p for p in directory.glob("*.thy") if p.name not in files) if clean else []
+
+    written = write_unit(body, manifest=directory / MANIFEST_NAME, remove=stale, inputs=inputs)
     return sorted(written)
 
 

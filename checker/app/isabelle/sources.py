@@ -11,6 +11,7 @@ from pathlib import Path
 import flcheck_spec
 
 from checker.app.check import check_scenario
+from checker.app.isabelle.terms import theory_name
 from checker.app.isabelle.theory import PropertySpec, ScenarioExport
 from checker.app.load import EXAMPLES, ExampleModel, resolve_example, resolve_model_spec
 from checker.mc import ctl_ast
@@ -122,6 +123,16 @@ def load_export(spec: str, *, limits: Limits | None = None) -> ScenarioExport:
     if isinstance(model, ExampleModel):
         return example_export(model)
     return scenario_export(model.path, limits)
+
+
+def export_source(spec: str) -> tuple[str, str, object]:
+    """The theory file name, the source as shown and its identity (a resolved path, or the example's
+    spec) of a command-line ``SCENARIO``, without loading or checking it (for
+    :func:`checker.app.isabelle.export_files.distinct_theories` before the work starts)."""
+    model = resolve_model_spec(spec)
+    if isinstance(model, ExampleModel):
+        return f"{theory_name(model.label)}.thy", model.spec, model.spec
+    return f"{theory_name(model.path.stem)}.thy", str(model.path), model.path.resolve()
 
 
 def golden_specs() -> list[str]:
