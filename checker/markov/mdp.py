@@ -16,11 +16,12 @@ from typing import Literal
 import numpy as np
 
 from checker.markov.first_passage import reach_probabilities
-from checker.markov.graph import backward_reach
+from checker.markov.graph import MdpGraph, prob0a, prob0e, prob1a, prob1e
 from checker.markov.models import Dtmc, Mdp, Values, dtmc_from_edges, initial_expectation, state_mask
 from checker.markov.solve import use_exact_solve
 
-__all__ = ["MdpResult", "mdp_reach", "mdp_reach_many", "mdp_value_iteration"]
+__all__ = ["MdpResult", "Precomputation", "graph_precomputation", "mdp_reach", "mdp_reach_many",
+           "mdp_value_iteration"]
 
 
 @dataclass(frozen=True)
@@ -39,29 +40,30 @@ class MdpResult:
     extra: dict[str, object] = field(default_factory=dict)
 
 
-def _prob0(mdp: Mdp, tmask: np.ndarray, objective: str) -> np.ndarray:
-    """States whose optimal (``max``: ``Prob0E``; ``min``: ``Prob0A``) probability is 0."""
-    n = mdp.num_states
-    edge_choice = mdp.edge_choice
-    pos = mdp.edge_positive
-    csrc = mdp.choice_src
+@dataclass(frozen=True)
+class Precomputation:
+    """The states whose optimal probability of reaching the target is 0 (``zero``) or 1 (``one``, the
+    target included), and the choice an optimal memoryless scheduler takes in them (``choice[s]``,
+    ``-1`` where any choice is optimal: on the target, in a state without choice, and for ``max`` on
+    ``zero``, for ``min`` on ``one``)."""
+
+    zero: np.ndarray
+    one: np.ndarray
+    choice: np.ndarray
+
+
+def graph_precomputation(mdp: Mdp, target: np.ndarray, objective: Literal["min", "max"]) -> Precomputation:
+    """The graph precomputation of ``Pmax`` (``Prob0A``, ``Prob1E``) or ``Pmin`` (``Prob0E``, ``Prob1A``)
+    on the predecessor arrays of ``mdp`` (:class:`~checker.markov.graph.MdpGraph`): O(edges) for the
+    ``Prob0`` sets, and a few such passes for ``Prob1E``'s nested fixpoint. ``Pmax``'s scheduler on
+    ``one`` is ``Prob1E``'s (it reaches the target almost surely); ``Pmin``'s on ``zero`` is
+    ``Prob0E``'s (it never reaches the target); every choice of a ``Prob1A`` state keeps the value 1."""
+    graph = MdpGraph.of(mdp)
     if objective == "max":
-        can = backward_reach(n, csrc[edge_choice[pos]], mdp.edge_dst[pos], tmask)
-        return ~can
-    # min: R = lfp Z. target ∪ {s not deadlock | every choice of s has a successor in Z}
-    reach = tmask.copy()
-    nchoice = np.diff(mdp.choice_ptr)
-    while True:
-        hit = np.zeros(mdp.num_choices, dtype=bool)
-        e_ok = pos & reach[mdp.edge_dst]
-        hit[np.unique(edge_choice[e_ok])] = True
-        all_hit = np.ones(n, dtype=bool)
-        bad = csrc[~hit]
-        all_hit[bad] = False
-        new = reach | (all_hit & (nchoice > 0))
-        if np.array_equal(new, reach):
-            return ~reach
-        reach = new
+        one, choice = prob1e(graph, target)
+        return Precomputation(prob0a(graph, target), one, choice)
+    zero, choice = prob0e(graph, target)
+    return Precomputation(zero, prob1a(graph, target, zero) | target, choice)
 
 
 def _choice_values(mdp: Mdp, vals: Values, exact: bool) -> Values:
@@ -82,13 +84,18 @@ def mdp_reach(mdp: Mdp, target: np.ndarray | Iterable[int], objective: Literal["
               *, exact: bool | None = None, max_iterations: int = 10_000) -> MdpResult:
     """``Pmax``/``Pmin`` of eventually reaching ``target`` over all schedulers, by policy iteration.
 
-    Precomputation: ``max`` — states that cannot reach the target get 0 (``Prob0E``); ``min`` — states
-    where some scheduler avoids the target forever get 0 (``Prob0A``).  Then policy iteration: evaluate
-    the current memoryless policy (first passage of its DTMC, exact or sparse float), switch a state to
-    a choice that is *strictly* better, stop when no state improves.  For ``max`` the value of a policy
-    that is stable is a fixpoint of the Bellman operator, hence ``≥`` the least fixpoint ``Pmax`` and so
-    equal to it; for ``min`` the Bellman operator has a unique fixpoint after ``Prob0A``.
-    Memoryless deterministic policies suffice for both (Baier & Katoen, Thm. 10.102 / Lemma 10.113).
+    Precomputation (:func:`graph_precomputation`): ``max`` — states that cannot reach the target get 0
+    (``Prob0A``), states from which some scheduler reaches it almost surely get 1 (``Prob1E``); ``min`` —
+    states where some scheduler avoids the target forever get 0 (``Prob0E``), states from which every
+    scheduler reaches it almost surely get 1 (``Prob1A``).  The value-1 states join the target (reaching
+    them is as good as reaching it: from there the precomputed scheduler, for ``max``, or any, for
+    ``min``, reaches it almost surely).  Then policy iteration: evaluate the current memoryless policy
+    (first passage of its DTMC, exact or sparse float), switch a state to a choice that is *strictly*
+    better, stop when no state improves.  For ``max`` the value of a policy that is stable is a fixpoint
+    of the Bellman operator, hence ``≥`` the least fixpoint ``Pmax`` and so equal to it; for ``min`` the
+    Bellman operator has a unique fixpoint after ``Prob0E``.  Memoryless deterministic policies suffice
+    for both ([BK08] Thm. 10.102 / Lemma 10.113); the returned ``policy`` attains the optimum from every
+    state (on the precomputed states it is the precomputation's scheduler).
 
     Exact (``Fraction``) or float as :func:`~checker.markov.solve.use_exact_solve` decides; the float path
     evaluates each policy on its float chain (:meth:`~checker.markov.models.Mdp.induced_by_choice`, built
@@ -99,13 +106,13 @@ def mdp_reach(mdp: Mdp, target: np.ndarray | Iterable[int], objective: Literal["
     if objective not in ("min", "max"):
         raise ValueError(f"objective must be 'min' or 'max', got {objective!r}")
     n = mdp.num_states
-    tmask = state_mask(target, n)
-    zero_set = _prob0(mdp, tmask, objective) & ~tmask
+    pre = graph_precomputation(mdp, state_mask(target, n), objective)
+    tmask, zero_set = pre.one, pre.zero
     use_exact = use_exact_solve(exact, mdp.edge_prob_exact is not None, n)
     nchoice = np.diff(mdp.choice_ptr)
-    # initial policy: for min, a choice staying inside R (every choice does, by construction of Prob0A);
-    # for max, any choice.  States in target / zero_set keep their fixed values.
-    policy = np.where(nchoice > 0, 0, -1).astype(np.int64)
+    # initial policy: the precomputation's choices on its states (they keep their fixed values), any
+    # choice elsewhere
+    policy = np.where(pre.choice >= 0, pre.choice, np.where(nchoice > 0, 0, -1)).astype(np.int64)
     margin: Fraction | float = Fraction(0) if use_exact else 1e-12  # float 0.0 would round Fractions
     iterations = 0
     while True:
@@ -155,11 +162,12 @@ def mdp_value_iteration(mdp: Mdp, target: np.ndarray | Iterable[int],
                         objective: Literal["min", "max"] = "max", *, tolerance: float = 1e-13,
                         max_iterations: int = 1_000_000) -> MdpResult:
     """Float value iteration from below (``x₀ = 1_target``, ``x_{k+1} = opt_c Σ P_c x_k``) after the same
-    ``Prob0`` precomputation as :func:`mdp_reach`; stops when successive iterates differ by less than
-    ``tolerance`` (a heuristic stopping rule: an independent cross-check, not a certified bound)."""
+    precomputation as :func:`mdp_reach` (its states of value 0 and 1 fixed); stops when successive
+    iterates differ by less than ``tolerance`` (a heuristic stopping rule: an independent cross-check,
+    not a certified bound)."""
     n = mdp.num_states
-    tmask = state_mask(target, n)
-    zero_set = _prob0(mdp, tmask, objective) & ~tmask
+    pre = graph_precomputation(mdp, state_mask(target, n), objective)
+    tmask, zero_set = pre.one, pre.zero
     x = tmask.astype(np.float64)
     nchoice = np.diff(mdp.choice_ptr)
     has = (nchoice > 0) & ~tmask & ~zero_set
@@ -181,8 +189,8 @@ def mdp_value_iteration(mdp: Mdp, target: np.ndarray | Iterable[int],
             break
         x = new
     choice_value = _choice_values(mdp, x, False)
-    policy = np.full(n, -1, dtype=np.int64)
-    for s in np.flatnonzero(nchoice > 0).tolist():
+    policy = pre.choice.copy()
+    for s in np.flatnonzero((nchoice > 0) & (policy < 0)).tolist():
         lo, hi = int(mdp.choice_ptr[s]), int(mdp.choice_ptr[s + 1])
         seg = choice_value[lo:hi]
         policy[s] = int(np.argmax(seg) if objective == "max" else np.argmin(seg))
