@@ -11,7 +11,6 @@ from fractions import Fraction
 import numpy as np
 import pytest
 from hypothesis import HealthCheck, given, settings
-from hypothesis import strategies as st
 
 from checker.markov import storm
 from checker.markov.first_passage import reach_probabilities
@@ -64,8 +63,9 @@ def random_mdp(n: int, seed: int, *, back: bool = True) -> Kripke:
                 probs.append(p)
     goal = np.zeros(n + 1, dtype=bool)
     goal[[s for s in range(n // 2, n) if s % 17 == 0]] = True
-    return Kripke.from_edges(n + 1, [0], src, dst, action=act, actions=tuple(Action(f"a{i}") for i in range(3)),
-                             prob_exact=probs, labels={"goal": goal})
+    actions = tuple(Action(f"a{i}") for i in range(3))
+    return Kripke.from_edges(n + 1, [0], src, dst, action=act, actions=actions, prob_exact=probs,
+                             labels={"goal": goal})
 
 
 @SETTINGS
