@@ -114,6 +114,10 @@ def mdp_reach(mdp: Mdp, target: np.ndarray | Iterable[int], objective: Literal["
     # choice elsewhere
     policy = np.where(pre.choice >= 0, pre.choice, np.where(nchoice > 0, 0, -1)).astype(np.int64)
     margin: Fraction | float = Fraction(0) if use_exact else 1e-12  # float 0.0 would round Fractions
+    free = np.flatnonzero((nchoice > 1) & ~tmask & ~zero_set)
+    if not use_exact and len(free):
+        policy[free] = _greedy(mdp, _bellman_sweeps(mdp, tmask, zero_set, objective, WARM_START_SWEEPS),
+                               objective)[free]
     iterations = 0
     while True:
         iterations += 1
@@ -126,26 +130,108 @@ def mdp_reach(mdp: Mdp, target: np.ndarray | Iterable[int], objective: Literal["
                 vals[s] = Fraction(0)
         else:
             vals[zero_set] = 0.0
-        choice_value = _choice_values(mdp, vals, use_exact)
-        improved = False
-        new_policy = policy.copy()
-        for s in np.flatnonzero((nchoice > 1) & ~tmask & ~zero_set).tolist():
-            lo, hi = int(mdp.choice_ptr[s]), int(mdp.choice_ptr[s + 1])
-            cur = choice_value[lo + policy[s]]
-            best_i, best_v = int(policy[s]), cur
-            for i in range(hi - lo):
-                v = choice_value[lo + i]
-                better = (v > best_v + margin) if objective == "max" else (v < best_v - margin)
-                if better:
-                    best_i, best_v = i, v
-            if best_i != policy[s]:
-                new_policy[s] = best_i
-                improved = True
-        policy = new_policy
-        if not improved:
+        new_policy = _improve(mdp, policy, _choice_values(mdp, vals, use_exact), free, objective, margin)
+        if new_policy is None:
             break
+        policy = new_policy
     return MdpResult(vals, policy, initial_expectation(mdp.initial, vals, use_exact), use_exact, iterations,
                      objective)
+
+
+#: At most this many Bellman sweeps of float value iteration (fewer once a sweep changes no value by more
+#: than ``1e-10``) whose greedy policy starts float policy iteration: a start near the optimum saves
+#: policy evaluations, each a sparse solve; any start converges to the optimum.
+WARM_START_SWEEPS = 1024
+
+
+def _bellman_sweeps(mdp: Mdp, fixed_one: np.ndarray, zero_set: np.ndarray, objective: str,
+                    sweeps: int) -> np.ndarray:
+    """At most ``sweeps`` steps of value iteration from below (``x₀ = 1`` on ``fixed_one``, 0 elsewhere;
+    the ``fixed_one`` and ``zero_set`` states kept), fewer once no value changes by more than 1e-10."""
+    x = fixed_one.astype(np.float64)
+    nchoice = np.diff(mdp.choice_ptr)
+    free = (nchoice > 0) & ~fixed_one & ~zero_set
+    # the j-th choices of the states that have one, gathered once: an optimum over a state's choices is
+    # a few elementwise optima (states have few choices; a reduceat over every state is slower)
+    with_choice = np.flatnonzero(nchoice > 0)
+    first = mdp.choice_ptr[with_choice]
+    later = [(np.flatnonzero(nchoice[with_choice] > j), first[nchoice[with_choice] > j] + j)
+             for j in range(1, int(nchoice.max(initial=0)))]
+    opt = np.maximum if objective == "max" else np.minimum
+    matrix = mdp.choice_matrix
+    for _ in range(sweeps):
+        per_choice = matrix @ x
+        best = x.copy()
+        value = per_choice[first]
+        for rows, choices in later:
+            value[rows] = opt(value[rows], per_choice[choices])
+        best[with_choice] = value
+        new = np.where(free, best, x)
+        if np.max(np.abs(new - x), initial=0.0) <= 1e-10:
+            return new
+        x = new
+    return x
+
+
+def _greedy(mdp: Mdp, values: np.ndarray, objective: str) -> np.ndarray:
+    """Per state, the index of its first choice of optimal value under ``values`` (``-1``: no choice)."""
+    per_choice = mdp.choice_matrix @ values
+    nchoice = np.diff(mdp.choice_ptr)
+    with_choice = np.flatnonzero(nchoice > 0)
+    out = np.full(mdp.num_states, -1, dtype=np.int64)
+    if not len(with_choice):
+        return out
+    starts = mdp.choice_ptr[:-1][with_choice]
+    reduce = np.maximum.reduceat if objective == "max" else np.minimum.reduceat
+    best = np.repeat(reduce(per_choice, starts), nchoice[with_choice])
+    src = mdp.choice_src
+    hit = np.flatnonzero(per_choice == best)
+    first = np.ones(len(hit), dtype=bool)
+    first[1:] = src[hit][1:] != src[hit][:-1]
+    out[src[hit[first]]] = hit[first] - mdp.choice_ptr[src[hit[first]]]
+    return out
+
+
+def _improve(mdp: Mdp, policy: np.ndarray, choice_value: Values, free: np.ndarray, objective: str,
+             margin: Fraction | float) -> np.ndarray | None:
+    """Policy improvement: each ``free`` state switches to its first choice of best value when that is
+    better than its current choice's by more than ``margin`` (``None``: no state improves)."""
+    new_policy = policy.copy()
+    if choice_value.dtype != object:  # float: vectorised over the states
+        if not len(free):
+            return None
+        lo = mdp.choice_ptr[free]
+        counts = mdp.choice_ptr[free + 1] - lo
+        flat = (np.repeat(lo - np.cumsum(counts) + counts, counts)
+                + np.arange(int(counts.sum()))).astype(np.int64)
+        seg = np.asarray(choice_value, dtype=np.float64)[flat]
+        starts = np.cumsum(counts) - counts
+        reduce = np.maximum.reduceat if objective == "max" else np.minimum.reduceat
+        best = reduce(seg, starts)
+        cur = np.asarray(choice_value, dtype=np.float64)[lo + policy[free]]
+        better = best > cur + margin if objective == "max" else best < cur - margin
+        if not better.any():
+            return None
+        hit = np.flatnonzero(seg == np.repeat(best, counts))
+        owner = np.repeat(np.arange(len(free)), counts)[hit]
+        first = np.ones(len(hit), dtype=bool)
+        first[1:] = owner[1:] != owner[:-1]
+        choice = np.empty(len(free), dtype=np.int64)
+        choice[owner[first]] = hit[first] - starts[owner[first]]
+        new_policy[free[better]] = choice[better]
+        return new_policy
+    improved = False
+    for s in free.tolist():
+        lo_s, hi_s = int(mdp.choice_ptr[s]), int(mdp.choice_ptr[s + 1])
+        best_i, best_v = int(policy[s]), choice_value[lo_s + policy[s]]
+        for i in range(hi_s - lo_s):
+            v = choice_value[lo_s + i]
+            if (v > best_v + margin) if objective == "max" else (v < best_v - margin):
+                best_i, best_v = i, v
+        if best_i != policy[s]:
+            new_policy[s] = best_i
+            improved = True
+    return new_policy if improved else None
 
 
 def _restrict_zero(dtmc: Dtmc, zero_set: np.ndarray) -> Dtmc:
