@@ -23,6 +23,7 @@ from fractions import Fraction
 from typing import Any, cast
 
 from checker.app.load import ScenarioFile, load_fl_model, resolve_model_spec
+from checker.app.privacy_decomposition import client_updates, joint_epsilon
 from checker.app.privacy_literal import literal_check
 from checker.app.privacy_observation import (
     DatasetObservation,
@@ -97,8 +98,9 @@ def privacy_model(spec: str, defines: Mapping[str, int] | None = None,
         declared = [(n.name, neighbour_dataset(scenario, n.name)) for n in scenario.neighbours]
         choice = reductions or Reductions.none()
         reduced, _ = reduce_system(build_system(scenario), scenario, Reductions.dead_values_only(choice))
-        return PrivacyModel(reduced, universe(scenario), declared, scenario_observing(scenario),
-                            ObservationReducer(scenario, reduced.secrets, choice=choice))
+        explored = choice.gradient_sum or choice.partial_order or choice.symmetry
+        reducer = ObservationReducer(scenario, reduced.secrets, choice=choice) if explored else None
+        return PrivacyModel(reduced, universe(scenario), declared, scenario_observing(scenario), reducer)
     fl, uni, data = load_fl_model(spec, defines)
     return PrivacyModel(fl, uni, data, ("curmodpar",))
 
@@ -216,8 +218,26 @@ def _sum_eps(items: Iterable[EpsilonResult]) -> Eps:
     return Eps(ratio=r)
 
 
+def _joint_epsilon(system: FLSystem, o0: DatasetObservation, o1: DatasetObservation, label: str,
+                   reducer: StepReducer | None, limits: Limits | None, exact: bool | None) -> EpsilonResult:
+    """ε* of the joint update record: from the enumerated records when the observations hold them, else by
+    :func:`~checker.app.privacy_decomposition.joint_epsilon`'s pass over pairs of states, else enumerated
+    by explorations recording every client's updates (what was done goes to ``o1.reductions``)."""
+    if o0.joint is not None and o1.joint is not None:
+        return pure_epsilon(o0.joint, o1.joint)
+    assert reducer is not None
+    eps, info = joint_epsilon(system, o0.dataset, o1.dataset, reducer, limits=limits)
+    if eps is None:
+        whole = [observe_dataset(system, d, record_updates=True, limits=limits, check_scheduler=False,
+                                 exact=exact, reducer=reducer) for d in (o0.dataset, o1.dataset)]
+        info["states"] = [w.states for w in whole]
+        eps = pure_epsilon(whole[0].joint or {}, whole[1].joint or {})
+    o1.reductions.setdefault("decomposition", {}).setdefault("joint", {})[label] = info
+    return eps
+
+
 def _decomposition(system: FLSystem, o0: DatasetObservation, o1: DatasetObservation,
-                   reading: NeighbourReading) -> DecompositionResult:
+                   reading: NeighbourReading, joint_eps: EpsilonResult) -> DecompositionResult:
     s0, s1 = system.with_dataset(o0.dataset), system.with_dataset(o1.dataset)
     clients = list(system.clients)
     client_eps = {c: pure_epsilon(o0.updates[c], o1.updates[c]) for c in clients}
@@ -243,7 +263,6 @@ def _decomposition(system: FLSystem, o0: DatasetObservation, o1: DatasetObservat
     worst_client = max(client_eps.values(), key=lambda e: math.inf if e.ratio is None else e.ratio,
                        default=zero)
     sum_bound = _sum_eps(client_eps.values())
-    joint_eps = pure_epsilon(o0.joint, o1.joint)
     rounds = per_round_epsilons(o0.releases, o1.releases)  # type: ignore[arg-type]  # release outcomes are sequences (tuples); Distribution keys are any Hashable
     return DecompositionResult(
         client_eps, relation, premise, global_eps, conclusion, _le(global_eps, worst_client), sum_bound,
@@ -302,16 +321,26 @@ def privacy_report(system: FLSystem | Any, universe: Iterable[DataPoint] | None 
     cache: dict[Dataset, DatasetObservation] = {}
 
     named = {frozenset(data) for _, data in declared}
+    per_client = decomposition or mode == "client"
+    used = reducer if scheduler == "uniform" else None
+    # with reductions, the clients' updates come from explorations of their own (one per class of
+    # interchangeable clients), so that the attacker's record stays small
+    split = used is not None and per_client and not record_trace
 
     def get(d: Dataset) -> DatasetObservation:
         # the scheduler check on D and the declared neighbours (not on every generated one: its cost)
         if d not in cache:
-            cache[d] = observe_dataset(system, d, record_trace=record_trace,
-                                       record_updates=decomposition or mode == "client", limits=limits,
-                                       check_scheduler=check_scheduler and (d == base_data or d in named),
-                                       exact=exact, observing=observing, observer=observer,
-                                       keep_kripke=scheduler != "uniform",
-                                       reducer=reducer if scheduler == "uniform" else None)
+            checked = check_scheduler and (d == base_data or d in named)
+            obs = observe_dataset(system, d, record_trace=record_trace,
+                                  record_updates=per_client and not split, limits=limits,
+                                  check_scheduler=checked, exact=exact, observing=observing,
+                                  observer=observer, keep_kripke=scheduler != "uniform", reducer=used)
+            if split:
+                assert used is not None
+                obs.updates, info = client_updates(system, d, used, limits=limits, exact=exact)
+                obs.joint = None
+                obs.reductions["decomposition"] = {"clients": info["per_class"]}
+            cache[d] = obs
         return cache[d]
 
     base = get(base_data)
@@ -350,7 +379,8 @@ def privacy_report(system: FLSystem | Any, universe: Iterable[DataPoint] | None 
             # scheduler s (f grows with δ), so the worst advantage is checked against the worst δ
             verdict, delta = _scheduled_verdict(schedule, e), schedule.delta_case.value
             pair_bounds = bounds(schedule.advantage_case.value, pair.eps_checked, delta)
-        decomp = _decomposition(system, base, o1, reading) if decomposition else None
+        decomp = None if not decomposition else _decomposition(
+            system, base, o1, reading, _joint_epsilon(system, base, o1, label, used, limits, exact))
         pairs.append(PairResult(shown, label, base_data, d1, dict(p0), dict(p1), pair.epsilon,
                                 pair.eps_checked, delta, verdict, pair.best, pair.attackers,
                                 pair_bounds, decomp, schedule))
@@ -380,7 +410,7 @@ def privacy_report(system: FLSystem | Any, universe: Iterable[DataPoint] | None 
         notes.append(f"probability {float(base.undetermined):.3g} of runs without an eventual observation")
     if per_reading.get("replace_one") == 0:
         notes.append("no replace-one neighbour: the universe has no data point outside the dataset")
-    lit = literal_check(system, limits=limits, pair=worst, observe=observe) if literal else None
+    lit = literal_check(system, limits=limits, pair=worst, observe=observe, reducer=used) if literal else None
     return PrivacyReport(observe, e, pairs, worst, verdict, vacuous, lit, base, per_reading,
                          scheduler=scheduler, notes=notes, observing=tuple(observing), observations=cache)
 
