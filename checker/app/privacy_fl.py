@@ -218,24 +218,6 @@ def _sum_eps(items: Iterable[EpsilonResult]) -> Eps:
     return Eps(ratio=r)
 
 
-def _joint_epsilon(system: FLSystem, o0: DatasetObservation, o1: DatasetObservation, label: str,
-                   reducer: StepReducer | None, limits: Limits | None, exact: bool | None) -> EpsilonResult:
-    """ε* of the joint update record: from the enumerated records when the observations hold them, else by
-    :func:`~checker.app.privacy_decomposition.joint_epsilon`'s pass over pairs of states, else enumerated
-    by explorations recording every client's updates (what was done goes to ``o1.reductions``)."""
-    if o0.joint is not None and o1.joint is not None:
-        return pure_epsilon(o0.joint, o1.joint)
-    assert reducer is not None
-    eps, info = joint_epsilon(system, o0.dataset, o1.dataset, reducer, limits=limits)
-    if eps is None:
-        whole = [observe_dataset(system, d, record_updates=True, limits=limits, check_scheduler=False,
-                                 exact=exact, reducer=reducer) for d in (o0.dataset, o1.dataset)]
-        info["states"] = [w.states for w in whole]
-        eps = pure_epsilon(whole[0].joint or {}, whole[1].joint or {})
-    o1.reductions.setdefault("decomposition", {}).setdefault("joint", {})[label] = info
-    return eps
-
-
 def _decomposition(system: FLSystem, o0: DatasetObservation, o1: DatasetObservation,
                    reading: NeighbourReading, joint_eps: EpsilonResult) -> DecompositionResult:
     s0, s1 = system.with_dataset(o0.dataset), system.with_dataset(o1.dataset)
@@ -323,25 +305,54 @@ def privacy_report(system: FLSystem | Any, universe: Iterable[DataPoint] | None 
     named = {frozenset(data) for _, data in declared}
     per_client = decomposition or mode == "client"
     used = reducer if scheduler == "uniform" else None
-    # with reductions, the clients' updates come from explorations of their own (one per class of
-    # interchangeable clients), so that the attacker's record stays small
+    # with reductions, the clients' updates are not in the attacker's record of the pairs' explorations
+    # (it would hold as many values as the joint records): they come from explorations of their own
+    # (checker.app.privacy_decomposition), or, when the joint record's pass does not apply, from
+    # explorations recording every client's updates, as without reductions
     split = used is not None and per_client and not record_trace
+    filled: dict[Dataset, str] = {}
 
     def get(d: Dataset) -> DatasetObservation:
         # the scheduler check on D and the declared neighbours (not on every generated one: its cost)
         if d not in cache:
             checked = check_scheduler and (d == base_data or d in named)
-            obs = observe_dataset(system, d, record_trace=record_trace,
-                                  record_updates=per_client and not split, limits=limits,
-                                  check_scheduler=checked, exact=exact, observing=observing,
-                                  observer=observer, keep_kripke=scheduler != "uniform", reducer=used)
-            if split:
-                assert used is not None
-                obs.updates, info = client_updates(system, d, used, limits=limits, exact=exact)
-                obs.joint = None
-                obs.reductions["decomposition"] = {"clients": info["per_class"]}
-            cache[d] = obs
+            cache[d] = observe_dataset(system, d, record_trace=record_trace,
+                                       record_updates=per_client and not split, limits=limits,
+                                       check_scheduler=checked, exact=exact, observing=observing,
+                                       observer=observer, keep_kripke=scheduler != "uniform", reducer=used)
         return cache[d]
+
+    def fill(d: Dataset, joint: bool) -> DatasetObservation:
+        """``get(d)`` with its clients' updates (and, with ``joint``, the joint record enumerated)."""
+        obs = get(d)
+        if not split or filled.get(d) == "whole" or (filled.get(d) == "clients" and not joint):
+            return obs
+        assert used is not None
+        notes = obs.reductions.setdefault("decomposition", {})
+        if joint:
+            whole = observe_dataset(system, d, record_updates=True, limits=limits, check_scheduler=False,
+                                    exact=exact, reducer=used)
+            obs.updates, obs.joint, filled[d] = whole.updates, whole.joint, "whole"
+            notes["every_client"] = {"states": whole.states, "transitions": whole.transitions,
+                                     "reductions": whole.reductions}
+        else:
+            obs.updates, info = client_updates(system, d, used, limits=limits, exact=exact)
+            obs.joint, filled[d] = None, "clients"
+            notes["clients"] = info["per_class"]
+        return obs
+
+    def joint_eps(d1: Dataset, label: str) -> EpsilonResult:
+        """ε* of the joint update record of the pair ``(D, d1)``, filling both observations."""
+        eps = None
+        if split and not (filled.get(base_data) == filled.get(d1) == "whole"):
+            assert used is not None
+            eps, info = joint_epsilon(system, base_data, d1, used, limits=limits)
+            get(d1).reductions.setdefault("decomposition", {}).setdefault("joint", {})[label] = info
+        o0, o1 = fill(base_data, eps is None), fill(d1, eps is None)
+        if eps is None:
+            assert o0.joint is not None and o1.joint is not None
+            eps = pure_epsilon(o0.joint, o1.joint)
+        return eps
 
     base = get(base_data)
     pairs: list[PairResult] = []
@@ -359,6 +370,9 @@ def privacy_report(system: FLSystem | Any, universe: Iterable[DataPoint] | None 
         per_reading["declared"] = len(declared)
     for shown, reading, d1, label in jobs:
         o1 = get(d1)
+        joint = joint_eps(d1, label) if decomposition else None
+        if mode == "client":
+            base, o1 = fill(base_data, False), fill(d1, False)
         p0, p1 = _observed(base, mode, client), _observed(o1, mode, client)
         sample = list(p0) + list(p1)
         if mode == "trace":
@@ -379,8 +393,7 @@ def privacy_report(system: FLSystem | Any, universe: Iterable[DataPoint] | None 
             # scheduler s (f grows with δ), so the worst advantage is checked against the worst δ
             verdict, delta = _scheduled_verdict(schedule, e), schedule.delta_case.value
             pair_bounds = bounds(schedule.advantage_case.value, pair.eps_checked, delta)
-        decomp = None if not decomposition else _decomposition(
-            system, base, o1, reading, _joint_epsilon(system, base, o1, label, used, limits, exact))
+        decomp = None if joint is None else _decomposition(system, base, o1, reading, joint)
         pairs.append(PairResult(shown, label, base_data, d1, dict(p0), dict(p1), pair.epsilon,
                                 pair.eps_checked, delta, verdict, pair.best, pair.attackers,
                                 pair_bounds, decomp, schedule))
