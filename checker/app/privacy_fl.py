@@ -10,8 +10,10 @@ compared (:mod:`checker.app.privacy_observation`). Each pair of distributions go
 Theorem 1 and the literature (:mod:`checker.privacy.ni_fl_dp`, :mod:`checker.privacy.advantage`).
 ``NI_Decomposition`` is checked on the model: each client's ε from its own update distribution against
 the global ε, whether the theorem's conclusion holds, and the bounds the model actually satisfies
-(post-processing of the joint client updates, composition over rounds). The definitions read literally
-are :mod:`checker.app.privacy_literal`.
+(post-processing of the joint client updates, composition over rounds); with the reductions of the
+privacy explorations, the clients' updates and the joint record's ε* come from
+:mod:`checker.app.privacy_decomposition`, never from the attacker's record of the pairs' explorations. The
+definitions read literally are :mod:`checker.app.privacy_literal`.
 """
 
 from __future__ import annotations

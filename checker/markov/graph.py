@@ -157,7 +157,7 @@ def _attractor(graph: MdpGraph, target: np.ndarray) -> tuple[np.ndarray, np.ndar
     """``R = lfp Z. target ∪ {s | s has a choice, and every choice of s has a successor in Z}`` and the
     choices with a successor in ``R``.
 
-    One backward pass ([BK08] Alg. 45, de Alfaro's counting form [dA97]): every state counts its choices
+    One backward pass ([BK08] §10.6.1, in the counting form of [dA97]): every state counts its choices
     without a successor in ``R`` yet; a state entering ``R`` marks the choices of its positive in-edges,
     each marked choice decrements its state's count, and a state whose count reaches 0 enters ``R``. Each
     edge is looked at once, when its target enters ``R``: O(edges), vectorised over the states that entered
@@ -190,7 +190,7 @@ def prob0e(graph: MdpGraph, target: np.ndarray) -> tuple[np.ndarray, np.ndarray]
     They are the complement of :func:`_attractor`'s ``R``: a state outside ``R`` has no choice (a run ends
     there) or a choice with no successor in ``R``, which keeps the run outside ``R ⊇ target`` forever;
     from a state of ``R`` every scheduler reaches a state of ``R`` of smaller rank with positive
-    probability at each step, hence ``target`` with positive probability ([BK08] Lemma 10.110).
+    probability at each step, hence ``target`` with positive probability ([BK08] §10.6.1).
     Returns ``(mask, choice)``: ``choice[s]`` the index of such a choice of ``s`` (``-1`` where ``s`` has
     no choice or is not in the mask)."""
     inside, hit = _attractor(graph, target)
@@ -207,8 +207,8 @@ def prob1a(graph: MdpGraph, target: np.ndarray, zero_min: np.ndarray | None = No
     target forever, misses the target with positive probability; conversely a memoryless scheduler with
     ``P(s) < 1`` leaves, with positive probability, ``s`` for a bottom component (or a deadlock) outside
     the target, whose states are in ``Prob0E``, without passing the target. So ``Prob1A`` is the
-    complement of one backward search from ``Prob0E`` that enters no target state (the MDP form of
-    [BK08] Alg. 46)."""
+    complement of one backward search from ``Prob0E`` that enters no target state (the MDP form of the
+    chains' ``Prob1``, [BK08] Alg. 46)."""
     if zero_min is None:
         zero_min, _ = prob0e(graph, target)
     return ~reach.reachable(graph.pred_ptr, graph.pred_src, zero_min & ~target, enter=~target)
@@ -218,7 +218,7 @@ def prob1e(graph: MdpGraph, target: np.ndarray) -> tuple[np.ndarray, np.ndarray]
     """``Prob1E`` (probability 1 under somE scheduler): the states from which some scheduler reaches
     ``target`` almost surely, i.e. ``Pmax = 1``, and a memoryless scheduler doing so.
 
-    The nested fixpoint of [BK08] Alg. 45 / [dA97]: ``U₀`` = the states that can reach ``target``; then
+    The nested fixpoint of [BK08] §10.6.1 and [dA97]: ``U₀`` = the states that can reach ``target``; then
     ``U_{i+1}`` = the states with a path to ``target`` along *safe* choices, those whose positive
     successors all lie in ``U_i`` (one backward search each, over the predecessor arrays restricted to the
     safe choices' edges), until ``U`` is stable. In the final ``U`` each state off the target has a safe

@@ -1,9 +1,12 @@
 """MDPs: ``Pmin``/``Pmax`` of eventually reaching a set, and the optimal memoryless schedulers.
 
-:func:`mdp_reach` computes them by policy iteration (each evaluation an exact or sparse float solve) after
-the graph precomputations ``Prob0E`` (max) and ``Prob0A`` (min) of Baier & Katoen, *Principles of Model
-Checking*, §10.6; value iteration is offered as an independent check (:func:`mdp_value_iteration`) and,
-vectorised over many target sets, for the privacy engine (:func:`mdp_reach_many`).
+:func:`mdp_reach` computes them by policy iteration (each evaluation an exact or sparse float solve; the
+float one started from the greedy policy of a few value-iteration sweeps) after the graph precomputations
+of [BK08] §10.6.1 (:func:`graph_precomputation`): the states of value 0 and of value 1, found by backward
+passes over the predecessor arrays (:mod:`checker.markov.graph`: ``Prob0A`` and ``Prob1E`` for ``max``,
+``Prob0E`` and ``Prob1A`` for ``min``, Storm's names). Value iteration is offered as an independent check
+(:func:`mdp_value_iteration`) and, vectorised over many target sets, for the privacy engine
+(:func:`mdp_reach_many`).
 """
 
 from __future__ import annotations

@@ -10,10 +10,8 @@ unreduced pipeline's, and the pass equals the enumeration of the joint record.""
 
 from __future__ import annotations
 
-import importlib.util
 from dataclasses import replace
 from fractions import Fraction
-from pathlib import Path
 from typing import Any
 
 import pytest
@@ -32,6 +30,7 @@ from checker.privacy.ni_fl_dp import pure_epsilon
 from flmodel.scenario import load_scenario, parse_scenario
 from flmodel.scenario_ast import Scenario
 from flmodel.scenario_build import build_system, neighbour_dataset
+from tests.checker.test_explore_batch import _swarm_models
 from tests.strategies import star_scenario_text
 
 _NONE = Reductions.none()
@@ -255,7 +254,7 @@ def test_the_decomposition_of_the_swarm_grows_polynomially() -> None:
     """The generated swarm at N = 9: without reductions the record of every client's updates has
     (5·3^N − 1)/2 states per dataset; with them, the clients' explorations (one per class) and the
     joint record's pass over pairs of states stay small, and the figures are the same (above)."""
-    swarm = _swarm(9)
+    swarm = _swarm_models()
     scenario = parse_scenario(swarm.swarm_scenario(9, 1, 3), source="<swarm>")
     system = build_system(scenario)
     one_order = ObservationReducer(scenario, system.secrets, choice=replace(_NONE, partial_order=True))
@@ -272,15 +271,6 @@ def test_the_decomposition_of_the_swarm_grows_polynomially() -> None:
     assert plain.joint is not None and other.joint is not None
     assert eps is not None and how["method"] == "pairs of states" and how["pairs"] < 200
     assert eps.ratio == pure_epsilon(plain.joint, other.joint).ratio
-
-
-def _swarm(n: int) -> Any:
-    path = Path(__file__).resolve().parents[2] / "bench" / "swarm_models.py"
-    spec = importlib.util.spec_from_file_location("swarm_models", path)
-    assert spec is not None and spec.loader is not None
-    module = importlib.util.module_from_spec(spec)
-    spec.loader.exec_module(module)
-    return module
 
 
 @settings(max_examples=25, deadline=None, suppress_health_check=[HealthCheck.too_slow])
