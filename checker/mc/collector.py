@@ -32,19 +32,19 @@ __all__ = ["Frozen", "exploring"]
 
 
 class Frozen:
-    """The objects an exploration froze (:func:`exploring`): ``objects`` is how many the permanent
-    generation held after the last freeze (0 when the collector was off: then nothing is frozen)."""
+    """What an exploration froze (:func:`exploring`): ``done`` once it froze anything (never when the
+    collector was off). (``gc.get_freeze_count`` walks the whole permanent generation: not counted.)"""
 
     def __init__(self, enabled: bool) -> None:
         self.enabled = enabled
-        self.objects = 0
+        self.done = False
 
     def freeze(self) -> None:
         """Collect the youngest generation, then freeze everything alive (when the collector was on)."""
         if self.enabled:
             gc.collect(0)
             gc.freeze()
-            self.objects = gc.get_freeze_count()
+            self.done = True
 
     def tie(self, owner: object) -> None:
         """Freeze what was built from the exploration since (the structure ``owner``), and unfreeze when
