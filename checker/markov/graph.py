@@ -235,11 +235,11 @@ def prob1e(graph: MdpGraph, target: np.ndarray) -> tuple[np.ndarray, np.ndarray]
         offsets = np.zeros(len(keep) + 1, dtype=np.int64)
         np.cumsum(keep, out=offsets[1:])
         ptr, idx = offsets[graph.pred_ptr], graph.pred_src[keep]
-        dist = reach.distances(ptr, idx, target, enter=can)
-        now = dist >= 0
+        now = reach.reachable(ptr, idx, target, enter=can)
         if np.array_equal(now, can):
             break
         can = now
+    dist = reach.distances(ptr, idx, target, enter=can)
     src, dst = graph.edge_src, graph.edge_dst
     closer = ~unsafe[graph.edge_choice] & ~target[src] & can[src] & (dist[dst] == dist[src] - 1)
     good = np.zeros(graph.num_choices, dtype=bool)
