@@ -10,8 +10,10 @@ compared (:mod:`checker.app.privacy_observation`). Each pair of distributions go
 Theorem 1 and the literature (:mod:`checker.privacy.ni_fl_dp`, :mod:`checker.privacy.advantage`).
 ``NI_Decomposition`` is checked on the model: each client's ε from its own update distribution against
 the global ε, whether the theorem's conclusion holds, and the bounds the model actually satisfies
-(post-processing of the joint client updates, composition over rounds). The definitions read literally
-are :mod:`checker.app.privacy_literal`.
+(post-processing of the joint client updates, composition over rounds); with the reductions of the
+privacy explorations, the clients' updates and the joint record's ε* come from
+:mod:`checker.app.privacy_decomposition`, never from the attacker's record of the pairs' explorations. The
+definitions read literally are :mod:`checker.app.privacy_literal`.
 """
 
 from __future__ import annotations
@@ -23,6 +25,7 @@ from fractions import Fraction
 from typing import Any, cast
 
 from checker.app.load import ScenarioFile, load_fl_model, resolve_model_spec
+from checker.app.privacy_decomposition import client_updates, joint_epsilon
 from checker.app.privacy_literal import literal_check
 from checker.app.privacy_observation import (
     DatasetObservation,
@@ -102,8 +105,9 @@ def privacy_model(spec: str, defines: Mapping[str, int] | None = None,
         reduced, _ = reduce_system(build_system(scenario), scenario, Reductions.dead_values_only(choice),
                                    reads=tuple(observing or ()))
         watched = tuple(observing) if observing else scenario_observing(scenario)
-        return PrivacyModel(reduced, universe(scenario), declared, watched,
-                            ObservationReducer(scenario, reduced.secrets, choice=choice))
+        explored = choice.gradient_sum or choice.partial_order or choice.symmetry
+        reducer = ObservationReducer(scenario, reduced.secrets, choice=choice) if explored else None
+        return PrivacyModel(reduced, universe(scenario), declared, watched, reducer)
     fl, uni, data = load_fl_model(spec, defines)
     return PrivacyModel(fl, uni, data, tuple(observing) if observing else ("curmodpar",))
 
@@ -222,7 +226,7 @@ def _sum_eps(items: Iterable[EpsilonResult]) -> Eps:
 
 
 def _decomposition(system: FLSystem, o0: DatasetObservation, o1: DatasetObservation,
-                   reading: NeighbourReading) -> DecompositionResult:
+                   reading: NeighbourReading, joint_eps: EpsilonResult) -> DecompositionResult:
     s0, s1 = system.with_dataset(o0.dataset), system.with_dataset(o1.dataset)
     clients = list(system.clients)
     client_eps = {c: pure_epsilon(o0.updates[c], o1.updates[c]) for c in clients}
@@ -248,7 +252,6 @@ def _decomposition(system: FLSystem, o0: DatasetObservation, o1: DatasetObservat
     worst_client = max(client_eps.values(), key=lambda e: math.inf if e.ratio is None else e.ratio,
                        default=zero)
     sum_bound = _sum_eps(client_eps.values())
-    joint_eps = pure_epsilon(o0.joint, o1.joint)
     rounds = per_round_epsilons(o0.releases, o1.releases)  # type: ignore[arg-type]  # release outcomes are sequences (tuples); Distribution keys are any Hashable
     return DecompositionResult(
         client_eps, relation, premise, global_eps, conclusion, _le(global_eps, worst_client), sum_bound,
@@ -307,17 +310,56 @@ def privacy_report(system: FLSystem | Any, universe: Iterable[DataPoint] | None 
     cache: dict[Dataset, DatasetObservation] = {}
 
     named = {frozenset(data) for _, data in declared}
+    per_client = decomposition or mode == "client"
+    used = reducer if scheduler == "uniform" else None
+    # with reductions, the clients' updates are not in the attacker's record of the pairs' explorations
+    # (it would hold as many values as the joint records): they come from explorations of their own
+    # (checker.app.privacy_decomposition), or, when the joint record's pass does not apply, from
+    # explorations recording every client's updates, as without reductions
+    split = used is not None and per_client and not record_trace
+    filled: dict[Dataset, str] = {}
 
     def get(d: Dataset) -> DatasetObservation:
         # the scheduler check on D and the declared neighbours (not on every generated one: its cost)
         if d not in cache:
+            checked = check_scheduler and (d == base_data or d in named)
             cache[d] = observe_dataset(system, d, record_trace=record_trace,
-                                       record_updates=decomposition or mode == "client", limits=limits,
-                                       check_scheduler=check_scheduler and (d == base_data or d in named),
-                                       exact=exact, observing=observing, observer=observer,
-                                       keep_kripke=scheduler != "uniform",
-                                       reducer=reducer if scheduler == "uniform" else None)
+                                       record_updates=per_client and not split, limits=limits,
+                                       check_scheduler=checked, exact=exact, observing=observing,
+                                       observer=observer, keep_kripke=scheduler != "uniform", reducer=used)
         return cache[d]
+
+    def fill(d: Dataset, joint: bool) -> DatasetObservation:
+        """``get(d)`` with its clients' updates (and, with ``joint``, the joint record enumerated)."""
+        obs = get(d)
+        if not split or filled.get(d) == "whole" or (filled.get(d) == "clients" and not joint):
+            return obs
+        assert used is not None
+        notes = obs.reductions.setdefault("decomposition", {})
+        if joint:
+            whole = observe_dataset(system, d, record_updates=True, limits=limits, check_scheduler=False,
+                                    exact=exact, reducer=used)
+            obs.updates, obs.joint, filled[d] = whole.updates, whole.joint, "whole"
+            notes["every_client"] = {"states": whole.states, "transitions": whole.transitions,
+                                     "reductions": whole.reductions}
+        else:
+            obs.updates, info = client_updates(system, d, used, limits=limits, exact=exact)
+            obs.joint, filled[d] = None, "clients"
+            notes["clients"] = info["per_class"]
+        return obs
+
+    def joint_eps(d1: Dataset, label: str) -> EpsilonResult:
+        """ε* of the joint update record of the pair ``(D, d1)``, filling both observations."""
+        eps = None
+        if split and not (filled.get(base_data) == filled.get(d1) == "whole"):
+            assert used is not None
+            eps, info = joint_epsilon(system, base_data, d1, used, limits=limits)
+            get(d1).reductions.setdefault("decomposition", {}).setdefault("joint", {})[label] = info
+        o0, o1 = fill(base_data, eps is None), fill(d1, eps is None)
+        if eps is None:
+            assert o0.joint is not None and o1.joint is not None
+            eps = pure_epsilon(o0.joint, o1.joint)
+        return eps
 
     base = get(base_data)
     pairs: list[PairResult] = []
@@ -335,6 +377,9 @@ def privacy_report(system: FLSystem | Any, universe: Iterable[DataPoint] | None 
         per_reading["declared"] = len(declared)
     for shown, reading, d1, label in jobs:
         o1 = get(d1)
+        joint = joint_eps(d1, label) if decomposition else None
+        if mode == "client":
+            base, o1 = fill(base_data, False), fill(d1, False)
         p0, p1 = _observed(base, mode, client), _observed(o1, mode, client)
         sample = list(p0) + list(p1)
         if mode == "trace":
@@ -355,7 +400,7 @@ def privacy_report(system: FLSystem | Any, universe: Iterable[DataPoint] | None 
             # scheduler s (f grows with δ), so the worst advantage is checked against the worst δ
             verdict, delta = _scheduled_verdict(schedule, e), schedule.delta_case.value
             pair_bounds = bounds(schedule.advantage_case.value, pair.eps_checked, delta)
-        decomp = _decomposition(system, base, o1, reading) if decomposition else None
+        decomp = None if joint is None else _decomposition(system, base, o1, reading, joint)
         pairs.append(PairResult(shown, label, base_data, d1, dict(p0), dict(p1), pair.epsilon,
                                 pair.eps_checked, delta, verdict, pair.best, pair.attackers,
                                 pair_bounds, decomp, schedule))
@@ -385,7 +430,7 @@ def privacy_report(system: FLSystem | Any, universe: Iterable[DataPoint] | None 
         notes.append(f"probability {float(base.undetermined):.3g} of runs without an eventual observation")
     if per_reading.get("replace_one") == 0:
         notes.append("no replace-one neighbour: the universe has no data point outside the dataset")
-    lit = literal_check(system, limits=limits, pair=worst, observe=observe) if literal else None
+    lit = literal_check(system, limits=limits, pair=worst, observe=observe, reducer=used) if literal else None
     return PrivacyReport(observe, e, pairs, worst, verdict, vacuous, lit, base, per_reading,
                          scheduler=scheduler, notes=notes, observing=tuple(observing), observations=cache)
 

@@ -31,19 +31,22 @@ from __future__ import annotations
 
 import itertools
 import math
-from collections.abc import Hashable, Mapping
+from collections.abc import Callable, Hashable, Mapping, Sequence
 from dataclasses import dataclass, replace
 from fractions import Fraction
-from typing import Literal, cast
+from typing import Any, Literal, cast
 
 import numpy as np
 
-from checker.app.privacy_observation import ObservedSystem
+from checker.app.privacy_observation import ObservedSystem, Recorded, ReducedStep, StepReducer
 from checker.app.privacy_results import LiteralCheck, PairResult, number_json, outcome_text
 from checker.io.render import value_text
 from checker.markov.models import dtmc_from_kripke
 from checker.markov.pathsum import path_sum
+from checker.mc import reach
+from checker.mc.cone import cone_of_influence
 from checker.mc.explore import Limits, explore
+from checker.mc.kripke import Kripke
 from checker.privacy.ni_fl_dp import Eps, EpsilonResult, ratio_within
 from checker.verdict import Verdict
 from flmodel.data import (
@@ -366,8 +369,97 @@ def _literal_limits(limits: Limits | None) -> Limits:
     return replace(limits, max_states=cap)
 
 
+class _Stepped:
+    """``system`` with the reduced successor function ``step`` (a transition system to explore)."""
+
+    def __init__(self, system: FLSystem, step: Callable[[FLState], Sequence[ReducedStep]]):
+        self.system, self._step = system, step
+
+    def initial_states(self) -> Sequence[FLState]:
+        return self.system.initial_states()
+
+    def successors(self, state: FLState) -> list[tuple[Any, FLState, Fraction]]:
+        return [(s[0], s[1], s[2]) for s in self._step(state)]
+
+    def observable_names(self) -> Sequence[str]:
+        return self.system.observable_names()
+
+    def observe(self, state: FLState, name: str) -> object:
+        return self.system.observe(state, name)
+
+
+def _reachable(system: FLSystem, limits: Limits, reducer: StepReducer | None
+               ) -> tuple[Kripke, set[Partition], dict[str, Any]]:
+    """The structure ``M`` of ``system`` as far as the literal reading reads it (the datasets, the
+    partitions and whether ``put_part`` fires), its reachable partitions and the reductions applied.
+
+    The cone of influence of what is read ([COI], :mod:`checker.mc.cone`: the model and the gradients,
+    when no rule's guard or effect on what is read depends on them) is forgotten; then ``reducer``'s
+    reductions that keep the set of reachable values of what is read
+    (:class:`~checker.app.privacy_observation.Recorded` with ``interleavings``: no partial order): the
+    gradient sum (a functional bisimulation keeping every value but the gradients) and the symmetry
+    (the orbit relation is a bisimulation for the atoms the group fixes: the dataset and the last rule
+    are fixed by every permutation, [ES96]). The group moves partitions: when it applies and
+    ``put_part`` never fires (a fact the bisimulation keeps), every state of ``M`` holds the initial
+    partition, its only reachable one; when ``put_part`` fires the structure is explored again with
+    every client's partition read (which fixes every client)."""
+    names = ("dataset", "last_kind")
+    every = (*names, *(f"partition:{c}" for c in system.clients))
+    coned, cone = (system, {}) if reducer is None else _cone(system, every)
+    for observing in (names, every):
+        step, applied = (None, {}) if reducer is None else reducer.steps(
+            coned, Recorded(observing, False, False, interleavings=True))
+        if cone:
+            applied = {"cone": cone, **applied}
+        ts: Any = coned if step is None else _Stepped(coned, step)
+        k = explore(ts, limits=limits, observables=["dataset", "curmodpar", "last_kind"], keep_states=True)
+        symmetric = bool(applied.get("symmetry", {}).get("applied"))
+        if not symmetric:
+            states = cast(list[FLState], k.states) if k.states is not None else []
+            return k, {s.infra.igra.partition for s in states}, applied
+        if "put_part" not in set(k.observables["last_kind"]) and k.complete:
+            return k, {system.initial_states()[0].infra.igra.partition}, applied
+    raise AssertionError("every client's partition is read: no symmetry applies")  # pragma: no cover
+
+
+def _cone(system: FLSystem, names: Sequence[str]) -> tuple[FLSystem, dict[str, Any]]:
+    """``system`` forgetting the values outside the cone of influence of the observables ``names``, and
+    what was forgotten (``{}``: nothing)."""
+    classes = system.action_classes()
+    if classes is None:
+        return system, {}
+    seeds: set[str] = set()
+    for name in names:
+        reads = system.variable_reads(name)
+        if reads is None:
+            return system, {}
+        seeds |= reads
+    forget = sorted(system.forgettable() - cone_of_influence(classes, seeds) - system.forgotten)
+    if not forget:
+        return system, {}
+    return system.replace(forget=system.forgotten | set(forget)), {"applied": True, "forgotten": forget}
+
+
+def _candidates(ko: Kripke, count: int) -> list[Hashable]:
+    """The released values whose path sums are shown: the initial ``curmodpar``, then the others by the
+    length of the shortest run reaching them and by value (an order every reduction keeps)."""
+    vals = list(ko.observables["curmodpar"])
+    init_val = vals[int(ko.initial[0])]
+    depth = reach.distances(ko.succ_ptr, ko.succ_idx, ko.initial).tolist()
+    first: dict[Hashable, int] = {}
+    for v, d in zip(vals, depth, strict=True):
+        if v != init_val and d >= 0 and (v not in first or d < first[v]):
+            first[v] = d
+    try:
+        others = sorted(first, key=lambda v: (first[v], v))
+    except TypeError:  # values that do not compare: by their text
+        others = sorted(first, key=lambda v: (first[v], repr(v)))
+    return [init_val, *others[: max(count - 1, 0)]]
+
+
 def literal_check(system: FLSystem, *, limits: Limits | None = None, max_path_sums: int = 3,
-                  pair: PairResult | None = None, observe: str = "curmodpar") -> LiteralCheck:
+                  pair: PairResult | None = None, observe: str = "curmodpar",
+                  reducer: StepReducer | None = None) -> LiteralCheck:
     """The seed's ``NI_FL_DP I s0 s1 ε`` and ``NI_Decomposition`` read literally, inside the one Kripke
     structure ``M = Kripke {t. I →FL* t} {I}`` of ``system`` (bounded as the system is).
 
@@ -376,22 +468,22 @@ def literal_check(system: FLSystem, *, limits: Limits | None = None, max_path_su
     only one dataset is reachable); the per-client premise of ``NI_Decomposition`` is counted over
     pairs of reachable partitions.  Also compares the seed's path sum ``P(M ⊢F {curmodpar = v})`` with
     the first-passage probability for the initial ``curmodpar`` and a few released values (on the
-    observed structure, uniform scheduler).
+    observed structure, uniform scheduler; :func:`_candidates`).
 
     ``pair``: the judged pair (the report's worst pair; ``observe`` how its outcomes read): with it the
     check adds R32 (:func:`published_form` beside the pair's ε*), R33 (:func:`reversed_inequality` at
     the pair's checked ε and decisive outcome) and ``NI_Decomposition``'s premise across the systems of
     its two datasets (:func:`decomposition_premise`; ``put_part`` fires there iff it fires in this
-    system's exploration).  The free variables (R34/R35) are listed in every case."""
-    limits = _literal_limits(limits)
-    k = explore(system, limits=limits,  # type: ignore[arg-type]  # FLSystem yields plain (action, state, probability) tuples, which explore reads as Steps
+    system's exploration).  The free variables (R34/R35) are listed in every case.
 
-                observables=["dataset", "curmodpar", "last_kind"],
-                keep_states=True)
-    # the FL system's "dataset" observable is the frozenset of data points, and its states are FLStates
+    ``reducer``: the reductions of the explorations that keep what is read of them (:func:`_reachable`;
+    the path sums, expected numbers of visits, and first passage under the uniform scheduler are kept by
+    the symmetry and the gradient sum, lumpings of the chain onto states that agree on ``curmodpar``,
+    [KNP06]); ``states`` is then the reduced structure's, and ``reductions`` says what was applied."""
+    limits = _literal_limits(limits)
+    k, parts, applied = _reachable(system, limits, reducer)
+    # the FL system's "dataset" observable is the frozenset of data points
     datasets = set(cast(list[frozenset[DataPoint]], k.observables["dataset"]))
-    states = cast(list[FLState], k.states) if k.states is not None else []
-    parts = {s.infra.igra.partition for s in states}
     ds = sorted(datasets, key=lambda d: sorted(d))
     pairs_n: dict[str, int] = {
         r: sum(1 for i, a in enumerate(ds) for b in ds[i + 1:] if neighbours_1(a, b, r))
@@ -407,16 +499,15 @@ def literal_check(system: FLSystem, *, limits: Limits | None = None, max_path_su
         verdict = Verdict.UNKNOWN
     # path sums vs first passage on the observed (release-stopped) structure
     ps: list[dict[str, object]] = []
-    obs = ObservedSystem(system, record_updates=False)
+    step, applied_observed = (None, {}) if reducer is None else reducer.steps(
+        system, Recorded(("curmodpar",), False, False, interleavings=True))
+    obs = ObservedSystem(system, record_updates=False, step=step)
     ko = explore(obs, limits=limits, observables=["curmodpar"],  # type: ignore[arg-type]  # ObservedSystem yields plain (action, state, probability) tuples, which explore reads as Steps
                  keep_states=False)
     if ko.complete:
         d = dtmc_from_kripke(ko)
         vals = list(ko.observables["curmodpar"])
-        init_val = vals[int(ko.initial[0])]
-        others = [v for v in dict.fromkeys(vals) if v != init_val]
-        candidates = [init_val, *others[: max_path_sums - 1]]
-        for v in candidates:
+        for v in _candidates(ko, max_path_sums):
             target = np.array([x == v for x in vals], dtype=bool)
             res = path_sum(d, target)
             ps.append({"curmodpar": outcome_text(v),
@@ -424,6 +515,7 @@ def literal_check(system: FLSystem, *, limits: Limits | None = None, max_path_su
                        "first_passage": number_json(res.first_passage),
                        "differs": res.differs_from_first_passage})
     expl = (f"{len(datasets)} reachable dataset(s) in {k.num_states} states"
+            f"{'' if not applied else ' (reduced)'}"
             f"{'' if k.complete else ' (exploration incomplete: ' + str(k.limit_reason) + ')'}: "
             + ("the rules never change the dataset, so 'dataset G0 ◇1 dataset G1' can never hold inside one "
                "Kripke structure (◇1 is irreflexive in both readings); NI_FL_DP I s0 s1 ε and the "
@@ -439,4 +531,5 @@ def literal_check(system: FLSystem, *, limits: Limits | None = None, max_path_su
         f"{v['variable']} ({v['definition']}): {v['reading']}" for v in free))
     return LiteralCheck(k.num_states, k.complete, len(datasets), pairs_n, satisfiable, len(parts), part_pairs,
                         verdict, ps, expl, published_form=pub, reversed_inequality=rev, free_variables=free,
-                        decomposition_premise=prem, flaws=flaws)
+                        decomposition_premise=prem, flaws=flaws,
+                        reductions={"structure": applied, "observed": applied_observed} if reducer else {})

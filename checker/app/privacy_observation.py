@@ -65,6 +65,9 @@ DEFAULT_LIMITS = Limits(max_states=200_000)
 Vector = tuple[Fraction, ...]
 #: An observable event of the protocol trace: (kind, actor, value).
 Event = tuple[str, str | None, Hashable]
+#: A step of a reduced system: ``(action, target, probability)``, or ``(action, target, probability,
+#: raw target)`` when the reduction maps targets after the record is read (:class:`ObservedSystem`).
+ReducedStep = tuple[Any, FLState, Fraction] | tuple[Any, FLState, Fraction, FLState]
 
 
 #: The observation modes of :func:`parse_observe` besides ``client:NAME``.
@@ -113,20 +116,27 @@ class ObservedSystem:
     value.
 
     ``step`` replaces the FL system's ``successors`` (a reduced system's steps: one action per state,
-    orbit representatives; :class:`ObservationReduction`)."""
+    orbit representatives, summed gradients; :class:`StepReducer`). A step may carry a fourth element,
+    the target before the reduction mapped it (the *raw* target): the record is read off the raw target
+    and the reduced one is stored, so that a reduction may forget what the record has already taken
+    (a reporting client's own gradient, once its update is recorded). ``update_clients``: the clients
+    whose updates are recorded (default: all of them, with ``record_updates``)."""
 
     def __init__(self, system: FLSystem, *, record_trace: bool = False, record_updates: bool = True,
                  stop_after_rounds: bool = True, observing: Sequence[str] = ("curmodpar",),
                  observer: Callable[[FLState, str], object] | None = None,
-                 step: Callable[[FLState], Sequence[tuple[Any, FLState, Fraction]]] | None = None) -> None:
+                 step: Callable[[FLState], Sequence[ReducedStep]] | None = None,
+                 update_clients: Sequence[str] | None = None) -> None:
         self.system = system
-        self._step = step if step is not None else system.successors
+        self._step: Callable[[FLState], Sequence[ReducedStep]] = (
+            step if step is not None else system.successors)
         self.observing = tuple(observing)
         self._observer = observer if observer is not None else system.observe
         self.clients = tuple(system.clients)
         self._index = {c: i for i, c in enumerate(self.clients)}
         self.record_trace = record_trace
         self.record_updates = record_updates
+        self._recorded = frozenset(self.clients if update_clients is None else update_clients)
         self.stop_after_rounds = stop_after_rounds
         self._names = ("releases", "trace", "dataset", "partition", "curmodpar", "seen", "final",
                        *(f"updates:{c}" for c in self.clients))
@@ -140,34 +150,48 @@ class ObservedSystem:
         return [_ObsState(s, (), tuple(() for _ in self.clients), () if self.record_trace else None)
                 for s in self.system.initial_states()]
 
-    def successors(self, state: _ObsState) -> list[tuple[object, _ObsState, Fraction]]:
+    def ended(self, fl: FLState) -> bool:
+        """Whether a run ends in ``fl`` for the attacker (the last aggregation allowed was made)."""
         b = self.system.bounds
-        if self.stop_after_rounds and b.max_rounds is not None and state.fl.round >= b.max_rounds:
+        return self.stop_after_rounds and b.max_rounds is not None and fl.round >= b.max_rounds
+
+    def update(self, before: FLState, act: Any, after: FLState) -> tuple[str, Vector] | None:
+        """The update a step from ``before`` to (the raw target) ``after`` delivers: ``(client, value)``
+        for a report that arrives (not one lost in flight), else ``None``."""
+        if after.round == before.round and act.actor in self._index \
+                and str(self.system.observe(after, "last_kind")) == "get_grad" \
+                and not _lost_now(before, after, act.actor):
+            return act.actor, after.infra.igra.gradient[act.actor]
+        return None
+
+    def successors(self, state: _ObsState) -> list[tuple[object, _ObsState, Fraction]]:
+        if self.ended(state.fl):
             return []
         out: list[tuple[object, _ObsState, Fraction]] = []
         before = self.seen_value(state.fl)
-        for act, target, p in self._step(state.fl):
-            kind = str(self.system.observe(target, "last_kind"))
-            g = target.infra.igra
+        for step in self._step(state.fl):
+            act, target, p = step[0], step[1], step[2]
+            raw: FLState = step[3] if len(step) > 3 else target  # a reduced step's raw target
+            kind = str(self.system.observe(raw, "last_kind"))
+            g = raw.infra.igra
             releases, updates, trace = state.releases, state.updates, state.trace
             value: Hashable = None
-            if target.round > state.fl.round:
+            delivered = self.update(state.fl, act, raw)
+            if raw.round > state.fl.round:
                 releases = (*releases, g.curmodpar)
                 value = g.curmodpar
-            elif kind == "get_grad" and act.actor in self._index \
-                    and not _lost_now(state.fl, target, act.actor):
-                v = g.gradient[act.actor]
-                if self.record_updates:
+            elif delivered is not None:
+                value = delivered[1]
+                if self.record_updates and act.actor in self._recorded:
                     i = self._index[act.actor]
-                    updates = (*updates[:i], (*updates[i], v), *updates[i + 1:])
-                value = v
+                    updates = (*updates[:i], (*updates[i], value), *updates[i + 1:])
             elif kind == "put_part":
                 value = g.partition
             if trace is not None:
                 trace = (*trace, (kind, act.actor, value))
             seen = state.seen
-            now = self.seen_value(target)
-            if target.round > state.fl.round or now != before:
+            now = self.seen_value(raw)
+            if raw.round > state.fl.round or now != before:
                 seen = (*seen, now)
             out.append((act, _ObsState(target, releases, updates, trace, seen), p))
         return out
@@ -211,15 +235,16 @@ def _lost_now(before: FLState, after: FLState, client: str) -> bool:
 class DatasetObservation:
     """What the attacker can observe when the system runs on ``dataset``: ``releases`` (distribution
     of the released-model sequence), ``updates[c]`` (of client ``c``'s update sequence), ``joint``
-    (of all clients' update sequences together), ``trace`` (when recorded); ``states``/``transitions``
-    of the explored product; ``scheduler_independent`` (``None``: not checked) and ``undetermined``
-    (mass of runs without an eventual observation); ``sequence`` and ``final`` (of the sequence of
-    what the attacker observes, of its value at the end of the run; ``None`` when not computed)."""
+    (of all clients' update sequences together; ``None`` when not computed), ``trace`` (when
+    recorded); ``states``/``transitions`` of the explored product; ``scheduler_independent``
+    (``None``: not checked) and ``undetermined`` (mass of runs without an eventual observation);
+    ``sequence`` and ``final`` (of the sequence of what the attacker observes, of its value at the end
+    of the run; ``None`` when not computed)."""
 
     dataset: Dataset
     releases: dict[Hashable, Number]
     updates: dict[str, dict[Hashable, Number]]
-    joint: dict[Hashable, Number]
+    joint: dict[Hashable, Number] | None
     trace: dict[Hashable, Number] | None
     states: int
     transitions: int
@@ -232,27 +257,39 @@ class DatasetObservation:
     reductions: dict[str, Any] = field(default_factory=dict)
 
 
-#: A step of a reduced system: ``(action, target, probability)``.
-ReducedStep = tuple[Any, FLState, Fraction]
-
-
 @dataclass(frozen=True)
 class Recorded:
     """What the attacker's record of :class:`ObservedSystem` holds besides the releases: the names it
-    observes (``observing``), each client's updates (``updates``), the protocol trace (``trace``)."""
+    observes (``observing``), the clients' updates (``updates``: those of ``clients``, every client's
+    when ``None``), the protocol trace (``trace``); and whether what is read of the exploration depends
+    on the interleaving (``interleavings``)."""
 
     observing: tuple[str, ...]
     updates: bool
     trace: bool
+    clients: tuple[str, ...] | None = None
+    #: what is read depends on the interleaving (each step's distribution, the states passed through),
+    #: not only on the record at the end of the runs: one action per state would not keep it
+    interleavings: bool = False
+
+    def records_updates_of(self, client: str) -> bool:
+        """Whether the record holds ``client``'s updates."""
+        return self.updates and (self.clients is None or client in self.clients)
 
 
 class StepReducer(Protocol):
     """Reduces the steps of one neighbouring FL system for :func:`observe_dataset` (e.g.
     :class:`checker.app.reductions.ObservationReducer`), given what is recorded: the reduced successor
-    function (``None``: the system's own) and what was applied, as JSON-able data."""
+    function (``None``: the system's own) and what was applied, as JSON-able data; and says which
+    clients are interchangeable."""
 
     def steps(self, fl: FLSystem, recorded: Recorded
               ) -> tuple[Callable[[FLState], Sequence[ReducedStep]] | None, dict[str, Any]]: ...
+
+    def interchangeable(self, fl: FLSystem) -> list[tuple[str, ...]]:
+        """Classes of clients whose records have the same distribution in ``fl`` (every client's own
+        class when nothing is known)."""
+        ...
 
 
 def observe_dataset(system: FLSystem, dataset: Iterable[DataPoint] | None = None, *,
@@ -261,7 +298,8 @@ def observe_dataset(system: FLSystem, dataset: Iterable[DataPoint] | None = None
                     stop_after_rounds: bool = True, exact: bool | None = None,
                     observing: Sequence[str] | None = None,
                     observer: Callable[[FLState, str], object] | None = None,
-                    reducer: StepReducer | None = None) -> DatasetObservation:
+                    reducer: StepReducer | None = None,
+                    update_clients: Sequence[str] | None = None) -> DatasetObservation:
     """Explore ``system`` (rebuilt for ``dataset`` when given) observed by the attacker, resolve the
     nondeterminism with the uniform scheduler, and return the distributions of the observations at the
     end of the runs (:func:`checker.markov.core.observable_distribution`, eventual values).
@@ -273,13 +311,16 @@ def observe_dataset(system: FLSystem, dataset: Iterable[DataPoint] | None = None
     (:class:`ObservedSystem`); when given, the ``sequence`` and ``final`` distributions are computed
     and the scheduler check is made on the sequence. ``reducer``: the reductions that keep these
     distributions exactly (listed in the result's ``reductions``); a reduction to one action per
-    state makes the scheduler check trivially true, as the confluence it rests on proves."""
+    state makes the scheduler check trivially true, as the confluence it rests on proves.
+    ``update_clients``: record the updates of these clients only (``updates`` then has theirs, and
+    ``joint`` is ``None``)."""
     sys_d = system if dataset is None else system.with_dataset(dataset)
-    recorded = Recorded(tuple(observing or ("curmodpar",)), record_updates, record_trace)
+    only = None if update_clients is None else tuple(update_clients)
+    recorded = Recorded(tuple(observing or ("curmodpar",)), record_updates, record_trace, only)
     step, applied = reducer.steps(sys_d, recorded) if reducer is not None else (None, {})
     ts = ObservedSystem(sys_d, record_trace=record_trace, record_updates=record_updates,
                         stop_after_rounds=stop_after_rounds, observing=observing or ("curmodpar",),
-                        observer=observer, step=step)
+                        observer=observer, step=step, update_clients=only)
     names = ["releases", *(f"updates:{c}" for c in ts.clients)] + (["trace"] if record_trace else [])
     if observing is not None:
         names += ["seen", "final"]
@@ -296,8 +337,9 @@ def observe_dataset(system: FLSystem, dataset: Iterable[DataPoint] | None = None
         return end_of_run_distribution(k, values, exact=exact, dtmc=dtmc, absorbed=absorbed)
 
     rel = dist_of(list(k.observables["releases"]))
-    upd = {c: dist_of(list(k.observables[f"updates:{c}"])).dist for c in ts.clients}
-    joint = dist_of(list(zip(*(k.observables[f"updates:{c}"] for c in ts.clients), strict=True))).dist
+    upd = {c: dist_of(list(k.observables[f"updates:{c}"])).dist for c in (only or ts.clients)}
+    joint = None if only is not None else dist_of(
+        list(zip(*(k.observables[f"updates:{c}"] for c in ts.clients), strict=True))).dist
     tr = dist_of(list(k.observables["trace"])).dist if record_trace else None
     obs = DatasetObservation(frozenset(sys_d.initial.igra.dataset), dict(rel.dist), upd, joint, tr,
                              k.num_states, k.num_transitions, rel.exact, undetermined=rel.missing,

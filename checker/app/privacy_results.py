@@ -165,7 +165,8 @@ class LiteralCheck:
     ``published_form`` (R32: the published two-outcome form's ε beside the DP form's ε*),
     ``reversed_inequality`` (R33: III-C's claimed equivalence at the checked ε), ``free_variables``
     (R34/R35: variable, definition, reading), ``decomposition_premise`` (``NI_Decomposition``'s
-    per-client premise across the two systems) and ``flaws`` (one line of text for each)."""
+    per-client premise across the two systems) and ``flaws`` (one line of text for each); ``states`` are
+    those of the explored structure, reduced as ``reductions`` says (``{}``: none)."""
 
     states: int
     complete: bool
@@ -182,6 +183,7 @@ class LiteralCheck:
     free_variables: list[dict[str, str]] = field(default_factory=list)
     decomposition_premise: dict[str, object] | None = None
     flaws: list[str] = field(default_factory=list)
+    reductions: dict[str, Any] = field(default_factory=dict)
 
     def json(self) -> dict[str, object]:
         return {
@@ -195,6 +197,7 @@ class LiteralCheck:
             "published_form": self.published_form, "reversed_inequality": self.reversed_inequality,
             "free_variables": self.free_variables,
             "decomposition_premise_across_systems": self.decomposition_premise, "flaws": self.flaws,
+            "reductions": self.reductions,
         }
 
 

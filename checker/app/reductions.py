@@ -66,7 +66,7 @@ from dataclasses import dataclass, field, replace
 from fractions import Fraction
 from typing import Any
 
-from checker.app.privacy_observation import Recorded
+from checker.app.privacy_observation import Recorded, ReducedStep
 from checker.app.scenario_formulas import parse_property
 from checker.mc import ctl_ast
 from checker.mc.cone import cone_of_influence
@@ -523,19 +523,24 @@ class ObservationReducer:
       (the confluence theorem of :mod:`checker.mc.confluence`), so only the first enabled action of
       each state is explored (``FLSystem.successors(first_only=True)``), exactly.
     * Gradient sum: when every rule reads the ready clients' gradients only through their weighted
-      sum (:meth:`flmodel.system.FLSystem.gradients_summed`) and neither the record nor what the
-      attacker observes reads a client's gradient, only that sum is kept (``sum_gradients``: a
-      functional bisimulation of the FL system together with the dead-value reset, the record
-      unchanged; without the reset the sum's holder keeps it after the aggregation, where every
-      gradient is dead, so the record is still unchanged), so reports that add up to the same sum lead
-      to one state.
-    * Symmetry: when the record names no client (neither a client's updates nor the trace) and what
-      the attacker observes reads no variable of a client the group moves (by name, or as a value:
-      ``ready`` reads every client's ``ready:c``, so it fixes them all), the states are replaced by
-      their orbit representatives (:class:`flmodel.symmetry.SymmetricSystem` of the neighbouring
-      system itself): the record is a symmetric function of the run and the uniform scheduler (and,
-      under confluence, the first-action one on representatives) is symmetric, so the lumped chain has
-      the same distribution of the record ([KNP06]).
+      sum (:meth:`flmodel.system.FLSystem.gradients_summed`), the trace is not recorded and what the
+      attacker observes reads no client's gradient, only that sum is kept (``sum_gradients``: a
+      functional bisimulation ``h`` of the FL system
+      together with the dead-value reset), so reports that add up to the same sum lead to
+      one state. When clients' updates are recorded, a report's update is read off the step's target
+      before ``h`` forgets it (the step carries that raw target, :class:`ObservedSystem`), and the
+      next steps are those of the FL system from ``h``'s image: by the footprint, they are the images
+      of the steps from the raw state (a report computes the new gradient from the model and the
+      client's data, never from another gradient), so the record's distribution is unchanged.
+    * Symmetry: when the trace is not recorded and what the attacker observes reads no variable of a
+      client the group moves (by name, or as a value: ``ready`` reads every client's ``ready:c``, so
+      it fixes them all), the states are replaced by their orbit representatives
+      (:class:`flmodel.symmetry.SymmetricSystem` of the neighbouring system itself) under the group
+      that also fixes every client whose updates are recorded: the record is then a symmetric function
+      of the run and the uniform scheduler (and, under confluence, the first-action one on
+      representatives) is symmetric, so the lumped chain has the same distribution of the record
+      ([KNP06]). A recorded update is read off the raw target (the reporting client is fixed, so the
+      representative's value would be the same).
 
     ``steps(fl, recorded)`` returns the reduced successor function of one neighbouring system for the
     record ``recorded`` (``None``: the plain one) and what was applied."""
@@ -562,7 +567,7 @@ class ObservationReducer:
                 extra += [(i, "record:releases"), (i, "record:seen")]
             if observed is None or c.writes & observed:
                 extra.append((i, "record:seen"))
-            if recorded.updates and c.actor in fl.clients:
+            if c.actor in fl.clients and recorded.records_updates_of(c.actor):
                 extra.append((i, f"record:updates:{c.actor}"))
             if recorded.trace:
                 extra.append((i, "record:trace"))
@@ -576,9 +581,11 @@ class ObservationReducer:
 
     def _symmetric(self, system: ScenarioSystem, recorded: Recorded
                    ) -> tuple[SymmetricSystem | None, dict[str, Any]]:
-        if recorded.updates or recorded.trace:
-            return None, {"applied": False, "reason": "the record names clients (updates or trace)"}
+        if recorded.trace or (recorded.updates and recorded.clients is None):
+            return None, {"applied": False, "reason": "the record names every client (updates or trace)"}
         fixed = clients_named(recorded.observing, system, self.scenario)
+        if recorded.updates and recorded.clients is not None:
+            fixed |= set(recorded.clients)  # their updates are in the record
         for name in recorded.observing:  # the recorded value itself must be invariant: a set of client names
             reads = system.variable_reads(name)  # (``ready``) is not, a client's own value is if it is fixed
             if reads is None:
@@ -596,28 +603,36 @@ class ObservationReducer:
         if not fl.gradients_summed():
             return False, {"applied": False, "reason": "the rules do not state that they read the gradients "
                            "only through their weighted sum"}
-        if recorded.updates or recorded.trace:
-            return False, {"applied": False, "reason": "the record holds the clients' updates"}
+        if recorded.trace:
+            return False, {"applied": False, "reason": "the record holds the protocol trace"}
         for name in recorded.observing:
             reads = system.variable_reads(name)
             if reads is None or any(v.startswith("gradient:") for v in reads):
                 return False, {"applied": False, "reason": f"the attacker observes {name}, which reads a "
                                "client's gradient (or variables the model does not state)"}
-        return True, {"applied": True, "what": "the ready clients' gradients kept as their weighted sum"}
+        what = "the ready clients' gradients kept as their weighted sum"
+        if recorded.updates:
+            what += " (a report's update recorded before)"
+        return True, {"applied": True, "what": what}
 
     def steps(self, fl: FLSystem, recorded: Recorded
-              ) -> tuple[Callable[[FLState], list[Step]] | None, dict[str, Any]]:
+              ) -> tuple[Callable[[FLState], Sequence[ReducedStep]] | None, dict[str, Any]]:
         info: dict[str, Any] = {}
+        summed = False
         if self.choice.gradient_sum:
             plain = ScenarioSystem(fl, self.secrets, self.scenario)
             summed, info["gradient_sum"] = self._summed(plain, recorded)
-            if summed:
-                fl = fl.replace(sum_gradients=True)
         else:
             info["gradient_sum"] = {"applied": False, "reason": "switched off"}
+        # with updates recorded, the steps are the plain system's, read raw, then mapped by the sum
+        abstract = fl.replace(sum_gradients=True).abstract if summed and recorded.updates else None
+        if summed and abstract is None:
+            fl = fl.replace(sum_gradients=True)
         system = ScenarioSystem(fl, self.secrets, self.scenario)
         one = False
-        if self.choice.partial_order:
+        if self.choice.partial_order and recorded.interleavings:
+            info["partial_order"] = {"applied": False, "reason": "what is read depends on the interleaving"}
+        elif self.choice.partial_order:
             one, info["partial_order"] = self._confluent(system, recorded)
         else:
             info["partial_order"] = {"applied": False, "reason": "switched off"}
@@ -626,14 +641,21 @@ class ObservationReducer:
             quotient, info["symmetry"] = self._symmetric(system, recorded)
         else:
             info["symmetry"] = {"applied": False, "reason": "switched off"}
-        if not one and quotient is None:
+        if not one and quotient is None and abstract is None:
             return (fl.successors if fl.sums_gradients else None), info
         successors = fl.successors
-        if quotient is None:
+        if quotient is None and abstract is None:
             return (lambda state: successors(state, first_only=True)), info
-        canonical = quotient.canonical
+        canonical = quotient.canonical if quotient is not None else None
 
-        def step(state: FLState) -> list[Step]:
+        def step(state: FLState) -> list[ReducedStep]:
+            if abstract is not None:  # outcomes apart by their raw targets: the record reads them
+                out: list[ReducedStep] = []
+                for act, raw, p in successors(state, first_only=one):
+                    target = abstract(raw)
+                    out.append((act, canonical(target) if canonical is not None else target, p, raw))
+                return out
+            assert canonical is not None
             merged: dict[tuple[Any, FLState], Fraction] = {}
             for act, target, p in successors(state, first_only=one):
                 key = (act, canonical(target))
@@ -641,3 +663,14 @@ class ObservationReducer:
             return [(a, t, p) for (a, t), p in merged.items()]
 
         return step, info
+
+    def interchangeable(self, fl: FLSystem) -> list[tuple[str, ...]]:
+        """The classes of clients the symmetry finds interchangeable in ``fl`` (nothing fixed; one
+        class per client when the symmetry is switched off or refused): a permutation within a class is
+        an automorphism of the system, so interchangeable clients' records have the same distribution."""
+        if self.choice.symmetry:
+            sym, _ = detect_symmetry(ScenarioSystem(fl, self.secrets, self.scenario), set())
+            if sym is not None:
+                inside = {c for cls in sym.classes for c in cls}
+                return [tuple(cls) for cls in sym.classes] + [(c,) for c in fl.clients if c not in inside]
+        return [(c,) for c in fl.clients]

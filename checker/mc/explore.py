@@ -29,7 +29,6 @@ Example::
 
 from __future__ import annotations
 
-import gc
 import signal
 import sys
 import threading
@@ -44,6 +43,7 @@ from typing import Any, TypeVar
 import numpy as np
 
 from checker.mc import reach
+from checker.mc.collector import exploring
 from checker.mc.exploration import (
     LazyObservables,
     Limits,
@@ -286,11 +286,9 @@ def explore(
     max_states = lim.max_states
     max_trans = lim.max_transitions
 
-    # The cyclic garbage collector rescans the millions of young state objects created here and costs
-    # 25-35 % of exploration time; states hold no reference cycles, so it is paused for the loop.
-    gc_was_enabled = gc.isenabled()
-    gc.disable()
-    try:
+    # the collector neither pauses the loop nor, afterwards, traverses what it explored
+    # (checker.mc.collector)
+    with exploring() as frozen:
         while expanded < len(states):
             if expanded % lim.check_every == 0 and expanded:
                 now = time.perf_counter()
@@ -353,9 +351,6 @@ def explore(
                 break
             ptr.append(len(dst))
             expanded += 1
-    finally:
-        if gc_was_enabled:
-            gc.enable()
 
     n = len(states)
     ptr_arr = np.frombuffer(ptr, dtype=np.int64).copy()
@@ -393,6 +388,7 @@ def explore(
     )
     if progress is not None:
         progress(_progress(n, expanded, len(dst), elapsed, int(max(depth_of) if len(depth_of) else 0)))
+    frozen.tie(kripke)
     return kripke
 
 

@@ -29,7 +29,6 @@ the same ``limit_reason``; time, memory and progress are checked between slices 
 
 from __future__ import annotations
 
-import gc
 import time
 from collections.abc import Hashable, Iterator, Sequence
 from fractions import Fraction
@@ -37,6 +36,7 @@ from typing import NamedTuple, Protocol, overload, runtime_checkable
 
 import numpy as np
 
+from checker.mc.collector import exploring
 from checker.mc.exploration import (
     LazyObservables,
     Limits,
@@ -368,9 +368,7 @@ def explore_batch(
     expanded = 0
     next_progress = t0 + progress_interval
     stop_at = lim.stop_at(t0)
-    gc_was_enabled = gc.isenabled()
-    gc.disable()
-    try:
+    with exploring() as frozen:  # checker.mc.collector
         while expanded < rows.size:
             n = rows.size
             if expanded:
@@ -460,9 +458,6 @@ def explore_batch(
                 expanded = a + stop
                 break
             expanded = b
-    finally:
-        if gc_was_enabled:
-            gc.enable()
 
     n = rows.size
     ptr = np.zeros(n + 1, dtype=np.int64)
@@ -524,4 +519,5 @@ def explore_batch(
     )
     if progress is not None:
         progress(progress_report(n, expanded, n_edges, elapsed, max_depth))
+    frozen.tie(kripke)
     return kripke
