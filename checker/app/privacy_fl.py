@@ -32,7 +32,7 @@ from checker.app.privacy_observation import (
     parse_observe,
 )
 from checker.app.privacy_results import DecompositionResult, PairAssessment, PairResult, PrivacyReport
-from checker.app.privacy_scheduler import ScheduledPair, scheduled_pair
+from checker.app.privacy_scheduler import ScheduledPair, scheduled_pair, scheduler_class_text
 from checker.app.reductions import ObservationReducer, Reductions, reduce_system
 from checker.errors import InputError
 from checker.mc.explore import Limits
@@ -368,9 +368,8 @@ def privacy_report(system: FLSystem | Any, universe: Iterable[DataPoint] | None 
                    Verdict.VIOLATED if Verdict.VIOLATED in verdicts else Verdict.UNKNOWN)
     notes = []
     if scheduler != "uniform":
-        notes.append(f"ε*, δ(ε) and the verdict are the worst case over the {scheduler} scheduler class "
-                     "(schedulers that see the steps and what the attacker observed, never the data); "
-                     "uniform scheduler: ε* = "
+        notes.append("ε*, δ(ε) and the verdict are the worst case over the "
+                     f"{scheduler_class_text(scheduler)}; uniform scheduler: ε* = "
                      + ", ".join(f"{p.label.split(':', 1)[0]} {p.schedule.uniform_epsilon.text()}"
                                  for p in pairs if p.schedule is not None))
     elif base.scheduler_independent is False:
@@ -392,7 +391,7 @@ def _scheduled(o0: DatasetObservation, o1: DatasetObservation, mode: str, client
     which no scheduler that sees only the history exists is bad input for that query."""
     try:
         return scheduled_pair(o0, o1, mode, client, e, schedulers=scheduler, uniform={"p0": p0, "p1": p1},
-                              node_limit=nodes)
+                              node_limit=nodes, blind_limit=nodes)
     except ValueError as exc:
         raise InputError(f"no {scheduler} scheduler is defined for pair {label}: {exc}", None,
                          "--scheduler uniform, or a scenario whose choices do not depend on the data"

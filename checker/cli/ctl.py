@@ -196,7 +196,7 @@ def _run_dp(args: argparse.Namespace, formula: DPQuery) -> int:
         emit_json(args.flcheck_command, payload, indent=1)
     else:
         print(res.text())
-        print(f"  scheduler class: {args.scheduler}; observing {', '.join(observing)}; "
+        print(f"  observing {', '.join(observing)}; "
               f"{res.histories} histories; time {seconds:.3f} s")
     return res.verdict.exit_code()
 
@@ -256,8 +256,10 @@ def register(sub: argparse._SubParsersAction) -> None:
                    "properties) to FILE: JSON for .json, else CSV")
     p.add_argument("--between", metavar="NAME", help="the declared neighbour of a D{ε,δ}[ψ] query "
                    "(dpCTL: Pr_D(ψ) <= e^ε Pr_D'(ψ) + δ both ways)")
-    p.add_argument("--scheduler", choices=["uniform", "memoryless", "worst"], default="worst",
-                   help="the schedulers a D{ε,δ} query quantifies over (default worst: an adversary "
-                   "choosing from the history of actions and observations)")
+    p.add_argument("--scheduler", choices=["uniform", "memoryless", "adaptive", "blind", "worst"],
+                   default="adaptive",
+                   help="the schedulers a D{ε,δ} query quantifies over: adaptive (default; alias worst: "
+                   "an adversary choosing from its steps and everything observed so far), blind (dpCTL's: "
+                   "a fixed order of steps, seeing nothing), memoryless or uniform")
     add_define_option(p)
     p.set_defaults(func=run_ctl)

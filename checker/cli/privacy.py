@@ -102,10 +102,12 @@ def register(sub: argparse._SubParsersAction) -> None:
                    help="neighbouring pairs judged: declared (default: the scenario's neighbour "
                         "declarations), or these widened by the generated neighbours of a reading of ◇1 "
                         "(replace_one, add_remove_one, all; a model without declarations: all)")
-    p.add_argument("--scheduler", choices=["uniform", "memoryless", "worst"], default="uniform",
+    p.add_argument("--scheduler", choices=["uniform", "memoryless", "adaptive", "blind", "worst"],
+                   default="uniform",
                    help="how the protocol's choices are resolved: uniform (each enabled step equally "
-                        "likely, default), or the worst case over memoryless or history-dependent "
-                        "schedulers that see the steps and what the attacker observed, never the data")
+                        "likely, default), or the worst case over adaptive schedulers (alias worst: they see "
+                        "their steps and everything the attacker observed so far), blind ones (dpCTL's: "
+                        "they see only their own steps) or memoryless ones; never the data")
     p.add_argument("--no-literal", action="store_true",
                    help="skip the literal single-Kripke check of the seed's definitions")
     p.add_argument("--max-states", type=positive_int, default=2_000_000,
