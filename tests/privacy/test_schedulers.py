@@ -47,11 +47,17 @@ def distributions(draw: st.DrawFn, support: list[str]) -> dict[str, Fraction]:
     return {s: F(w, sum(weights)) for s, w in zip(support, weights, strict=True) if w}
 
 
+OFFERS: list[tuple[str, ...]] = [("a",), ("b",), ("a", "b")]
+
+
 @st.composite
-def model_pairs(draw: st.DrawFn, max_depth: int = 2) -> tuple[ObservableMDP, ObservableMDP]:
+def model_pairs(draw: st.DrawFn, max_depth: int = 2, offers: list[tuple[str, ...]] = OFFERS
+                ) -> tuple[ObservableMDP, ObservableMDP]:
+    """Two layered MDPs over the observations 0 and 1; the actions a state enables are those its
+    observation offers (drawn from ``offers``)."""
     depth = draw(st.integers(1, max_depth))
     layers = [[f"s{k}{i}" for i in range(draw(st.integers(1, 2)))] for k in range(depth + 1)]
-    offered = {o: draw(st.sampled_from([("a",), ("b",), ("a", "b")])) for o in (0, 1)}
+    offered = {o: draw(st.sampled_from(offers)) for o in (0, 1)}
     models = []
     for _ in range(2):
         observation = {s: draw(st.integers(0, 1)) for layer in layers for s in layer}
