@@ -44,7 +44,11 @@ Facts used, with proofs.
    are independent, so the worst deterministic scheduler is a bottom-up dynamic programme:
    ``value(leaf h) = max(0, m_D(h) − e^ε m_D'(h))``, ``value(h) = max_a Σ_{o} value(h a o)``.
    For ε* every leaf is reached by the scheduler that plays its actions: ε* is the largest leaf ratio.
-4. *Final observations.*  The leaves merge by their last observation and δ does not decompose.  A
+4. *Final observations.*  When no deterministic scheduler reaches two leaves with the same last
+   observation (:func:`~checker.privacy.scheduler_bounds.finals_separate`: at every branching on an
+   observation the leaves below have disjoint last observations, e.g. the attacker's record of
+   everything seen so far), every outcome is one leaf and fact 3 applies unchanged.  Otherwise the
+   leaves merge by their last observation and δ does not decompose.  A
    sound upper bound for a partially fixed scheduler maximises each outcome's term separately:
    ``Σ_o max(0, max_σ Σ_{leaves with last obs o} (m_D − e^ε m_D'))``, each inner maximum a linear
    programme of the kind of fact 3.  :func:`worst_delta` runs a branch and bound over the
@@ -411,6 +415,13 @@ def _note(schedulers: SchedulerClass, exact_relaxation: str, search: _Search[V])
     return f"exact: branch and bound over deterministic {what}-dependent schedulers, {search.explored} nodes"
 
 
+def _per_leaf_note(relaxation: DeltaRelaxation | EpsilonRelaxation, what: str) -> str:
+    """``what`` when every outcome of a deterministic scheduler is one leaf (fact 3 applies), else ``""``."""
+    if not relaxation.per_leaf:
+        return ""
+    return what if relaxation.kind == "sequence" else f"{what} (each final observation is one leaf)"
+
+
 def _check(schedulers: str, outcome: str) -> SchedulerClass:
     if outcome not in ("sequence", "final"):
         raise ValueError(f"unknown outcome {outcome!r}: expected sequence or final")
@@ -463,8 +474,8 @@ def worst_delta(tree: HistoryTree, eps: Eps | float | Fraction | str, *, directi
     return WorstCase("delta", _DIRECTIONS[direction], schedulers, outcome, scale.value(search.value),
                      scale.value(search.upper), search.exact, None,
                      _scheduler(tree, search.choice, schedulers), event, p[0], p[1], search.explored,
-                     _note(schedulers, "dynamic programme over the history tree" if outcome == "sequence"
-                           else "", search))
+                     _note(schedulers, _per_leaf_note(relaxation, "dynamic programme over the history tree"),
+                           search))
 
 
 def worst_epsilon(tree: HistoryTree, *, direction: Direction = 0, schedulers: SchedulerClass = "adaptive",
@@ -491,8 +502,8 @@ def worst_epsilon(tree: HistoryTree, *, direction: Direction = 0, schedulers: Sc
                      ratio_epsilon(search.upper), search.exact,
                      None if search.value == math.inf else search.value,
                      _scheduler(tree, search.choice, schedulers), o, p[0], p[1], search.explored,
-                     _note(schedulers, "the largest leaf ratio" if outcome == "sequence"
-                           else "Dinkelbach's iteration over the history tree", search))
+                     _note(schedulers, _per_leaf_note(relaxation, "the largest leaf ratio")
+                           or "Dinkelbach's iteration over the history tree", search))
 
 
 def scheduler_privacy(d: ObservableMDP, d_prime: ObservableMDP, eps: Eps | float | Fraction | str, *,

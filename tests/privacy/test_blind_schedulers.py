@@ -151,7 +151,8 @@ def test_blind_between_uniform_and_adaptive_and_randomised_do_no_better(
     assume(all_blind(d, dp, outcome))
     blind = scheduler_privacy(d, dp, eps, schedulers="blind", outcome=outcome)
     adaptive = scheduler_privacy(d, dp, eps, schedulers="adaptive", outcome=outcome)
-    for b, a in ((blind.delta_forward, adaptive.delta_forward), (blind.delta_backward, adaptive.delta_backward)):
+    for b, a in ((blind.delta_forward, adaptive.delta_forward),
+                 (blind.delta_backward, adaptive.delta_backward)):
         assert float(b.value) <= float(a.value) + 1e-12
         SEEN["blind below adaptive"] += float(b.value) < float(a.value) - 1e-12
     for b, a in ((blind.epsilon_forward, adaptive.epsilon_forward),
@@ -277,7 +278,7 @@ def test_blind_limit_is_an_explicit_refusal() -> None:
     tree = build_history_tree(lost_report(1), lost_report(0))
     assert word_tree(tree).schedulers == 2
     assert len(list(maximal_words(word_tree(tree), 2))) == 2
-    with pytest.raises(ValueError, match="2 blind schedulers .* exceed the limit of 1"):
+    with pytest.raises(ValueError, match=r"2 blind schedulers .* exceed the limit of 1"):
         worst_delta(tree, 0, schedulers="blind", blind_limit=1)
     assert worst_delta(tree, 0, schedulers="blind", blind_limit=2).value == F(1, 2)
 

@@ -18,7 +18,7 @@ from hypothesis import strategies as st
 
 from checker.privacy.ni_fl_dp import Eps, hockey_stick
 from checker.privacy.observable_mdp import ObservableMDP, build_history_tree
-from checker.privacy.scheduler_bounds import OutcomeKind
+from checker.privacy.scheduler_bounds import OutcomeKind, finals_separate
 from checker.privacy.schedulers import scheduler_privacy, worst_delta, worst_epsilon
 
 F = Fraction
@@ -26,7 +26,8 @@ Dist = dict[Hashable, Fraction]
 #: history -> distribution over actions
 Policy = Callable[[tuple[Hashable, ...]], Mapping[str, Fraction]]
 
-GENERATED: dict[str, int] = {"worst": 0, "memoryless": 0, "uniform": 0, "randomised": 0}
+GENERATED: dict[str, int] = {"worst": 0, "memoryless": 0, "uniform": 0, "randomised": 0, "separate": 0,
+                             "merged": 0}
 
 
 def examples(count: int) -> settings:
@@ -310,6 +311,34 @@ def test_worst_deterministic_dominates_randomised_schedulers(
             r = max_ratio(dists[k], dists[1 - k])
             bound = worst_eps[k].ratio
             assert bound is None or r <= bound, (r, worst_eps[k])
+
+
+@examples(100)
+@given(model_pairs(max_depth=3), EPSILONS)
+def test_final_outcomes_per_leaf_equal_the_branch_and_bound(pair: tuple[ObservableMDP, ObservableMDP],
+                                                           eps: Eps) -> None:
+    """Where no deterministic scheduler reaches two leaves with one last observation
+    (``finals_separate``), the bottom-up programme replaces the branch and bound: both give the same
+    δ and ε*, and the condition holds on every deterministic scheduler's leaves (by simulation)."""
+    d, dp = pair
+    tree = build_history_tree(d, dp)
+    separate = finals_separate(tree)
+    GENERATED["separate" if separate else "merged"] += 1
+    if separate:  # each deterministic scheduler reaches as many last observations as leaves
+        schedulers = zip(all_deterministic(d, dp, "sequence", 3000), all_deterministic(d, dp, "final", 3000),
+                         strict=True)
+        assert all(len(by_leaf[0]) == len(by_final[0]) for by_leaf, by_final in schedulers)
+    for direction in (0, 1):
+        fast = [worst_delta(tree, eps, direction=direction, outcome="final"),
+                worst_epsilon(tree, direction=direction, outcome="final")]
+        with pytest.MonkeyPatch.context() as patch:
+            patch.setattr("checker.privacy.scheduler_bounds.finals_separate", lambda *_a, **_k: False)
+            plain = [worst_delta(tree, eps, direction=direction, outcome="final"),
+                     worst_epsilon(tree, direction=direction, outcome="final")]
+        assert all(p.exact for p in plain)
+        assert close(fast[0].value, plain[0].value) and fast[1].ratio == plain[1].ratio
+        if separate:
+            assert "each final observation is one leaf" in fast[0].note
 
 
 def test_enough_models_were_generated() -> None:
