@@ -25,7 +25,6 @@ from typing import Any, cast
 
 import numpy as np
 
-from checker.app.privacy_scheduler import scheduler_class_json, scheduler_class_text
 from checker.io.render import value_text
 from checker.mc import ctl_ast
 from checker.mc.atoms import freeze
@@ -35,7 +34,7 @@ from checker.mc.kripke import Kripke
 from checker.privacy.dp_query import DPQueryResult, SchedulerClass, dp_query
 from checker.privacy.ni_fl_dp import Eps
 from checker.privacy.observable_mdp import ObservableMDP, build_history_tree
-from checker.privacy.schedulers import Scheduler
+from checker.privacy.schedulers import Scheduler, scheduler_class_json, scheduler_class_text
 from checker.verdict import Verdict
 
 __all__ = ["DPCheck", "dp_check", "history_text"]

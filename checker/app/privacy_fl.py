@@ -32,7 +32,7 @@ from checker.app.privacy_observation import (
     parse_observe,
 )
 from checker.app.privacy_results import DecompositionResult, PairAssessment, PairResult, PrivacyReport
-from checker.app.privacy_scheduler import ScheduledPair, scheduled_pair, scheduler_class_text
+from checker.app.privacy_scheduler import ScheduledPair, scheduled_pair
 from checker.app.reductions import ObservationReducer, Reductions, reduce_system
 from checker.errors import InputError
 from checker.mc.explore import Limits
@@ -46,6 +46,7 @@ from checker.privacy.ni_fl_dp import (
     per_round_epsilons,
     pure_epsilon,
 )
+from checker.privacy.schedulers import scheduler_class_text
 from checker.verdict import Verdict
 from flmodel.data import NEIGHBOUR_READINGS, DataPoint, Dataset, NeighbourReading, neighbours, neighbours_1
 from flmodel.scenario import load_scenario

@@ -16,6 +16,7 @@ from checker.app.privacy_observation import DatasetObservation
 from checker.io.render import value_text
 from checker.privacy.advantage import AttackerResult, Bound
 from checker.privacy.ni_fl_dp import Eps, EpsilonResult
+from checker.privacy.schedulers import scheduler_class_json
 from checker.verdict import Verdict
 from flmodel.data import Dataset
 
@@ -237,6 +238,7 @@ class PrivacyReport:
             "pairs_judged": [p.label for p in self.pairs],
             "eps_checked": None if self.eps is None else self.eps.json(),
             "scheduler": self.scheduler,
+            "scheduler_class": scheduler_class_json(self.scheduler),
             "scheduler_independent": self.base.scheduler_independent,
             "exact": self.base.exact,
             "pairs_per_reading": self.readings,

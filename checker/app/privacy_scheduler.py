@@ -46,35 +46,15 @@ from checker.mc.kripke import Kripke
 from checker.privacy.ni_fl_dp import Eps, EpsilonResult, Number, pure_epsilon, ratio_within
 from checker.privacy.observable_mdp import HistoryTree, ObservableMDP, build_history_tree
 from checker.privacy.schedulers import (
-    SCHEDULER_SEES,
     Scheduler,
     SchedulerClass,
     WorstCase,
-    canonical_class,
+    scheduler_class_json,
     worst_delta,
     worst_epsilon,
 )
 
-__all__ = ["SCHEDULER_CHOICES", "ScheduledPair", "kripke_observable_mdps", "record_observable",
-           "scheduled_pair", "scheduler_class_json", "scheduler_class_text"]
-
-#: The scheduler classes of the privacy and dp properties and of ``--scheduler`` (``worst`` is
-#: ``adaptive``'s alias, kept for the scripts that use it).
-SCHEDULER_CHOICES: tuple[SchedulerClass, ...] = ("uniform", "memoryless", "adaptive", "blind", "worst")
-
-
-def scheduler_class_json(name: str) -> dict[str, str]:
-    """``{"name", "given", "sees"}``: the class ``name`` denotes, the name as given, and what its
-    schedulers see (why the figures depend on the class)."""
-    canonical = canonical_class(name)
-    return {"name": canonical, "given": name, "sees": SCHEDULER_SEES[canonical]}
-
-
-def scheduler_class_text(name: str) -> str:
-    """One line: ``scheduler class adaptive (worst): one scheduler ... ``."""
-    canonical = canonical_class(name)
-    alias = "" if canonical == name else f" ({name})"
-    return f"scheduler class {canonical}{alias}: {SCHEDULER_SEES[canonical]}"
+__all__ = ["ScheduledPair", "kripke_observable_mdps", "record_observable", "scheduled_pair"]
 
 
 def record_observable(mode: str, client: str | None) -> str:

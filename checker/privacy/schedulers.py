@@ -110,6 +110,8 @@ __all__ = [
     "WorstCase",
     "blind_scheduler",
     "canonical_class",
+    "scheduler_class_json",
+    "scheduler_class_text",
     "scheduler_privacy",
     "worst_delta",
     "worst_epsilon",
@@ -142,6 +144,20 @@ def canonical_class(name: str) -> SchedulerClass:
         raise ValueError(f"unknown scheduler class {name!r}: expected uniform, memoryless, adaptive "
                          "(alias worst) or blind")
     return name
+
+
+def scheduler_class_json(name: str) -> dict[str, str]:
+    """``{"name", "given", "sees"}``: the class ``name`` denotes, the name as given, and what its
+    schedulers see (why the figures depend on the class)."""
+    canonical = canonical_class(name)
+    return {"name": canonical, "given": name, "sees": SCHEDULER_SEES[canonical]}
+
+
+def scheduler_class_text(name: str) -> str:
+    """One line: ``scheduler class adaptive (worst): one scheduler ...``."""
+    canonical = canonical_class(name)
+    alias = "" if canonical == name else f" ({name})"
+    return f"scheduler class {canonical}{alias}: {SCHEDULER_SEES[canonical]}"
 
 
 _DIRECTIONS: tuple[tuple[str, str], tuple[str, str]] = (("D", "D'"), ("D'", "D"))
