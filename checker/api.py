@@ -13,7 +13,9 @@ matching ``flcheck`` command:
 :func:`load`                  :func:`checker.app.load.load_model` (scenario, bundled name,
                               ``example:NAME``, PRISM/Storm ``.tra``/``.lab``, JSON Kripke)
 :meth:`Model.explore`         ``flcheck explore`` (:func:`checker.mc.explore.explore`)
-:meth:`Model.check`           ``flcheck ctl`` (:class:`checker.mc.ctl.ModelChecker`)
+:meth:`Model.check`           ``flcheck ctl``: CTL (:class:`checker.mc.ctl.ModelChecker`), PCTL's
+                              ``P``/``Pmin``/``Pmax`` and dpCTL's ``D{ε,δ}`` with ``between``
+                              (:mod:`checker.app.ctl_query`)
 :meth:`Model.check_all`       ``flcheck check`` (:func:`checker.app.check.check_file`)
 :meth:`Model.privacy`         ``flcheck privacy`` (:func:`checker.app.privacy_fl.privacy_report`)
 :meth:`Model.attack_tree`     ``flcheck attack-tree``
@@ -48,10 +50,12 @@ __all__ = [
     "AttackTreeResult",
     "CheckRun",
     "CtlResult",
+    "DPResult",
     "Exploration",
     "ExportResult",
     "Model",
     "PrivacyResult",
+    "ProbabilityResult",
     "PropertyOutcome",
     "check",
     "check_all",
@@ -135,6 +139,80 @@ class CtlResult:
             ("initial states satisfying it", f"{self.satisfying_initial} of {self.initial}")]
         if self.evidence:
             rows.append(("evidence", self.evidence))
+        return _html_table(self.formula, rows)
+
+
+@dataclass(frozen=True)
+class ProbabilityResult:
+    """A probability query ``P=? [ψ]``, ``Pmin=? [ψ]`` or ``Pmax=? [ψ]`` (``flcheck ctl``): first-passage
+    probabilities, ``value`` at the initial state (``None`` with several: see ``initial``), ``exact`` the
+    same as a fraction ``"p/q"`` (``None`` from a float computation), and how the choices were resolved
+    (``scheduler``: ``min``, ``max``, ``uniform`` for a scenario's ``P`` on an MDP, ``None`` on a Markov
+    chain). ``values``: every state's probability."""
+
+    formula: str
+    quantifier: str
+    scheduler: str | None
+    value: float | None
+    exact: str | None
+    initial: tuple[tuple[int, float, str | None], ...]
+    raw: Any = field(repr=False, compare=False)
+
+    @property
+    def values(self) -> Any:
+        """Every state's probability (a numpy array, exact ``Fraction`` s where the computation is)."""
+        return self.raw.values
+
+    def to_json(self) -> dict[str, Any]:
+        """The keys of ``flcheck ctl --json`` for a query (without ``seconds``)."""
+        data: dict[str, Any] = self.raw.json()
+        return data
+
+    def __str__(self) -> str:
+        """As ``flcheck ctl`` prints it: ``formula = value`` per initial state."""
+        from checker.app.ctl_query import value_text  # lazy: the PCTL pipeline
+
+        several = len(self.initial) > 1
+        return "\n".join(f"{self.formula} = {value_text(self.values[s])}"
+                         + (f"  (state {s})" if several else "") for s, _, _ in self.initial)
+
+    def _repr_html_(self) -> str:
+        rows: list[tuple[str, object]] = [(f"state {s}", exact or value) for s, value, exact in self.initial]
+        return _html_table(self.formula, [("scheduler", self.scheduler), *rows])
+
+
+@dataclass(frozen=True)
+class DPResult:
+    """dpCTL's ``D{ε,δ}[ψ]`` between a scenario and a declared neighbour over a scheduler class
+    (``flcheck ctl … --between NAME --scheduler C``): the verdict, the class (``scheduler_class``: its name,
+    the name as given and what its schedulers see) and per direction the probabilities under the worst
+    scheduler found (``to_json()['directions']``); ``reason`` when the class does not exist on the model
+    (verdict ``unknown``)."""
+
+    formula: str
+    neighbour: str
+    verdict: str
+    scheduler_class: dict[str, str]
+    reason: str
+    raw: Any = field(repr=False, compare=False)
+
+    @property
+    def holds(self) -> bool:
+        return self.verdict == "holds"
+
+    def to_json(self) -> dict[str, Any]:
+        """The keys of ``flcheck ctl --json`` for a ``D`` query (without ``seconds``)."""
+        data: dict[str, Any] = self.raw.json()
+        return data
+
+    def __str__(self) -> str:
+        return str(self.raw.text())
+
+    def _repr_html_(self) -> str:
+        rows: list[tuple[str, object]] = [("verdict", self.verdict), ("between", self.neighbour),
+                                          ("scheduler class", self.scheduler_class["name"])]
+        if self.reason:
+            rows.append(("reason", self.reason))
         return _html_table(self.formula, rows)
 
 
@@ -346,15 +424,55 @@ class Model:
                            depth_of_structure(k), len(k.initial), bool(k.complete), k.limit_reason,
                            self._seconds, explorer_of(k))
 
-    def check(self, formula: str, *, semantics: str = "iiif", evidence: bool = True,
-              vacuity: bool = True) -> CtlResult:
-        """Decide ``M ⊢ formula`` (``flcheck ctl``): ``semantics`` ``iiif`` (deadlocks satisfy AX/AF) or
-        ``total`` (deadlocks loop, NuSMV style)."""
+    def check(self, formula: str, *, semantics: str = "iiif", evidence: bool = True, vacuity: bool = True,
+              between: str | None = None, scheduler: str = "adaptive"
+              ) -> CtlResult | ProbabilityResult | DPResult:
+        """Decide ``formula`` as ``flcheck ctl`` does, with the same result.
+
+        * CTL (``M ⊢ formula``: every initial state satisfies it), also with probability bounds inside
+          (``P>=0.9 [F goal]``, ``AG (P<0.1 [X bad])``): a :class:`CtlResult`; ``semantics`` ``iiif``
+          (deadlocks satisfy AX/AF) or ``total`` (deadlocks loop, NuSMV style);
+        * a query ``P=? [ψ]``, ``Pmin=?``, ``Pmax=?`` at the top: a :class:`ProbabilityResult` (on a
+          scenario ``P`` is the uniform scheduler's; on an explicit MDP say ``Pmin`` or ``Pmax``);
+        * ``D{ε,δ}[ψ]`` on a scenario, against its declared neighbour ``between``, over the ``scheduler``
+          class (``adaptive``, alias ``worst``; ``blind``; ``memoryless``; ``uniform``): a
+          :class:`DPResult`."""
+        from checker.app.ctl_query import (  # lazy: the PCTL and dpCTL pipelines
+            dp_between,
+            probabilistic_checker,
+            probability_values,
+        )
         from checker.mc.ctl import ModelChecker  # lazy: CTL engine
+        from checker.mc.ctl_ast import DPQuery, ProbQuery, has_probabilistic  # lazy: with the engine
         from checker.mc.ctl_parse import parse_formula  # lazy: with the engine
+        from checker.mc.vocabulary import check_formula  # lazy: with the engine
 
         f = parse_formula(formula, source="<formula>")
-        res = ModelChecker(self.kripke, semantics).check(f, evidence=evidence, vacuity=vacuity)
+        if isinstance(f, DPQuery):
+            dp = dp_between(self.scenario_path, f, between, defines=self.defines or None, scheduler=scheduler,
+                            limits=self.limits, where="between=")
+            sched = {"name": "", "given": scheduler, "sees": ""} if dp.check is None else \
+                dp.check.to_json()["scheduler_class"]
+            return DPResult(str(f), dp.neighbour, dp.verdict, sched, dp.reason, dp)
+        if between is not None:
+            raise InputError("between names the neighbour of a D{ε,δ}[ψ] query", None,
+                             "a formula D{ε,δ}[path formula]")
+        k = self.kripke
+        if self.scenario_path is not None and k.vocabulary is not None:
+            check_formula(f, k.vocabulary)
+        if has_probabilistic(f):
+            scenario = self.scenario_path is not None
+            if isinstance(f, ProbQuery) and f.is_query:
+                q = probability_values(k, f, semantics, scenario=scenario)
+                data = q.json()
+                initial = tuple((int(row["state"]), float(row["value"]), row["exact"])
+                                for row in data["initial"])
+                return ProbabilityResult(str(f), f.quantifier, q.scheduler, data["value"], data["exact"],
+                                         initial, q)
+            mc, _ = probabilistic_checker(k, semantics, scenario=scenario)
+            res = mc.check(f, evidence=False, vacuity=False)  # as flcheck ctl
+        else:
+            res = ModelChecker(k, semantics).check(f, evidence=evidence, vacuity=vacuity)
         ev = res.evidence
         return CtlResult(str(res.formula), str(res.verdict), int(res.states), len(res.satisfying_initial),
                          len(res.initial), "" if ev is None else str(ev.render()).splitlines()[0], res)
@@ -473,9 +591,11 @@ def load(spec: ModelSpec, *, defines: Mapping[str, int] | None = None, limits: A
     return model
 
 
-def check(spec: ModelSpec, formula: str, *, defines: Mapping[str, int] | None = None) -> CtlResult:
-    """``load(spec).check(formula)``."""
-    return load(spec, defines=defines).check(formula)
+def check(spec: ModelSpec, formula: str, *, defines: Mapping[str, int] | None = None,
+          between: str | None = None, scheduler: str = "adaptive"
+          ) -> CtlResult | ProbabilityResult | DPResult:
+    """``load(spec).check(formula, between=between, scheduler=scheduler)``."""
+    return load(spec, defines=defines).check(formula, between=between, scheduler=scheduler)
 
 
 def check_all(scenario: str | Path, *, only: Sequence[str] | None = None,
