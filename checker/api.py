@@ -157,6 +157,8 @@ class ProbabilityResult:
     exact: str | None
     initial: tuple[tuple[int, float, str | None], ...]
     raw: Any = field(repr=False, compare=False)
+    #: a query has a value, no verdict (``flcheck ctl`` exits 0)
+    verdict: None = None
 
     @property
     def values(self) -> Any:
@@ -451,9 +453,7 @@ class Model:
         if isinstance(f, DPQuery):
             dp = dp_between(self.scenario_path, f, between, defines=self.defines or None, scheduler=scheduler,
                             limits=self.limits, where="between=")
-            sched = {"name": "", "given": scheduler, "sees": ""} if dp.check is None else \
-                dp.check.to_json()["scheduler_class"]
-            return DPResult(str(f), dp.neighbour, dp.verdict, sched, dp.reason, dp)
+            return DPResult(str(f), dp.neighbour, dp.verdict, dp.json()["scheduler_class"], dp.reason, dp)
         if between is not None:
             raise InputError("between names the neighbour of a D{ε,δ}[ψ] query", None,
                              "a formula D{ε,δ}[path formula]")
@@ -476,6 +476,23 @@ class Model:
         ev = res.evidence
         return CtlResult(str(res.formula), str(res.verdict), int(res.states), len(res.satisfying_initial),
                          len(res.initial), "" if ev is None else str(ev.render()).splitlines()[0], res)
+
+    def probability(self, formula: str, *, semantics: str = "iiif") -> ProbabilityResult:
+        """:meth:`check` of a query ``P=? [ψ]``/``Pmin=?``/``Pmax=?``, typed (``InputError`` for any
+        other formula)."""
+        res = self.check(formula, semantics=semantics)
+        if not isinstance(res, ProbabilityResult):
+            raise InputError(f"{formula}: not a probability query", None,
+                             "P=? [..], Pmin=? [..] or Pmax=? [..]")
+        return res
+
+    def dp(self, formula: str, *, between: str, scheduler: str = "adaptive") -> DPResult:
+        """:meth:`check` of ``D{ε,δ}[ψ]`` against the declared neighbour ``between``, typed
+        (``InputError`` for any other formula)."""
+        res = self.check(formula, between=between, scheduler=scheduler)
+        if not isinstance(res, DPResult):  # check refuses between= on any other formula before this
+            raise InputError(f"{formula}: not a D{{ε,δ}}[ψ] query", None, "D{ε,δ}[path formula]")
+        return res
 
     def check_all(self, only: Sequence[str] | None = None, *, observe: str = "sequence") -> CheckRun:
         """Every property the scenario declares (``only``: a subset by name), as ``flcheck check``."""

@@ -32,7 +32,12 @@ from checker.mc.explore import Limits
 from checker.mc.fixpoints import Semantics
 from checker.mc.kripke import Kripke
 from checker.mc.vocabulary import check_formula
-from checker.privacy.schedulers import SchedulerClass, canonical_class
+from checker.privacy.schedulers import (
+    SchedulerClass,
+    canonical_class,
+    scheduler_class_json,
+    scheduler_class_text,
+)
 from flmodel.scenario import load_scenario
 from flmodel.scenario_build import build_system, neighbour_system
 
@@ -132,12 +137,13 @@ class DPBetween:
         head = {"kind": "dp", "scheduler": self.scheduler, "observing": list(self.observing)}
         if self.check is None:
             return {**head, "formula": str(self.formula), "neighbour": self.neighbour, "verdict": "unknown",
-                    "reason": self.reason}
+                    "scheduler_class": scheduler_class_json(self.scheduler), "reason": self.reason}
         return {**head, **self.check.to_json()}
 
     def text(self) -> str:
         if self.check is None:
-            return f"{self.formula} between {self.neighbour}: unknown ({self.reason})"
+            return (f"{self.formula} between {self.neighbour}: unknown ({self.reason})\n"
+                    f"  {scheduler_class_text(self.scheduler)}")
         return self.check.text()
 
 
