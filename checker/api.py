@@ -66,6 +66,12 @@ __all__ = [
 ModelSpec = str | Path | Sequence[str | Path]
 
 
+def _with_readings(data: dict[str, Any], readings: Any) -> dict[str, Any]:
+    from checker.app.ctl_query import with_readings  # lazy: the PCTL and dpCTL pipelines
+
+    return with_readings(data, readings)
+
+
 def _html_table(title: str, rows: Sequence[tuple[str, object]]) -> str:
     """A two-column HTML table (``key``, ``value``) under a bold title, every cell escaped."""
     body = "".join(f"<tr><th style='text-align:left'>{html.escape(k)}</th><td>{html.escape(str(v))}</td></tr>"
@@ -119,6 +125,8 @@ class CtlResult:
     initial: int
     evidence: str
     raw: Any = field(repr=False, compare=False)
+    #: on a scenario, the published rules' readings the check relied on (:mod:`flmodel.readings`)
+    readings: Any = field(default=None, repr=False, compare=False)
 
     @property
     def holds(self) -> bool:
@@ -127,8 +135,7 @@ class CtlResult:
 
     def to_json(self) -> dict[str, Any]:
         """The keys of ``flcheck ctl --json``."""
-        data: dict[str, Any] = self.raw.to_json()
-        return data
+        return _with_readings(self.raw.to_json(), self.readings)
 
     def __str__(self) -> str:
         return str(self.raw.render())
@@ -159,6 +166,7 @@ class ProbabilityResult:
     raw: Any = field(repr=False, compare=False)
     #: a query has a value, no verdict (``flcheck ctl`` exits 0)
     verdict: None = None
+    readings: Any = field(default=None, repr=False, compare=False)
 
     @property
     def values(self) -> Any:
@@ -167,8 +175,7 @@ class ProbabilityResult:
 
     def to_json(self) -> dict[str, Any]:
         """The keys of ``flcheck ctl --json`` for a query (without ``seconds``)."""
-        data: dict[str, Any] = self.raw.json()
-        return data
+        return _with_readings(self.raw.json(), self.readings)
 
     def __str__(self) -> str:
         """As ``flcheck ctl`` prints it: ``formula = value`` per initial state."""
@@ -197,6 +204,7 @@ class DPResult:
     scheduler_class: dict[str, str]
     reason: str
     raw: Any = field(repr=False, compare=False)
+    readings: Any = field(default=None, repr=False, compare=False)
 
     @property
     def holds(self) -> bool:
@@ -204,8 +212,7 @@ class DPResult:
 
     def to_json(self) -> dict[str, Any]:
         """The keys of ``flcheck ctl --json`` for a ``D`` query (without ``seconds``)."""
-        data: dict[str, Any] = self.raw.json()
-        return data
+        return _with_readings(self.raw.json(), self.readings)
 
     def __str__(self) -> str:
         return str(self.raw.text())
@@ -443,6 +450,7 @@ class Model:
             dp_between,
             probabilistic_checker,
             probability_values,
+            scenario_readings,
         )
         from checker.mc.ctl import ModelChecker  # lazy: CTL engine
         from checker.mc.ctl_ast import DPQuery, ProbQuery, has_probabilistic  # lazy: with the engine
@@ -450,10 +458,12 @@ class Model:
         from checker.mc.vocabulary import check_formula  # lazy: with the engine
 
         f = parse_formula(formula, source="<formula>")
+        readings = scenario_readings(self.scenario_path, self.defines or None)
         if isinstance(f, DPQuery):
             dp = dp_between(self.scenario_path, f, between, defines=self.defines or None, scheduler=scheduler,
                             limits=self.limits, where="between=")
-            return DPResult(str(f), dp.neighbour, dp.verdict, dp.json()["scheduler_class"], dp.reason, dp)
+            return DPResult(str(f), dp.neighbour, dp.verdict, dp.json()["scheduler_class"], dp.reason, dp,
+                            readings)
         if between is not None:
             raise InputError("between names the neighbour of a D{ε,δ}[ψ] query", None,
                              "a formula D{ε,δ}[path formula]")
@@ -468,14 +478,15 @@ class Model:
                 initial = tuple((int(row["state"]), float(row["value"]), row["exact"])
                                 for row in data["initial"])
                 return ProbabilityResult(str(f), f.quantifier, q.scheduler, data["value"], data["exact"],
-                                         initial, q)
+                                         initial, q, readings=readings)
             mc, _ = probabilistic_checker(k, semantics, scenario=scenario)
             res = mc.check(f, evidence=False, vacuity=False)  # as flcheck ctl
         else:
             res = ModelChecker(k, semantics).check(f, evidence=evidence, vacuity=vacuity)
         ev = res.evidence
+        first = "" if ev is None else str(ev.render()).splitlines()[0]
         return CtlResult(str(res.formula), str(res.verdict), int(res.states), len(res.satisfying_initial),
-                         len(res.initial), "" if ev is None else str(ev.render()).splitlines()[0], res)
+                         len(res.initial), first, res, readings)
 
     def probability(self, formula: str, *, semantics: str = "iiif") -> ProbabilityResult:
         """:meth:`check` of a query ``P=? [ψ]``/``Pmin=?``/``Pmax=?``, typed (``InputError`` for any

@@ -38,11 +38,26 @@ from checker.privacy.schedulers import (
     scheduler_class_json,
     scheduler_class_text,
 )
+from flmodel.readings import Reading, readings_of
 from flmodel.scenario import load_scenario
 from flmodel.scenario_build import build_system, neighbour_system
 
 __all__ = ["DPBetween", "ProbabilityValues", "dp_between", "probabilistic_checker", "probability_values",
-           "value_json", "value_text"]
+           "scenario_readings", "value_json", "value_text", "with_readings"]
+
+
+def scenario_readings(scenario_path: Path | None, defines: Mapping[str, int] | None = None
+                      ) -> tuple[Reading, ...] | None:
+    """The readings of the published rules' ill-formed spots a check of this scenario relies on (empty
+    for other rule sets; ``None`` for a model that is not a scenario)."""
+    if scenario_path is None:
+        return None
+    return readings_of(build_system(load_scenario(scenario_path, defines=defines)).fl.rules.name)
+
+
+def with_readings(data: dict[str, Any], readings: tuple[Reading, ...] | None) -> dict[str, Any]:
+    """``data`` with ``readings`` (the list of :meth:`Reading.json`) when the model is a scenario."""
+    return data if readings is None else {**data, "readings": [r.json() for r in readings]}
 
 
 def value_text(value: Fraction | float) -> str:

@@ -49,6 +49,7 @@ from checker.privacy.ni_fl_dp import (
 from checker.privacy.schedulers import scheduler_class_text
 from checker.verdict import Verdict
 from flmodel.data import NEIGHBOUR_READINGS, DataPoint, Dataset, NeighbourReading, neighbours, neighbours_1
+from flmodel.readings import readings_of
 from flmodel.scenario import load_scenario
 from flmodel.scenario_ast import Scenario
 from flmodel.scenario_build import build_system, neighbour_dataset, universe
@@ -382,7 +383,8 @@ def privacy_report(system: FLSystem | Any, universe: Iterable[DataPoint] | None 
         notes.append("no replace-one neighbour: the universe has no data point outside the dataset")
     lit = literal_check(system, limits=limits, pair=worst, observe=observe) if literal else None
     return PrivacyReport(observe, e, pairs, worst, verdict, vacuous, lit, base, per_reading,
-                         scheduler=scheduler, notes=notes, observing=tuple(observing), observations=cache)
+                         scheduler=scheduler, notes=notes, observing=tuple(observing), observations=cache,
+                         rule_readings=readings_of(system.rules.name))
 
 
 def _scheduled(o0: DatasetObservation, o1: DatasetObservation, mode: str, client: str | None, e: Eps | None,

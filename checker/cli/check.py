@@ -75,6 +75,7 @@ def run(args: argparse.Namespace) -> int:
     # lazy: the check pipeline imports every engine (scipy, sympy among them), seconds of start-up
     from checker.app.check import check_file, scenario_path
     from checker.app.report import render_table, write_report  # lazy: with the pipeline
+    from flmodel.readings import readings_line  # lazy: with the pipeline
 
     for path in args.report or ():
         if not path.lower().endswith((".md", ".html", ".htm")):
@@ -124,6 +125,8 @@ def run(args: argparse.Namespace) -> int:
         emit_json(args.flcheck_command, report.to_json())
     else:
         print(render_table(report, evidence_width=None if args.wide else 90, colour=use_colour(sys.stdout)))
+        if report.readings:
+            print(readings_line(report.readings))
     if args.json:  # the table shows why a property holds vacuously; under JSON, stderr does
         for result in report.results:
             vacuity = result.details.get("vacuity")

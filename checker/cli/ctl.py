@@ -19,8 +19,10 @@ from checker.app.ctl_query import (
     dp_between,
     probabilistic_checker,
     probability_values,
+    scenario_readings,
     value_json,
     value_text,
+    with_readings,
 )
 from checker.app.load import load_model, model_kind, resolve_model_files
 from checker.app.scenario_vocabulary import scenario_vocabulary
@@ -45,6 +47,7 @@ from checker.mc.fixpoints import Semantics
 from checker.mc.kripke import Kripke
 from checker.mc.vocabulary import check_formula
 from checker.verdict import EXIT_HOLDS
+from flmodel.readings import Reading, readings_line
 from flmodel.scenario import load_scenario
 from flmodel.scenario_build import build_system
 
@@ -113,13 +116,14 @@ def _run_probabilistic(args: argparse.Namespace, kripke: Kripke, formula: Formul
         if args.all_states:
             payload["written"] = [str(_write_all_states(args.all_states, formula, values, inputs))]
         if args.json:
-            emit_json(args.flcheck_command, payload, indent=1)
+            emit_json(args.flcheck_command, with_readings(payload, _readings(args)), indent=1)
         else:
             for s in init:
                 print(f"{formula} = {value_text(values[s])}" + (f"  (state {s})" if len(init) > 1 else ""))
             print(f"  structure: {kripke.num_states} states, {kripke.num_transitions} transitions")
             for path in payload.get("written", []):
                 print(f"  wrote {path}")
+            _print_readings(args)
             print(f"  time: load {t_load:.3f} s, check {seconds:.3f} s")
         return EXIT_HOLDS
     mc, _ = probabilistic_checker(kripke, args.semantics, scenario=scenario)
@@ -133,9 +137,10 @@ def _run_probabilistic(args: argparse.Namespace, kripke: Kripke, formula: Formul
         out = result.to_json()
         if written:
             out["written"] = written
-        emit_json(args.flcheck_command, out, indent=1)
+        emit_json(args.flcheck_command, with_readings(out, _readings(args)), indent=1)
     else:
         print(result.render())
+        _print_readings(args)
         for path in written:
             print(f"  wrote {path}")
         print(f"  time: load {t_load:.3f} s, check {result.seconds:.3f} s")
@@ -151,9 +156,11 @@ def _run_dp(args: argparse.Namespace, formula: DPQuery) -> int:
                      scheduler=args.scheduler, limits=limits_of(args))
     seconds = time.perf_counter() - t0
     if args.json:
-        emit_json(args.flcheck_command, {**res.json(), "seconds": round(seconds, 6)}, indent=1)
+        emit_json(args.flcheck_command, with_readings({**res.json(), "seconds": round(seconds, 6)},
+                                                      _readings(args)), indent=1)
     else:
         print(res.text())
+        _print_readings(args)
         if res.check is not None:
             print(f"  observing {', '.join(res.observing)}; {res.check.histories} histories; "
                   f"time {seconds:.3f} s")
@@ -185,13 +192,25 @@ def run_ctl(args: argparse.Namespace) -> int:
     result = ModelChecker(kripke, args.semantics).check(formula, evidence=not args.no_evidence,
                                                          vacuity=not args.no_vacuity)
     if args.json:
-        emit_json(args.flcheck_command, result.to_json(), indent=1)
+        emit_json(args.flcheck_command, with_readings(result.to_json(), _readings(args)), indent=1)
         if result.vacuity is not None:  # the JSON says so too; a reader of the terminal must see it
             print(f"flcheck: note: holds vacuously: {result.vacuity.reason}", file=sys.stderr)
     else:
         print(result.render())
+        _print_readings(args)
         print(f"  time: load {t_load:.3f} s, check {result.seconds:.3f} s")
     return result.verdict.exit_code()
+
+
+def _readings(args: argparse.Namespace) -> tuple[Reading, ...] | None:
+    """The published rules' readings a check of the scenario relies on (``None``: not a scenario)."""
+    return scenario_readings(_scenario_path(args), defines_of(args))
+
+
+def _print_readings(args: argparse.Namespace) -> None:
+    line = readings_line(_readings(args) or ())
+    if line:
+        print(line)
 
 
 def register(sub: argparse._SubParsersAction) -> None:

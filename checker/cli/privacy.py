@@ -235,6 +235,7 @@ def _print_schedule(p: PairResult) -> None:
 def _print_report(rep: PrivacyReport, args: argparse.Namespace, budgets: Sequence[BudgetReport] = ()) -> None:
     from checker.app.privacy_fl import judged_text  # lazy: loaded by run() already
     from checker.app.privacy_results import outcome_text
+    from flmodel.readings import readings_line
 
     out = sys.stdout
     base = rep.base
@@ -246,6 +247,8 @@ def _print_report(rep: PrivacyReport, args: argparse.Namespace, budgets: Sequenc
           f"{base.states} states explored for it; scheduler {rep.scheduler}{sched}; "
           f"{'exact' if base.exact else 'floating point'}", file=out)
     print(f"pairs judged: {judged_text(rep)}", file=out)
+    if rep.rule_readings:
+        print(readings_line(rep.rule_readings), file=out)
     eps_text = "the model's ε*" if rep.eps is None else f"ε = {rep.eps.text()}"
     rows = [["reading", "neighbour pair", "ε*", "δ(ε)", "best Adv", "NI-FL-DP"]]
     for p in rep.pairs:
