@@ -235,8 +235,8 @@ def register(sub: argparse._SubParsersAction) -> None:
     p.add_argument("--between", metavar="NAME", help="the declared neighbour of a D{ε,δ}[ψ] query "
                    "(dpCTL: Pr_D(ψ) <= e^ε Pr_D'(ψ) + δ both ways)")
     p.add_argument("--scheduler", choices=["uniform", "memoryless", "adaptive", "blind", "worst"],
-                   default="adaptive",
-                   help="the schedulers a D{ε,δ} query quantifies over: adaptive (default; alias worst: "
+                   default="worst",
+                   help="the schedulers a D{ε,δ} query quantifies over: adaptive (alias worst, the default: "
                    "an adversary choosing from its steps and everything observed so far), blind (dpCTL's: "
                    "a fixed order of steps, seeing nothing), memoryless or uniform")
     add_define_option(p)

@@ -388,7 +388,8 @@ def test_ctl_and_privacy_say_which_class(tmp_path: Path) -> None:
     out = cli("ctl", str(path), LEAK, "--between", "hot", "--json")
     assert out.returncode == 1
     doc = json.loads(out.stdout)
-    assert doc["scheduler"] == "adaptive" and doc["scheduler_class"]["name"] == "adaptive"
+    assert doc["scheduler"] == "worst" and doc["scheduler_class"] == {  # the default, as before
+        "name": "adaptive", "given": "worst", "sees": doc["scheduler_class"]["sees"]}
     out = cli("privacy", str(path), "--scheduler", "worst", "--json", "--no-decomposition", "--no-literal")
     assert out.returncode == 0, out.stderr
     doc = json.loads(out.stdout)
