@@ -25,14 +25,12 @@ from checker.privacy.scheduler_bounds import OutcomeKind
 from checker.privacy.schedulers import canonical_class, scheduler_privacy, worst_delta, worst_epsilon
 from tests.privacy.test_schedulers import (
     EPSILONS,
+    Illegal,
     close,
-    enabled,
-    key,
     lost_report,
     max_ratio,
     model_pairs,
-    split,
-    step,
+    simulate,
 )
 
 F = Fraction
@@ -54,35 +52,10 @@ def examples(count: int) -> settings:
 SEEN: dict[str, int] = {"refused": 0, "blind below adaptive": 0, "several blind schedulers": 0}
 
 
-class Illegal(Exception):
-    """The scheduler plays an action that is not enabled at a history it reaches."""
-
-
 def simulate_blind(d: ObservableMDP, dp: ObservableMDP, scheduler: Blind, outcome: str) -> tuple[Dist, Dist]:
     """Outcome distributions of D and D' when ``scheduler[word]`` is played at every history of that word;
     ``Illegal`` when an action with positive probability is not enabled where it is played."""
-    models = (d, dp)
-    result: tuple[Dist, Dist] = ({}, {})
-
-    def walk(history: tuple[Hashable, ...], masses: tuple[Dist, Dist], weight: Fraction) -> None:
-        actions = enabled(masses, models)
-        if not actions:
-            o = key(history, outcome)
-            for side in (0, 1):
-                result[side][o] = result[side].get(o, F(0)) + weight * sum(masses[side].values(), F(0))
-            return
-        word = history[1::2]
-        for action, p in scheduler[word].items():  # type: ignore[index]  # action words
-            if not p:
-                continue
-            if action not in actions:
-                raise Illegal(word, action)
-            for o, child in step(masses, action, models).items():
-                walk((*history, action, o), child, weight * p)
-
-    for o, masses in split([[(s, F(p)) for s, p in m.initial.items()] for m in models], models).items():
-        walk((o,), masses, F(1))
-    return result
+    return simulate(d, dp, lambda history: scheduler[history[1::2]], outcome)  # type: ignore[index]  # action words
 
 
 def words_up_to(depth: int, actions: tuple[str, ...] = ("a", "b")) -> list[Word]:

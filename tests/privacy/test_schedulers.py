@@ -103,8 +103,13 @@ def key(history: tuple[Hashable, ...], outcome: str) -> Hashable:
     return history[0::2] if outcome == "sequence" else history[-1]
 
 
+class Illegal(Exception):
+    """A policy plays an action that is not enabled at a history it reaches."""
+
+
 def simulate(d: ObservableMDP, dp: ObservableMDP, policy: Policy, outcome: str) -> tuple[Dist, Dist]:
-    """Outcome distributions of D and D' under a (randomised) history-dependent policy."""
+    """Outcome distributions of D and D' under a (randomised) history-dependent policy; ``Illegal``
+    when it plays an action with positive probability where that action is not enabled."""
     models = (d, dp)
     result: tuple[Dist, Dist] = ({}, {})
 
@@ -116,6 +121,8 @@ def simulate(d: ObservableMDP, dp: ObservableMDP, policy: Policy, outcome: str) 
                 result[side][o] = result[side].get(o, F(0)) + weight * sum(masses[side].values(), F(0))
             return
         for action, p in policy(history).items():
+            if p and action not in actions:
+                raise Illegal(history, action)
             if p:
                 for o, child in step(masses, action, models).items():
                     walk((*history, action, o), child, weight * p)
