@@ -24,6 +24,7 @@ import flcheck_spec
 from checker.app.privacy_fl import privacy_model
 from checker.app.privacy_observation import observe_dataset
 from checker.app.privacy_scheduler import kripke_observable_mdps, record_observable
+from checker.mc.explore import Limits
 from checker.privacy import scheduler_bounds
 from checker.privacy.observable_mdp import build_history_tree
 from checker.privacy.schedulers import worst_delta, worst_epsilon
@@ -43,7 +44,8 @@ def main() -> None:
         m = privacy_model(str(path))
         data = [m.system.fl.initial.igra.dataset, m.declared[0][1]]
         obs = [observe_dataset(m.system.fl, d, observing=m.observing, observer=m.system.observe,
-                               keep_kripke=True, record_updates=False) for d in data]
+                               keep_kripke=True, record_updates=False, limits=Limits(max_states=2_000_000))
+               for d in data]
     structures = [o.kripke for o in obs]
     observable = record_observable("sequence", None)
     mdps, _ = kripke_observable_mdps(structures, [list(k.observables[observable]) for k in structures])  # type: ignore[union-attr]
