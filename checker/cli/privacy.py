@@ -235,7 +235,7 @@ def _print_schedule(p: PairResult) -> None:
 def _print_report(rep: PrivacyReport, args: argparse.Namespace, budgets: Sequence[BudgetReport] = ()) -> None:
     from checker.app.privacy_fl import judged_text  # lazy: loaded by run() already
     from checker.app.privacy_results import outcome_text
-    from flmodel.readings import readings_line
+    from flmodel.readings import readings_line  # lazy: with the pipeline run() loaded
 
     out = sys.stdout
     base = rep.base
