@@ -66,5 +66,5 @@ def readings_line(readings: tuple[Reading, ...]) -> str:
     if not readings:
         return ""
     return (f"note: the published rules are ill-formed at {len(readings)} spots (put_part's G' with 8 of "
-            "Lgraph's 9 arguments, get_grad's missing ⟹, eval_server's l ∈ evs G, …); flcheck reads them "
-            f"as spec/SPEC.md {readings[0].id}–{readings[-1].id} says")
+            f"Lgraph's 9 arguments, get_grad's missing ⟹, eval_server's l ∈ evs G and {len(readings) - 3} "
+            f"more); flcheck reads them as spec/SPEC.md {readings[0].id}–{readings[-1].id} says")
