@@ -397,8 +397,8 @@ def _scheduled(o0: DatasetObservation, o1: DatasetObservation, mode: str, client
                               node_limit=nodes, blind_limit=nodes)
     except ValueError as exc:
         raise InputError(f"no {scheduler} scheduler is defined for pair {label}: {exc}", None,
-                         "--scheduler uniform, or a scenario whose choices do not depend on the data"
-                         ) from exc
+                         "--scheduler uniform or adaptive, or a scenario whose steps on offer do not depend "
+                         "on what a scheduler of this class cannot see") from exc
 
 
 def _scheduled_verdict(schedule: ScheduledPair, e: Eps | None) -> Verdict:
