@@ -25,8 +25,9 @@ from typing import TYPE_CHECKING, Any
 
 __version__ = "0.1.0"
 
-__all__ = ["AttackTreeResult", "CheckRun", "CtlResult", "Exploration", "ExportResult", "Model",
-           "PrivacyResult", "PropertyOutcome", "__version__", "check", "check_all", "export_isabelle", "load"]
+__all__ = ["AttackTreeResult", "CheckRun", "CtlResult", "DPResult", "Exploration", "ExportResult", "Model",
+           "PrivacyResult", "ProbabilityResult", "PropertyOutcome", "__version__", "check", "check_all",
+           "export_isabelle", "load"]
 
 #: The names :mod:`checker.api` exports through this package.
 API_NAMES = tuple(name for name in __all__ if name != "__version__")
@@ -36,10 +37,12 @@ if TYPE_CHECKING:
         AttackTreeResult,
         CheckRun,
         CtlResult,
+        DPResult,
         Exploration,
         ExportResult,
         Model,
         PrivacyResult,
+        ProbabilityResult,
         PropertyOutcome,
         check,
         check_all,

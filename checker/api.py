@@ -13,7 +13,9 @@ matching ``flcheck`` command:
 :func:`load`                  :func:`checker.app.load.load_model` (scenario, bundled name,
                               ``example:NAME``, PRISM/Storm ``.tra``/``.lab``, JSON Kripke)
 :meth:`Model.explore`         ``flcheck explore`` (:func:`checker.mc.explore.explore`)
-:meth:`Model.check`           ``flcheck ctl`` (:class:`checker.mc.ctl.ModelChecker`)
+:meth:`Model.check`           ``flcheck ctl``: CTL (:class:`checker.mc.ctl.ModelChecker`), PCTL's
+                              ``P``/``Pmin``/``Pmax`` and dpCTL's ``D{ε,δ}`` with ``between``
+                              (:mod:`checker.app.ctl_query`)
 :meth:`Model.check_all`       ``flcheck check`` (:func:`checker.app.check.check_file`)
 :meth:`Model.privacy`         ``flcheck privacy`` (:func:`checker.app.privacy_fl.privacy_report`)
 :meth:`Model.attack_tree`     ``flcheck attack-tree``
@@ -21,9 +23,9 @@ matching ``flcheck`` command:
 :meth:`Model.export`          ``flcheck explore --write-*`` and ``flcheck export isabelle``
 ============================  ==================================================================
 
-Each result is a frozen dataclass with ``verdict`` (where one is decided), ``to_json()`` (the JSON of the
-matching command, without the envelope) and ``_repr_html_()`` (a small HTML table, shown by Jupyter);
-``raw`` is the engine's own result object for everything else. Bad input raises
+Each result (:mod:`checker.api_results`) is a frozen dataclass with ``verdict`` (where one is decided),
+``to_json()`` (the JSON of the matching command, without the envelope) and ``_repr_html_()`` (a small
+HTML table, shown by Jupyter); ``raw`` is the engine's own result object for everything else. Bad input raises
 :class:`checker.errors.InputError` or :class:`flmodel.errors.ModelError`, as the CLI's exit 2.
 
 Importing :mod:`checker` stays cheap: the names above are loaded on first use (``checker.__getattr__``),
@@ -32,13 +34,22 @@ and this module imports the pipelines only when a function runs.
 
 from __future__ import annotations
 
-import html
 import time
 from collections.abc import Mapping, Sequence
-from dataclasses import dataclass, field
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
+from checker.api_results import (
+    AttackTreeResult,
+    CheckRun,
+    CtlResult,
+    DPResult,
+    Exploration,
+    ExportResult,
+    PrivacyResult,
+    ProbabilityResult,
+    PropertyOutcome,
+)
 from checker.errors import InputError, Position
 
 if TYPE_CHECKING:
@@ -48,10 +59,12 @@ __all__ = [
     "AttackTreeResult",
     "CheckRun",
     "CtlResult",
+    "DPResult",
     "Exploration",
     "ExportResult",
     "Model",
     "PrivacyResult",
+    "ProbabilityResult",
     "PropertyOutcome",
     "check",
     "check_all",
@@ -60,236 +73,6 @@ __all__ = [
 ]
 
 ModelSpec = str | Path | Sequence[str | Path]
-
-
-def _html_table(title: str, rows: Sequence[tuple[str, object]]) -> str:
-    """A two-column HTML table (``key``, ``value``) under a bold title, every cell escaped."""
-    body = "".join(f"<tr><th style='text-align:left'>{html.escape(k)}</th><td>{html.escape(str(v))}</td></tr>"
-                   for k, v in rows)
-    return f"<div><b>{html.escape(title)}</b><table>{body}</table></div>"
-
-
-def _grid(header: Sequence[str], rows: Sequence[Sequence[object]]) -> str:
-    """An HTML table with a header row, every cell escaped."""
-    head = "".join(f"<th>{html.escape(h)}</th>" for h in header)
-    body = "".join("<tr>" + "".join(f"<td>{html.escape(str(c))}</td>" for c in row) + "</tr>" for row in rows)
-    return f"<table><tr>{head}</tr>{body}</table>"
-
-
-@dataclass(frozen=True)
-class Exploration:
-    """The size of an explored state space (``flcheck explore --json``): states, transitions, deadlocks,
-    breadth-first depth, initial states, whether the exploration completed, its CPU-independent wall
-    time in seconds and who built it (``explorer``: ``batch``, ``plain`` or ``file``)."""
-
-    source: str
-    states: int
-    transitions: int
-    deadlocks: int
-    depth: int
-    initial: int
-    complete: bool
-    limit_reason: str | None
-    seconds: float
-    explorer: str = "plain"
-
-    def to_json(self) -> dict[str, Any]:
-        """The keys of ``flcheck explore --json`` (``time`` is :attr:`seconds`)."""
-        return {"states": self.states, "transitions": self.transitions, "deadlocks": self.deadlocks,
-                "depth": self.depth, "time": round(self.seconds, 6), "initial": self.initial,
-                "complete": self.complete, "limit_reason": self.limit_reason, "explorer": self.explorer}
-
-    def _repr_html_(self) -> str:
-        return _html_table(f"explored {self.source}", [(k, v) for k, v in self.to_json().items()])
-
-
-@dataclass(frozen=True)
-class CtlResult:
-    """``M ⊢ formula`` for one CTL/property-language formula ([IIIf-FL] ``⊢``: every initial state
-    satisfies it): the verdict, and the witness or counterexample path as text and JSON."""
-
-    formula: str
-    verdict: str
-    states: int
-    satisfying_initial: int
-    initial: int
-    evidence: str
-    raw: Any = field(repr=False, compare=False)
-
-    @property
-    def holds(self) -> bool:
-        """Whether the formula holds (also vacuously)."""
-        return bool(self.raw.holds)
-
-    def to_json(self) -> dict[str, Any]:
-        """The keys of ``flcheck ctl --json``."""
-        data: dict[str, Any] = self.raw.to_json()
-        return data
-
-    def __str__(self) -> str:
-        return str(self.raw.render())
-
-    def _repr_html_(self) -> str:
-        rows: list[tuple[str, object]] = [
-            ("verdict", self.verdict), ("states", self.states),
-            ("initial states satisfying it", f"{self.satisfying_initial} of {self.initial}")]
-        if self.evidence:
-            rows.append(("evidence", self.evidence))
-        return _html_table(self.formula, rows)
-
-
-@dataclass(frozen=True)
-class PropertyOutcome:
-    """One property of a scenario as ``flcheck check`` decided it: name, kind, verdict, its figure
-    (``value``, exact text in ``value_text``), the formula and a one-line evidence."""
-
-    name: str
-    kind: str
-    verdict: str
-    value: float | None
-    value_text: str
-    formula: str
-    evidence: str
-    seconds: float
-
-
-@dataclass(frozen=True)
-class CheckRun:
-    """Every property of a scenario decided on one exploration (``flcheck check``); ``exit_code`` is the
-    command's (0 all hold, 1 some violated or unknown)."""
-
-    scenario: str
-    states: int
-    transitions: int
-    properties: tuple[PropertyOutcome, ...]
-    exit_code: int
-    raw: Any = field(repr=False, compare=False)
-
-    def __getitem__(self, name: str) -> PropertyOutcome:
-        """The outcome of the property called ``name`` (``KeyError`` when there is none)."""
-        for p in self.properties:
-            if p.name == name:
-                return p
-        raise KeyError(name)
-
-    def to_json(self) -> dict[str, Any]:
-        """The keys of ``flcheck check --json``."""
-        data: dict[str, Any] = self.raw.to_json()
-        return data
-
-    def __str__(self) -> str:
-        from checker.app.report import render_table  # lazy: the report module imports the tree renderer
-
-        return render_table(self.raw)
-
-    def _repr_html_(self) -> str:
-        rows = [(p.name, p.kind, p.verdict, p.value_text, p.formula, p.evidence) for p in self.properties]
-        head = f"<b>{html.escape(self.scenario)}</b>: {self.states} states, {self.transitions} transitions"
-        header = ("property", "kind", "verdict", "figure", "formula", "evidence")
-        return f"<div>{head}{_grid(header, rows)}</div>"
-
-
-@dataclass(frozen=True)
-class PrivacyResult:
-    """NI-FL-DP ([IIIf-FL] III-C) of a model against its neighbouring datasets (``flcheck privacy``): the
-    worst pair's ε* (``math.inf`` when no finite ε bounds the log-ratio), its δ at the checked ε, the best
-    attacker's advantage and the verdict."""
-
-    verdict: str
-    epsilon: float
-    epsilon_text: str
-    delta: float
-    advantage: float
-    pairs: int
-    raw: Any = field(repr=False, compare=False)
-
-    def to_json(self) -> dict[str, Any]:
-        """The keys of ``flcheck privacy --json``."""
-        from checker.app.privacy_budget import privacy_json  # lazy: the PLD accountant's scipy
-
-        return privacy_json(self.raw)
-
-    def _repr_html_(self) -> str:
-        return _html_table("NI-FL-DP", [("verdict", self.verdict), ("ε*", self.epsilon_text),
-                                         ("δ", self.delta), ("advantage", self.advantage),
-                                         ("pairs judged", self.pairs)])
-
-
-@dataclass(frozen=True)
-class AttackTreeResult:
-    """An IIIf attack tree for ``EF goal`` ([IIIf-FL] attack trees: valid iff ``EF goal``), or the
-    invariant ``AG ¬goal`` proving none exists. ``found``: a valid tree was generated; ``text`` is the
-    tree as ``flcheck attack-tree`` prints it. ``attributes``: the tree under the scenario's
-    ``attack_step`` declarations (:class:`checker.app.step_attributes.AttributeSummary`: min cost, max
-    probability, min time, the Pareto front, the best attack over every path; ``None`` without
-    declarations); ``defence``: the verdict of the defence asked for
-    (:class:`checker.app.step_attributes.DefenceVerdict`)."""
-
-    goal: str
-    found: bool
-    conclusive: bool
-    size: int
-    text: str
-    raw: Any = field(repr=False, compare=False)
-    kripke: Any = field(repr=False, compare=False)
-    attributes: Any = field(default=None, repr=False, compare=False)
-    defence: Any = field(default=None, repr=False, compare=False)
-
-    def to_json(self) -> dict[str, Any]:
-        """The keys of ``flcheck attack-tree --json``."""
-        from checker.attack_trees.export import result_to_json  # lazy: with the tree engine
-        from checker.io.render import json_value  # lazy: with the writers
-
-        data: dict[str, Any] = result_to_json(self.raw, self.kripke, goal_text=self.goal)
-        if self.attributes is not None:
-            data["attributes"] = json_value(self.attributes.to_json())
-        if self.defence is not None:
-            data["defence"] = json_value(self.defence.to_json())
-        return data
-
-    def render(self, fmt: str = "text") -> str:
-        """The tree in one of :data:`checker.attack_trees.export.FORMATS` (``text``, ``json``, ``dot``,
-        ``adtool``, ``adtool-sand``); only a found tree can be rendered."""
-        if not self.found:
-            raise InputError(f"no attack tree for {self.goal}: the goal is unreachable", None,
-                             "a reachable goal")
-        from checker.attack_trees.export import render  # lazy: with the tree engine
-
-        return render(self.raw.tree, self.kripke, fmt, goal_text=self.goal)
-
-    def __str__(self) -> str:
-        return self.text
-
-    def _repr_html_(self) -> str:
-        state = "attack exists" if self.found else ("no attack" if self.conclusive else "unknown")
-        rows: list[tuple[str, object]] = [("result", state), ("nodes", self.size)]
-        if self.attributes is not None:
-            rows.append(("optimum", self.attributes.optimum_text()))
-        if self.defence is not None:
-            rows.append(("defence", self.defence.text()))
-        return _html_table(f"attack tree for {self.goal}", rows) + f"<pre>{html.escape(self.text)}</pre>"
-
-
-@dataclass(frozen=True)
-class ExportResult:
-    """Files an export wrote (``format``: ``explicit``, ``json``, ``dot`` or ``isabelle``); for Isabelle
-    also the syntax check's issues (``ok``: none)."""
-
-    format: str
-    written: tuple[str, ...]
-    issues: tuple[str, ...] = ()
-
-    @property
-    def ok(self) -> bool:
-        return not self.issues
-
-    def to_json(self) -> dict[str, Any]:
-        return {"format": self.format, "written": list(self.written), "issues": list(self.issues),
-                "syntax_ok": self.ok}
-
-    def _repr_html_(self) -> str:
-        return _html_table(f"export ({self.format})", [("written", ", ".join(self.written)),
-                                                      ("issues", len(self.issues))])
 
 
 def _single(spec: ModelSpec) -> str | None:
@@ -346,18 +129,77 @@ class Model:
                            depth_of_structure(k), len(k.initial), bool(k.complete), k.limit_reason,
                            self._seconds, explorer_of(k))
 
-    def check(self, formula: str, *, semantics: str = "iiif", evidence: bool = True,
-              vacuity: bool = True) -> CtlResult:
-        """Decide ``M ⊢ formula`` (``flcheck ctl``): ``semantics`` ``iiif`` (deadlocks satisfy AX/AF) or
-        ``total`` (deadlocks loop, NuSMV style)."""
+    def check(self, formula: str, *, semantics: str = "iiif", evidence: bool = True, vacuity: bool = True,
+              between: str | None = None, scheduler: str = "adaptive"
+              ) -> CtlResult | ProbabilityResult | DPResult:
+        """Decide ``formula`` as ``flcheck ctl`` does, with the same result.
+
+        * CTL (``M ⊢ formula``: every initial state satisfies it), also with probability bounds inside
+          (``P>=0.9 [F goal]``, ``AG (P<0.1 [X bad])``): a :class:`CtlResult`; ``semantics`` ``iiif``
+          (deadlocks satisfy AX/AF) or ``total`` (deadlocks loop, NuSMV style);
+        * a query ``P=? [ψ]``, ``Pmin=?``, ``Pmax=?`` at the top: a :class:`ProbabilityResult` (on a
+          scenario ``P`` is the uniform scheduler's; on an explicit MDP say ``Pmin`` or ``Pmax``);
+        * ``D{ε,δ}[ψ]`` on a scenario, against its declared neighbour ``between``, over the ``scheduler``
+          class (``adaptive``, alias ``worst``; ``blind``; ``memoryless``; ``uniform``): a
+          :class:`DPResult`."""
+        from checker.app.ctl_query import (  # lazy: the PCTL and dpCTL pipelines
+            dp_between,
+            probabilistic_checker,
+            probability_values,
+            scenario_readings,
+        )
         from checker.mc.ctl import ModelChecker  # lazy: CTL engine
+        from checker.mc.ctl_ast import DPQuery, ProbQuery, has_probabilistic  # lazy: with the engine
         from checker.mc.ctl_parse import parse_formula  # lazy: with the engine
+        from checker.mc.vocabulary import check_formula  # lazy: with the engine
 
         f = parse_formula(formula, source="<formula>")
-        res = ModelChecker(self.kripke, semantics).check(f, evidence=evidence, vacuity=vacuity)
+        readings = scenario_readings(self.scenario_path, self.defines or None)
+        if isinstance(f, DPQuery):
+            dp = dp_between(self.scenario_path, f, between, defines=self.defines or None, scheduler=scheduler,
+                            limits=self.limits, where="between=")
+            return DPResult(str(f), dp.neighbour, dp.verdict, dp.json()["scheduler_class"], dp.reason, dp,
+                            readings)
+        if between is not None:
+            raise InputError("between names the neighbour of a D{ε,δ}[ψ] query", None,
+                             "a formula D{ε,δ}[path formula]")
+        k = self.kripke
+        if self.scenario_path is not None and k.vocabulary is not None:
+            check_formula(f, k.vocabulary)
+        if has_probabilistic(f):
+            scenario = self.scenario_path is not None
+            if isinstance(f, ProbQuery) and f.is_query:
+                q = probability_values(k, f, semantics, scenario=scenario)
+                data = q.json()
+                initial = tuple((int(row["state"]), float(row["value"]), row["exact"])
+                                for row in data["initial"])
+                return ProbabilityResult(str(f), f.quantifier, q.scheduler, data["value"], data["exact"],
+                                         initial, q, readings=readings)
+            mc, _ = probabilistic_checker(k, semantics, scenario=scenario)
+            res = mc.check(f, evidence=False, vacuity=False)  # as flcheck ctl
+        else:
+            res = ModelChecker(k, semantics).check(f, evidence=evidence, vacuity=vacuity)
         ev = res.evidence
+        first = "" if ev is None else str(ev.render()).splitlines()[0]
         return CtlResult(str(res.formula), str(res.verdict), int(res.states), len(res.satisfying_initial),
-                         len(res.initial), "" if ev is None else str(ev.render()).splitlines()[0], res)
+                         len(res.initial), first, res, readings)
+
+    def probability(self, formula: str, *, semantics: str = "iiif") -> ProbabilityResult:
+        """:meth:`check` of a query ``P=? [ψ]``/``Pmin=?``/``Pmax=?``, typed (``InputError`` for any
+        other formula)."""
+        res = self.check(formula, semantics=semantics)
+        if not isinstance(res, ProbabilityResult):
+            raise InputError(f"{formula}: not a probability query", None,
+                             "P=? [..], Pmin=? [..] or Pmax=? [..]")
+        return res
+
+    def dp(self, formula: str, *, between: str, scheduler: str = "adaptive") -> DPResult:
+        """:meth:`check` of ``D{ε,δ}[ψ]`` against the declared neighbour ``between``, typed
+        (``InputError`` for any other formula)."""
+        res = self.check(formula, between=between, scheduler=scheduler)
+        if not isinstance(res, DPResult):  # check refuses between= on any other formula before this
+            raise InputError(f"{formula}: not a D{{ε,δ}}[ψ] query", None, "D{ε,δ}[path formula]")
+        return res
 
     def check_all(self, only: Sequence[str] | None = None, *, observe: str = "sequence") -> CheckRun:
         """Every property the scenario declares (``only``: a subset by name), as ``flcheck check``."""
@@ -473,9 +315,11 @@ def load(spec: ModelSpec, *, defines: Mapping[str, int] | None = None, limits: A
     return model
 
 
-def check(spec: ModelSpec, formula: str, *, defines: Mapping[str, int] | None = None) -> CtlResult:
-    """``load(spec).check(formula)``."""
-    return load(spec, defines=defines).check(formula)
+def check(spec: ModelSpec, formula: str, *, defines: Mapping[str, int] | None = None,
+          between: str | None = None, scheduler: str = "adaptive"
+          ) -> CtlResult | ProbabilityResult | DPResult:
+    """``load(spec).check(formula, between=between, scheduler=scheduler)``."""
+    return load(spec, defines=defines).check(formula, between=between, scheduler=scheduler)
 
 
 def check_all(scenario: str | Path, *, only: Sequence[str] | None = None,

@@ -24,6 +24,19 @@ def main(out_dir: Path) -> None:
     ctl = swarm.check("AG (round < 1 -> EF round = 1)")
     print(f"ctl: {ctl.formula}: {ctl.verdict}")
 
+    # Probabilities (PCTL): a query gives the value, exact where it can be (check() takes it too); a bound,
+    # also inside CTL, gives a verdict.
+    query = swarm.probability("P=? [F<=3 round = 1]")
+    print(f"probability: {query.formula} = {query.exact} (scheduler {query.scheduler})")
+    bound = swarm.check("Pmin>=1 [F round = 1]")
+    print(f"probability bound: {bound.formula}: {bound.verdict}")
+
+    # dpCTL's D{ε,δ} between a scenario and its declared neighbour, over adaptive and blind schedulers.
+    deadline = checker.load("moniteo_deadline")
+    for scheduler in ("adaptive", "blind"):
+        leak = deadline.dp("D{ln(3),0}[F curmodpar == (0, 1/2)]", between="hot", scheduler=scheduler)
+        print(f"dp over {leak.scheduler_class['name']} schedulers: {leak.verdict}")
+
     # Every property the scenario declares (flcheck check).
     run = checker.check_all("moniteo_swarm8", defines={"N": 2})
     for p in run.properties:

@@ -82,7 +82,7 @@ _TERMINAL_TEXT = {
     "INT": "an integer",
     "FORMULA": "a formula (ending with ';' or the line)",
     "DPFORMULA": "a query D{ε, δ}[path formula]",
-    "DPSCHEDULER": "uniform, memoryless or worst",
+    "DPSCHEDULER": "uniform, memoryless, adaptive, blind or worst",
     "LINK_OP": "'--' or '->'",
     "ANYWHERE": "'anywhere'",
     "POLICY_MODE": "default, permissive or ignored",

@@ -474,13 +474,15 @@ class PropertyDecl:
       ``reduced`` (``attack_tree reduced``: the tree may be built on the structure the symmetry and the
       cone of influence reduce, :mod:`checker.app.reductions`);
     * ``privacy``: ``eps`` (NI-FL-DP ε), ``neighbour``, ``observing``, ``scheduler`` (``None`` or
-      ``uniform``: the uniform scheduler; ``memoryless``/``worst``: the worst case over that class);
+      ``uniform``: the uniform scheduler; ``memoryless``/``adaptive`` (alias ``worst``)/``blind``: the
+      worst case over that class);
     * ``advantage``: ``bound_kind`` (``number``, ``theorem1``: ``1 − e^{−ε}``, ``tight``:
       ``tanh(ε/2)``), ``bound`` or ``eps``, ``neighbour``, ``observing``;
     * ``probability``: ``scheduler`` (``min``/``max``/``uniform``), ``compare``, ``bound``,
       ``formula`` (the target set, reached eventually: first-passage probability);
     * ``dp``: ``formula`` (a ``D{ε,δ}[ψ]`` query of [dpCTL]), ``neighbour``, ``scheduler``
-      (``uniform``/``memoryless``/``worst``), ``observing`` (what the scheduler sees besides actions);
+      (``uniform``/``memoryless``/``adaptive``/``blind``, ``worst`` = ``adaptive``), ``observing`` (what
+      the attacker, and an adaptive scheduler, sees);
     * ``crossval``: ``neighbour`` and ``options``; ``attack``: ``attack`` (its name) and ``options``;
     * ``budget``: ``eps`` (ε_B), ``delta`` (δ_B, default 0), ``budget_scope`` (``round``: each round's
       release alone; ``sequence``: the releases through each round; ``client``: each client's reports

@@ -66,6 +66,7 @@ from checker.privacy.dp_query import SchedulerClass
 from checker.privacy.ni_fl_dp import Eps, eps_within
 from checker.verdict import Verdict
 from flmodel.errors import ModelError
+from flmodel.readings import Reading, readings_of
 from flmodel.scenario import load_scenario
 from flmodel.scenario_ast import PropertyDecl, Scenario
 from flmodel.scenario_build import ScenarioSystem, build_system, neighbour_dataset
@@ -127,6 +128,11 @@ class CheckReport:
         """0 when every property holds (also vacuously), else 1 (violated or unknown)."""
         return 0 if all(r.verdict.exit_code() == 0 for r in self.results) else 1
 
+    @property
+    def readings(self) -> tuple[Reading, ...]:
+        """The readings of the published rules' ill-formed spots the check relied on (none for others)."""
+        return readings_of(build_system(self.scenario).fl.rules.name)
+
     def to_json(self) -> dict[str, Any]:
         """The report as strict-JSON data (keys ``scenario``, ``states``, ``transitions``,
         ``properties``…)."""
@@ -146,6 +152,7 @@ class CheckReport:
             "properties": [r.to_json() for r in self.results],
             "exit_code": self.exit_code,
             "reductions": json_value(self.reductions.to_json(int(k.num_states))),
+            "readings": [r.json() for r in self.readings],
         }
 
 

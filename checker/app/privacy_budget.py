@@ -39,8 +39,10 @@ the grid's error.
 ``gradient`` is ε-DP" (:class:`DecompositionReading`): **per report** (each report alone: the largest
 marginal ε of a constrained client's reports, as the seed writes it) and **per client sequence** (a
 client's whole update sequence); the conclusion — the released sequence is ε-DP — is compared with
-each. Over several rounds the per-report premise is met with a smaller ε than the rounds compose to,
-and the conclusion fails where the per-sequence reading holds.
+each. Over several rounds the per-report premise is met with a smaller ε than the rounds compose to;
+the per-sequence premise may hold or not (on ``moniteo_rounds.fl`` it fails too: ln(31/8) < ln 4, a
+client's later reports carry the released model; ``spec/SPEC.md`` R36). What always follows is the
+conclusion from all clients' updates together (post-processing, ``DecompositionResult.joint_eps``).
 
 A ``budget`` property (:func:`first_exceeded`) decides ``(ε_B, δ_B)`` on the exact figures: per round
 (each round's marginal), over rounds (the release sequence through round ``r``), or per client over

@@ -1,15 +1,19 @@
 """``D{ε,δ}[ψ]`` ([dpCTL]) on a scenario: for the declared neighbour pair ``(D, D')`` (both
-directions) and every scheduler of a class (``uniform``, ``memoryless``, ``worst``:
-:mod:`checker.privacy.dp_query`), ``Pr_D^σ(ψ) ≤ e^ε Pr_D'^σ(ψ) + δ`` at the initial states.
+directions) and every scheduler of a class (``uniform``, ``memoryless``, ``adaptive`` (alias
+``worst``), ``blind``: :mod:`checker.privacy.dp_query`), ``Pr_D^σ(ψ) ≤ e^ε Pr_D'^σ(ψ) + δ`` at the
+initial states.
 
 Both systems are explored (:func:`checker.mc.explore.explore`, with probabilities); the atoms of ψ are
 decided on each structure by :class:`checker.mc.ctl.ModelChecker`; the path formula is followed by a
 monitor (:func:`_monitor_step`: the verdict of ``F``, ``G``, ``X``, ``U`` and their step-bounded forms
 on the finite runs of the bounded model, IIIf deadlock semantics: a run ends at a deadlock).  The
-scheduler sees the actions and what the attacker observes (the scenario's ``attacker … observes``,
-default ``curmodpar``), never the data; ψ's verdict joins the observation of the run's last state only,
-where no choice is left.  A violation names the direction, the scheduler (its choices in model terms,
-:func:`checker.io.render.value_text`), both probabilities and a witness run satisfying ψ.
+observation of a state is what the attacker observes (the scenario's ``attacker … observes``, default
+``curmodpar``), never the data: an adaptive scheduler sees its own steps and these observations so far
+([dpCTL]'s semantics read over a scheduler that sees what the attacker sees), a memoryless one the
+current observation, a blind one only its own steps ([dpCTL]'s query schedulers, the same sequence of
+steps in both systems whatever happens).  ψ's verdict joins the observation of the run's last state
+only, where no choice is left.  A violation names the direction, the scheduler (its choices in model
+terms, :func:`checker.io.render.value_text`), both probabilities and a witness run satisfying ψ.
 """
 
 from __future__ import annotations
@@ -17,7 +21,7 @@ from __future__ import annotations
 from collections.abc import Hashable, Sequence
 from dataclasses import dataclass
 from fractions import Fraction
-from typing import Any
+from typing import Any, cast
 
 import numpy as np
 
@@ -32,7 +36,7 @@ from checker.mc.kripke import Kripke
 from checker.privacy.dp_query import DPQueryResult, SchedulerClass, dp_query
 from checker.privacy.ni_fl_dp import Eps
 from checker.privacy.observable_mdp import ObservableMDP, build_history_tree
-from checker.privacy.schedulers import Scheduler
+from checker.privacy.schedulers import Scheduler, scheduler_class_json, scheduler_class_text
 from checker.verdict import Verdict
 from flmodel.scenario_build import ScenarioSystem
 
@@ -52,27 +56,31 @@ class DPCheck:
     verdict: Verdict
     directions: tuple[DPQueryResult, DPQueryResult]
     histories: int
+    scheduler: str = "adaptive"
 
     def to_json(self) -> dict[str, Any]:
-        """``formula``, ``neighbour``, ``verdict``, ``histories`` and per direction its
+        """``formula``, ``neighbour``, ``verdict``, ``histories``, ``scheduler_class`` (the class, as
+        given and by its own name, and what its schedulers see) and per direction its
         ``probabilities``, ``value`` (``Pr_first − e^ε Pr_second``), ``upper``, ``exact``, ``holds``,
         ``note``, the worst scheduler's ``choices`` and the ``witness`` run (exact numbers as text)."""
         directions = []
         for r in self.directions:
             choices = [] if r.scheduler is None else [
-                {"history": _where(r.scheduler, k), "action": str(a)} for k, a in r.scheduler.choices]
+                {"history": _key_text(r.scheduler, k), "action": str(a)} for k, a in r.scheduler.choices]
             directions.append({
                 "direction": list(r.direction), "probabilities": [str(x) for x in r.probabilities],
                 "value": str(r.value), "upper": str(r.upper), "exact": r.exact, "holds": r.holds,
                 "note": r.note, "choices": choices,
                 "witness": None if r.witness is None else history_text(r.witness)})
         return {"formula": self.formula, "neighbour": self.neighbour, "verdict": str(self.verdict),
-                "histories": self.histories, "directions": directions}
+                "histories": self.histories, "scheduler_class": scheduler_class_json(self.scheduler),
+                "directions": directions}
 
     def text(self) -> str:
-        """One line per direction: the probabilities, the gap against δ and, when violated, the
-        scheduler's choices and a witness run."""
-        lines = [f"{self.formula} between {self.neighbour}: {self.verdict}"]
+        """The verdict, the scheduler class, then one line per direction: the probabilities, the gap
+        against δ and, when violated, the scheduler's choices and a witness run."""
+        lines = [f"{self.formula} between {self.neighbour}: {self.verdict}",
+                 f"  {scheduler_class_text(self.scheduler)}"]
         for r in self.directions:
             first, second = r.direction
             lines.append(f"  Pr_{first}(ψ) = {value_text(r.probabilities[0])}, Pr_{second}(ψ) = "
@@ -80,16 +88,10 @@ class DPCheck:
                          f"{value_text(r.value)} ({r.note})")
             if r.holds is False and r.scheduler is not None:
                 for key, action in r.scheduler.choices:
-                    lines.append(f"    scheduler: {_where(r.scheduler, key)}  =>  {action}")
+                    lines.append(f"    scheduler: {_key_text(r.scheduler, key)}  =>  {action}")
                 if r.witness is not None:
                     lines.append(f"    witness run: {history_text(r.witness)}")
         return "\n".join(lines)
-
-
-def _where(scheduler: Scheduler, key: Hashable) -> str:
-    """Where a scheduler's choice applies: a history of a history-dependent one, an observation (a
-    tuple when several names are observed) of a memoryless one."""
-    return history_text(key) if scheduler.kind == "history" else value_text(key)  # type: ignore[arg-type]
 
 
 def history_text(history: Sequence[Hashable]) -> str:
@@ -104,6 +106,17 @@ def history_text(history: Sequence[Hashable]) -> str:
     for i in range(1, len(history), 2):
         text += f" -{history[i]}-> {obs(history[i + 1])}"
     return text
+
+
+def _key_text(scheduler: Scheduler, key: Hashable) -> str:
+    """What a scheduler's choice is keyed by, in model terms: a history, an observation, or the steps
+    taken so far (blind)."""
+    if scheduler.kind == "actions":
+        steps = cast(tuple[str, ...], key)
+        return f"after {', '.join(steps)}" if steps else "at the start"
+    if scheduler.kind == "history":
+        return history_text(cast(Sequence[Hashable], key))
+    return value_text(key)  # an observation (a tuple when several names are observed)
 
 
 def _monitor_step(path: ctl_ast.PathFormula, sat: dict[ctl_ast.Formula, np.ndarray], state: int,
@@ -181,7 +194,7 @@ def _observable_mdp(k: Kripke, path: ctl_ast.PathFormula, observing: Sequence[st
 
 
 def dp_check(system: Any, neighbour_system: Any, formula: ctl_ast.DPQuery, neighbour: str, *,
-             observing: Sequence[str] = ("curmodpar",), schedulers: SchedulerClass = "worst",
+             observing: Sequence[str] = ("curmodpar",), schedulers: SchedulerClass = "adaptive",
              limits: Limits | None = None) -> DPCheck:
     """Decide ``D{ε,δ}[ψ]`` between the systems of ``D`` (``system``) and ``D'`` (``neighbour_system``,
     e.g. :func:`flmodel.scenario_build.neighbour_system`) over ``schedulers``."""
@@ -208,4 +221,4 @@ def dp_check(system: Any, neighbour_system: Any, formula: ctl_ast.DPQuery, neigh
         verdict = Verdict.VIOLATED
     else:
         verdict = Verdict.UNKNOWN
-    return DPCheck(str(formula), neighbour, verdict, results, len(tree))
+    return DPCheck(str(formula), neighbour, verdict, results, len(tree), schedulers)

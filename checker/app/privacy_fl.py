@@ -49,8 +49,10 @@ from checker.privacy.ni_fl_dp import (
     per_round_epsilons,
     pure_epsilon,
 )
+from checker.privacy.schedulers import scheduler_class_text
 from checker.verdict import Verdict
 from flmodel.data import NEIGHBOUR_READINGS, DataPoint, Dataset, NeighbourReading, neighbours, neighbours_1
+from flmodel.readings import readings_of
 from flmodel.scenario import load_scenario
 from flmodel.scenario_ast import Scenario
 from flmodel.scenario_build import build_system, neighbour_dataset, universe
@@ -418,9 +420,8 @@ def privacy_report(system: FLSystem | Any, universe: Iterable[DataPoint] | None 
                    Verdict.VIOLATED if Verdict.VIOLATED in verdicts else Verdict.UNKNOWN)
     notes = []
     if scheduler != "uniform":
-        notes.append(f"ε*, δ(ε) and the verdict are the worst case over the {scheduler} scheduler class "
-                     "(schedulers that see the steps and what the attacker observed, never the data); "
-                     "uniform scheduler: ε* = "
+        notes.append("ε*, δ(ε) and the verdict are the worst case over the "
+                     f"{scheduler_class_text(scheduler)}; uniform scheduler: ε* = "
                      + ", ".join(f"{p.label.split(':', 1)[0]} {p.schedule.uniform_epsilon.text()}"
                                  for p in pairs if p.schedule is not None))
     elif base.scheduler_independent is False:
@@ -432,7 +433,8 @@ def privacy_report(system: FLSystem | Any, universe: Iterable[DataPoint] | None 
         notes.append("no replace-one neighbour: the universe has no data point outside the dataset")
     lit = literal_check(system, limits=limits, pair=worst, observe=observe, reducer=used) if literal else None
     return PrivacyReport(observe, e, pairs, worst, verdict, vacuous, lit, base, per_reading,
-                         scheduler=scheduler, notes=notes, observing=tuple(observing), observations=cache)
+                         scheduler=scheduler, notes=notes, observing=tuple(observing), observations=cache,
+                         rule_readings=readings_of(system.rules.name))
 
 
 def _scheduled(o0: DatasetObservation, o1: DatasetObservation, mode: str, client: str | None, e: Eps | None,
@@ -442,11 +444,11 @@ def _scheduled(o0: DatasetObservation, o1: DatasetObservation, mode: str, client
     which no scheduler that sees only the history exists is bad input for that query."""
     try:
         return scheduled_pair(o0, o1, mode, client, e, schedulers=scheduler, uniform={"p0": p0, "p1": p1},
-                              node_limit=nodes)
+                              node_limit=nodes, blind_limit=nodes)
     except ValueError as exc:
         raise InputError(f"no {scheduler} scheduler is defined for pair {label}: {exc}", None,
-                         "--scheduler uniform, or a scenario whose choices do not depend on the data"
-                         ) from exc
+                         "--scheduler uniform or adaptive, or a scenario whose steps on offer do not depend "
+                         "on what a scheduler of this class cannot see") from exc
 
 
 def _scheduled_verdict(schedule: ScheduledPair, e: Eps | None) -> Verdict:

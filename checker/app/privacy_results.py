@@ -16,8 +16,10 @@ from checker.app.privacy_observation import DatasetObservation
 from checker.io.render import value_text
 from checker.privacy.advantage import AttackerResult, Bound
 from checker.privacy.ni_fl_dp import Eps, EpsilonResult
+from checker.privacy.schedulers import scheduler_class_json
 from checker.verdict import Verdict
 from flmodel.data import Dataset
+from flmodel.readings import Reading
 
 if TYPE_CHECKING:
     from checker.app.privacy_scheduler import ScheduledPair
@@ -219,6 +221,8 @@ class PrivacyReport:
     notes: list[str] = field(default_factory=list)
     observing: tuple[str, ...] = ("curmodpar",)
     observations: dict[Dataset, DatasetObservation] = field(default_factory=dict, repr=False)
+    #: the readings of the published rules' ill-formed spots the explorations relied on
+    rule_readings: tuple[Reading, ...] = ()
 
     def json(self) -> dict[str, Any]:
         w = self.worst
@@ -240,12 +244,14 @@ class PrivacyReport:
             "pairs_judged": [p.label for p in self.pairs],
             "eps_checked": None if self.eps is None else self.eps.json(),
             "scheduler": self.scheduler,
+            "scheduler_class": scheduler_class_json(self.scheduler),
             "scheduler_independent": self.base.scheduler_independent,
             "exact": self.base.exact,
             "pairs_per_reading": self.readings,
             "pairs": [p.json() for p in self.pairs],
             "literal": None if self.literal is None else self.literal.json(),
             "notes": self.notes,
+            "readings": [r.json() for r in self.rule_readings],
             "explorations": [{"dataset": sorted(p.name for p in d), "states": o.states,
                               "transitions": o.transitions, "reductions": o.reductions}
                              for d, o in self.observations.items()],

@@ -16,13 +16,18 @@ the ``D{ε,δ}`` operator of [dpCTL]), and
   the likelihood-ratio attacker under equal priors) under the worst σ,
 
 for the classes ``C`` of :mod:`checker.privacy.schedulers`: ``uniform`` (one scheduler, the pipeline's
-figures), ``memoryless`` (deterministic, a function of the current observation) and ``worst``
-(deterministic and history-dependent, which by multilinearity is also the worst of all randomised
-schedulers).  What the scheduler sees at a state is the attacker's *record* so far (the pipeline's
-observable of the chosen mode, e.g. ``seen`` for ``sequence``) and the actions it may choose from; the
-attacker's outcome is the record at the end of the run (``final`` outcomes of the history tree).
-So under ``uniform`` every figure equals the pipeline's, which :func:`scheduled_pair`
-re-checks, and ``uniform ≤ memoryless ≤ worst`` holds by inclusion of the classes.
+figures), ``memoryless`` (deterministic, a function of the current observation), ``adaptive`` (alias
+``worst``: deterministic and history-dependent, which by multilinearity is also the worst of all
+randomised schedulers) and ``blind`` ([dpCTL]'s query schedulers: a function of its own past actions
+only, :mod:`checker.privacy.blind`).  The observation of a state is the attacker's *record* so far (the
+pipeline's observable of the chosen mode, e.g. ``seen`` for ``sequence``) and the actions on offer; the
+attacker's outcome is the record at the end of the run (``final`` outcomes of the history tree).  So an
+adaptive scheduler sees its own steps, the steps on offer and the attacker's record; a memoryless one
+the current record and the steps on offer; a blind one its own steps only, and it may take a step only
+where it is on offer in every run it cannot tell apart.  Under ``uniform`` every figure equals the
+pipeline's, which :func:`scheduled_pair` re-checks, and ``uniform ≤ memoryless, blind ≤ adaptive``
+holds by inclusion of the classes (uniform is blind where the steps on offer depend only on the steps
+taken).
 
 This module joins the FL pipeline's explored structures to the generic scheduler engine; the
 engine itself (:mod:`checker.privacy.schedulers`) knows nothing of FL.
@@ -38,16 +43,18 @@ from typing import Any, cast
 from checker.app.privacy_observation import DatasetObservation
 from checker.app.privacy_results import number_json, outcome_text
 from checker.mc.kripke import Kripke
-from checker.privacy.dp_query import SchedulerClass
 from checker.privacy.ni_fl_dp import Eps, EpsilonResult, Number, pure_epsilon, ratio_within
 from checker.privacy.observable_mdp import HistoryTree, ObservableMDP, build_history_tree
-from checker.privacy.schedulers import Scheduler, WorstCase, worst_delta, worst_epsilon
+from checker.privacy.schedulers import (
+    Scheduler,
+    SchedulerClass,
+    WorstCase,
+    scheduler_class_json,
+    worst_delta,
+    worst_epsilon,
+)
 
-__all__ = ["SCHEDULER_CLASSES", "ScheduledPair", "kripke_observable_mdps", "record_observable",
-           "scheduled_pair"]
-
-#: The scheduler classes of the privacy properties and ``flcheck privacy --scheduler``.
-SCHEDULER_CLASSES: tuple[SchedulerClass, ...] = ("uniform", "memoryless", "worst")
+__all__ = ["ScheduledPair", "kripke_observable_mdps", "record_observable", "scheduled_pair"]
 
 
 def record_observable(mode: str, client: str | None) -> str:
@@ -156,13 +163,16 @@ class ScheduledPair:
 
     def choices_text(self, limit: int = 8) -> list[str]:
         """The scheduler's choices in model terms, one line each: ``after <steps so far> (seen <what the
-        attacker has observed>): <step>`` (history-dependent) or ``on seeing <observation>: <step>``
-        (memoryless); at most ``limit`` lines and a count of the rest."""
+        attacker has observed>): <step>`` (adaptive), ``on seeing <observation>: <step>`` (memoryless)
+        or ``after <steps so far>: <step>`` (blind); at most ``limit`` lines and a count of the rest."""
         if self.scheduler is None:
             return []
         out = []
         for key, action in self.scheduler.choices[:limit]:
-            if self.scheduler.kind == "history":
+            if self.scheduler.kind == "actions":
+                steps = cast(tuple[str, ...], key)
+                out.append(f"after {', '.join(steps) if steps else 'the start'}: {action}")
+            elif self.scheduler.kind == "history":
                 history = cast(tuple[Hashable, ...], key)
                 acts = [str(a) for a in history[1::2]]
                 seen = outcome_text(self.decode[cast(tuple[int, ...], history[-1])[0]], self.observe)
@@ -180,6 +190,7 @@ class ScheduledPair:
                     "direction": list(c.direction), "note": c.note}
         return {
             "class": self.schedulers,
+            "scheduler_class": scheduler_class_json(self.schedulers),
             "epsilon": case(self.epsilon_case),
             "delta": case(self.delta_case),
             "delta_at_epsilon": self.eps_checked.text(),
@@ -222,8 +233,7 @@ def _choice(tree: HistoryTree, scheduler: Scheduler) -> dict[int, str]:
     for node in range(len(tree)):
         if tree.is_leaf(node):
             continue
-        key = tree.histories[node] if scheduler.kind == "history" else tree.observation(node)
-        action = table.get(key)
+        action = table.get(scheduler.key(tree.histories[node]))
         out[node] = str(action) if action is not None else tree.enabled[node][0]
     return out
 
@@ -257,7 +267,7 @@ def _worse(a: WorstCase, b: WorstCase) -> WorstCase:
 def scheduled_pair(o0: DatasetObservation, o1: DatasetObservation, observe: str, client: str | None,
                    eps: Eps | None, *, schedulers: SchedulerClass,
                    uniform: Mapping[str, Mapping[Hashable, Number]], node_limit: int = 100_000,
-                   time_limit: float | None = None) -> ScheduledPair:
+                   time_limit: float | None = None, blind_limit: int = 100_000) -> ScheduledPair:
     """Judge the pair ``(o0, o1)`` (each explored with ``keep_kripke=True``) over ``schedulers``.
 
     ``observe``/``client``: the observation mode (:func:`~checker.app.privacy_observation.parse_observe`,
@@ -266,7 +276,8 @@ def scheduled_pair(o0: DatasetObservation, o1: DatasetObservation, observe: str,
     uniform-scheduler distributions ``{"p0": …, "p1": …}``,
     which the uniform scheduler of the history tree must reproduce exactly (else
     ``RuntimeError``, an internal error).  ``ValueError`` when the two systems offer different
-    actions after the same history (no scheduler that sees only the history exists)."""
+    actions after the same history (no scheduler that sees only the history exists), when no blind
+    scheduler exists, or past ``blind_limit`` blind schedulers (their exact worst case is refused)."""
     observable = record_observable(observe, client)
     structures = []
     for o in (o0, o1):
@@ -282,10 +293,12 @@ def scheduled_pair(o0: DatasetObservation, o1: DatasetObservation, observe: str,
     uniform_eps = pure_epsilon(u0, u1)
     def delta_at(at: Eps) -> WorstCase:
         return _worse(*(worst_delta(tree, at, direction=d, schedulers=schedulers, outcome="final",
-                                    node_limit=node_limit, time_limit=time_limit) for d in (0, 1)))
+                                    node_limit=node_limit, time_limit=time_limit, blind_limit=blind_limit)
+                         for d in (0, 1)))
 
     decisive = _worse(*(worst_epsilon(tree, direction=d, schedulers=schedulers, outcome="final",
-                                      node_limit=node_limit, time_limit=time_limit) for d in (0, 1)))
+                                      node_limit=node_limit, time_limit=time_limit, blind_limit=blind_limit)
+                        for d in (0, 1)))
     if decisive.scheduler is None:
         p0, p1 = u0, u1
     else:

@@ -79,6 +79,7 @@ def run(args: argparse.Namespace) -> int:
     from checker.app.check import check_file, scenario_path
     from checker.app.privacy_account import privacy_account_of  # lazy: with the pipeline
     from checker.app.report import render_table, write_report  # lazy: with the pipeline
+    from flmodel.readings import readings_line  # lazy: with the pipeline
 
     for path in args.report or ():
         if not path.lower().endswith((".md", ".html", ".htm")):
@@ -132,6 +133,8 @@ def run(args: argparse.Namespace) -> int:
         print(render_table(report, evidence_width=None if args.wide else 90, colour=use_colour(sys.stdout)))
         if account is not None:
             print("\n" + account.caption() + "\n" + table_text(account.table(), rule=True))
+        if report.readings:
+            print(readings_line(report.readings))
     if args.json:  # the table shows why a property holds vacuously; under JSON, stderr does
         for result in report.results:
             vacuity = result.details.get("vacuity")

@@ -12,12 +12,19 @@ from __future__ import annotations
 import argparse
 import sys
 import time
-from fractions import Fraction
 from pathlib import Path
 from typing import Any
 
+from checker.app.ctl_query import (
+    dp_between,
+    probabilistic_checker,
+    probability_values,
+    scenario_readings,
+    value_json,
+    value_text,
+    with_readings,
+)
 from checker.app.load import load_model, model_kind, resolve_model_files
-from checker.app.privacy_dp import dp_check
 from checker.app.scenario_vocabulary import scenario_vocabulary
 from checker.cli.defines import add_define_option, defines_of
 from checker.cli.explore import (
@@ -30,10 +37,8 @@ from checker.cli.explore import (
 )
 from checker.cli.json_output import emit_json, json_text
 from checker.cli.options import output_file
-from checker.errors import ExplorationIncomplete, InputError, Undecided
+from checker.errors import InputError
 from checker.io.files import check_output_path, write_atomic
-from checker.io.render import number_text
-from checker.markov.pctl import PctlEvaluator
 from checker.mc.ctl import ModelChecker
 from checker.mc.ctl_ast import DPQuery, Formula, ProbQuery, has_probabilistic
 from checker.mc.ctl_parse import parse_formula
@@ -42,8 +47,9 @@ from checker.mc.fixpoints import Semantics
 from checker.mc.kripke import Kripke
 from checker.mc.vocabulary import check_formula
 from checker.verdict import EXIT_HOLDS
+from flmodel.readings import Reading, readings_line
 from flmodel.scenario import load_scenario
-from flmodel.scenario_build import build_system, neighbour_system
+from flmodel.scenario_build import build_system
 
 
 def _scenario_path(args: argparse.Namespace) -> Path | None:
@@ -71,24 +77,12 @@ def _check_vocabulary_first(args: argparse.Namespace, formula: Formula) -> bool:
     return False
 
 
-def _value_json(value: Fraction | float) -> dict[str, Any]:
-    """A probability in JSON: ``value`` (a float) and ``exact`` (``"p/q"``, or ``None`` from a float
-    computation)."""
-    if isinstance(value, Fraction):
-        return {"value": float(value), "exact": str(value)}
-    return {"value": float(value), "exact": None}
-
-
-def _value_text(value: Fraction | float) -> str:
-    return number_text(value, max_denominator=10**100)
-
-
 def _write_all_states(path: str, formula: Formula, values: Any, inputs: list[Path]) -> Path:
     """Every state's value (a query) or verdict (a condition): CSV (``state,value,exact`` or
     ``state,satisfies``) or JSON by the extension of ``path``."""
     is_bool = values.dtype == bool
     if path.lower().endswith(".json"):
-        rows = [{"state": i, "satisfies": bool(v)} if is_bool else {"state": i, **_value_json(v)}
+        rows = [{"state": i, "satisfies": bool(v)} if is_bool else {"state": i, **value_json(v)}
                 for i, v in enumerate(values.tolist())]
         return write_atomic(path, json_text("ctl", {"formula": str(formula), "states": rows}, indent=None)
                             + "\n", inputs=inputs)
@@ -100,7 +94,7 @@ def _write_all_states(path: str, formula: Formula, values: Any, inputs: list[Pat
             if is_bool:
                 yield f"{i},{'true' if v else 'false'}\n"
             else:
-                j = _value_json(v)
+                j = value_json(v)
                 yield f"{i},{j['value']!r},{j['exact'] or ''}\n"
     return write_atomic(path, lines(), inputs=inputs)
 
@@ -110,39 +104,29 @@ def _run_probabilistic(args: argparse.Namespace, kripke: Kripke, formula: Formul
     """P/Pmin/Pmax (and CTL around them): a query prints the probability at the initial states, a
     condition a verdict."""
     t0 = time.perf_counter()
-    mc = ModelChecker(kripke, args.semantics)
-    evaluator = PctlEvaluator(kripke, mc.sat, default="uniform" if scenario else None,
-                              total=mc.semantics is Semantics.TOTAL, ctmc=bool(kripke.stats.get("ctmc")))
-    mc.probabilistic = evaluator.satisfying
     init = [int(i) for i in kripke.initial]
     inputs = model_files(args.model)
     if isinstance(formula, ProbQuery) and formula.is_query:
         if args.all_states:
             check_output_path(args.all_states, inputs)
-        values = evaluator.values(formula)
+        query = probability_values(kripke, formula, args.semantics, scenario=scenario)
+        values = query.values
         seconds = time.perf_counter() - t0
-        at_init = [{"state": s, **_value_json(values[s])} for s in init]
-        payload: dict[str, Any] = {
-            "formula": str(formula), "kind": "probability", "quantifier": formula.quantifier,
-            "scheduler": {"P": "uniform" if scenario and not evaluator.mdp.is_dtmc else None,
-                          "Pmin": "min", "Pmax": "max"}[formula.quantifier],
-            "states": kripke.num_states, "transitions": kripke.num_transitions, "initial": at_init,
-            "value": at_init[0]["value"] if len(init) == 1 else None,
-            "exact": at_init[0]["exact"] if len(init) == 1 else None,
-            "zero_probability_transitions": int(kripke.stats.get("zero_probability_transitions", 0)),
-            "seconds": round(seconds, 6)}
+        payload: dict[str, Any] = {**query.json(), "seconds": round(seconds, 6)}
         if args.all_states:
             payload["written"] = [str(_write_all_states(args.all_states, formula, values, inputs))]
         if args.json:
-            emit_json(args.flcheck_command, payload, indent=1)
+            emit_json(args.flcheck_command, with_readings(payload, _readings(args)), indent=1)
         else:
             for s in init:
-                print(f"{formula} = {_value_text(values[s])}" + (f"  (state {s})" if len(init) > 1 else ""))
+                print(f"{formula} = {value_text(values[s])}" + (f"  (state {s})" if len(init) > 1 else ""))
             print(f"  structure: {kripke.num_states} states, {kripke.num_transitions} transitions")
             for path in payload.get("written", []):
                 print(f"  wrote {path}")
+            _print_readings(args)
             print(f"  time: load {t_load:.3f} s, check {seconds:.3f} s")
         return EXIT_HOLDS
+    mc, _ = probabilistic_checker(kripke, args.semantics, scenario=scenario)
     if args.all_states:
         check_output_path(args.all_states, inputs)
     result = mc.check(formula, evidence=False, vacuity=False)
@@ -153,9 +137,10 @@ def _run_probabilistic(args: argparse.Namespace, kripke: Kripke, formula: Formul
         out = result.to_json()
         if written:
             out["written"] = written
-        emit_json(args.flcheck_command, out, indent=1)
+        emit_json(args.flcheck_command, with_readings(out, _readings(args)), indent=1)
     else:
         print(result.render())
+        _print_readings(args)
         for path in written:
             print(f"  wrote {path}")
         print(f"  time: load {t_load:.3f} s, check {result.seconds:.3f} s")
@@ -164,39 +149,22 @@ def _run_probabilistic(args: argparse.Namespace, kripke: Kripke, formula: Formul
 
 def _run_dp(args: argparse.Namespace, formula: DPQuery) -> int:
     """``D{ε,δ}[ψ]`` ([dpCTL]) between the scenario's dataset and ``--between NAME``, over the
-    ``--scheduler`` class (:func:`checker.app.privacy_dp.dp_check`, the engine of ``check``'s ``dp``
+    ``--scheduler`` class (:func:`checker.app.ctl_query.dp_between`, the engine of ``check``'s ``dp``
     properties)."""
-    resolved = _scenario_path(args)
-    if resolved is None:
-        raise InputError("D{ε,δ} needs a scenario with neighbour pairs; an explicit model has none", None,
-                         "a scenario file or bundled scenario name with --between NAME")
-    if args.between is None:
-        raise InputError("D{ε,δ} compares the scenario's dataset with a neighbour", None, "--between NAME")
-    scenario = load_scenario(resolved, defines=defines_of(args))
-    names = [n.name for n in scenario.neighbours]
-    if args.between not in names:
-        raise InputError(f"--between {args.between}: no such neighbour in {resolved}", None,
-                         ", ".join(names) if names else "a scenario that declares a neighbour")
-    observing = tuple(n.name for n in scenario.attacker.observes) if scenario.attacker else ("curmodpar",)
     t0 = time.perf_counter()
-    check_formula(formula, scenario_vocabulary(build_system(scenario)))
-    try:
-        res = dp_check(build_system(scenario), neighbour_system(scenario, args.between), formula,
-                       args.between, observing=observing or ("curmodpar",), schedulers=args.scheduler,
-                       limits=limits_of(args))
-    except (Undecided, ExplorationIncomplete) as exc:  # no scheduler of the class, or a limit
-        print(f"{formula} between {args.between}: unknown ({exc})")
-        return 1
+    res = dp_between(_scenario_path(args), formula, args.between, defines=defines_of(args),
+                     scheduler=args.scheduler, limits=limits_of(args))
     seconds = time.perf_counter() - t0
     if args.json:
-        payload = {"kind": "dp", "scheduler": args.scheduler, "observing": list(observing), **res.to_json(),
-                   "seconds": round(seconds, 6)}
-        emit_json(args.flcheck_command, payload, indent=1)
+        emit_json(args.flcheck_command, with_readings({**res.json(), "seconds": round(seconds, 6)},
+                                                      _readings(args)), indent=1)
     else:
         print(res.text())
-        print(f"  scheduler class: {args.scheduler}; observing {', '.join(observing)}; "
-              f"{res.histories} histories; time {seconds:.3f} s")
-    return res.verdict.exit_code()
+        _print_readings(args)
+        if res.check is not None:
+            print(f"  observing {', '.join(res.observing)}; {res.check.histories} histories; "
+                  f"time {seconds:.3f} s")
+    return 1 if res.check is None else res.check.verdict.exit_code()
 
 
 def run_ctl(args: argparse.Namespace) -> int:
@@ -224,13 +192,25 @@ def run_ctl(args: argparse.Namespace) -> int:
     result = ModelChecker(kripke, args.semantics).check(formula, evidence=not args.no_evidence,
                                                          vacuity=not args.no_vacuity)
     if args.json:
-        emit_json(args.flcheck_command, result.to_json(), indent=1)
+        emit_json(args.flcheck_command, with_readings(result.to_json(), _readings(args)), indent=1)
         if result.vacuity is not None:  # the JSON says so too; a reader of the terminal must see it
             print(f"flcheck: note: holds vacuously: {result.vacuity.reason}", file=sys.stderr)
     else:
         print(result.render())
+        _print_readings(args)
         print(f"  time: load {t_load:.3f} s, check {result.seconds:.3f} s")
     return result.verdict.exit_code()
+
+
+def _readings(args: argparse.Namespace) -> tuple[Reading, ...] | None:
+    """The published rules' readings a check of the scenario relies on (``None``: not a scenario)."""
+    return scenario_readings(_scenario_path(args), defines_of(args))
+
+
+def _print_readings(args: argparse.Namespace) -> None:
+    line = readings_line(_readings(args) or ())
+    if line:
+        print(line)
 
 
 def register(sub: argparse._SubParsersAction) -> None:
@@ -254,8 +234,10 @@ def register(sub: argparse._SubParsersAction) -> None:
                    "properties) to FILE: JSON for .json, else CSV")
     p.add_argument("--between", metavar="NAME", help="the declared neighbour of a D{ε,δ}[ψ] query "
                    "(dpCTL: Pr_D(ψ) <= e^ε Pr_D'(ψ) + δ both ways)")
-    p.add_argument("--scheduler", choices=["uniform", "memoryless", "worst"], default="worst",
-                   help="the schedulers a D{ε,δ} query quantifies over (default worst: an adversary "
-                   "choosing from the history of actions and observations)")
+    p.add_argument("--scheduler", choices=["uniform", "memoryless", "adaptive", "blind", "worst"],
+                   default="worst",
+                   help="the schedulers a D{ε,δ} query quantifies over: adaptive (alias worst, the default: "
+                   "an adversary choosing from its steps and everything observed so far), blind (dpCTL's: "
+                   "a fixed order of steps, seeing nothing), memoryless or uniform")
     add_define_option(p)
     p.set_defaults(func=run_ctl)

@@ -102,10 +102,12 @@ def register(sub: argparse._SubParsersAction) -> None:
                    help="neighbouring pairs judged: declared (default: the scenario's neighbour "
                         "declarations), or these widened by the generated neighbours of a reading of ◇1 "
                         "(replace_one, add_remove_one, all; a model without declarations: all)")
-    p.add_argument("--scheduler", choices=["uniform", "memoryless", "worst"], default="uniform",
+    p.add_argument("--scheduler", choices=["uniform", "memoryless", "adaptive", "blind", "worst"],
+                   default="uniform",
                    help="how the protocol's choices are resolved: uniform (each enabled step equally "
-                        "likely, default), or the worst case over memoryless or history-dependent "
-                        "schedulers that see the steps and what the attacker observed, never the data")
+                        "likely, default), or the worst case over adaptive schedulers (alias worst: they see "
+                        "their steps and everything the attacker observed so far), blind ones (dpCTL's: "
+                        "they see only their own steps) or memoryless ones; never the data")
     p.add_argument("--no-literal", action="store_true",
                    help="skip the literal single-Kripke check of the seed's definitions")
     p.add_argument("--max-states", type=positive_int, default=2_000_000,
@@ -234,6 +236,7 @@ def _print_schedule(p: PairResult) -> None:
 def _print_report(rep: PrivacyReport, args: argparse.Namespace, budgets: Sequence[BudgetReport] = ()) -> None:
     from checker.app.privacy_fl import judged_text  # lazy: loaded by run() already
     from checker.app.privacy_results import outcome_text
+    from flmodel.readings import readings_line  # lazy: with the pipeline run() loaded
 
     out = sys.stdout
     base = rep.base
@@ -245,6 +248,8 @@ def _print_report(rep: PrivacyReport, args: argparse.Namespace, budgets: Sequenc
           f"{base.states} states explored for it; scheduler {rep.scheduler}{sched}; "
           f"{'exact' if base.exact else 'floating point'}", file=out)
     print(f"pairs judged: {judged_text(rep)}", file=out)
+    if rep.rule_readings:
+        print(readings_line(rep.rule_readings), file=out)
     eps_text = "the model's ε*" if rep.eps is None else f"ε = {rep.eps.text()}"
     rows = [["reading", "neighbour pair", "ε*", "δ(ε)", "best Adv", "NI-FL-DP"]]
     for p in rep.pairs:

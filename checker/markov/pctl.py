@@ -258,7 +258,7 @@ class PctlEvaluator:
         """The states satisfying a bound ``P⋈p [ψ]`` (the hook of
         :attr:`checker.mc.satisfaction.SatisfactionSets.probabilistic`)."""
         if isinstance(f, ctl_ast.DPQuery):
-            raise InputError("D{eps,delta}[..] needs a scenario with neighbour pairs (--between)", f.pos,
-                             "a scenario checked with --between PAIR")
+            raise InputError("D{ε,δ}[ψ] compares two systems: it is a whole property, not part of a formula",
+                             f.pos, "D{ε,δ}[ψ] alone, between a scenario and a declared neighbour")
         assert f.bound is not None
         return compare(self.values(f), f.op, f.bound)

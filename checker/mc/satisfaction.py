@@ -108,8 +108,9 @@ class SatisfactionSets:
                              f"{f.quantifier}>=0.5 inside it")
         if self.probabilistic is None:
             if isinstance(f, ctl_ast.DPQuery):
-                raise InputError("D{eps,delta}[..] needs a scenario with neighbour pairs (--between)", f.pos,
-                                 "a scenario checked with --between PAIR")
+                raise InputError("D{ε,δ}[ψ] compares two systems: it is a whole property, not part of a "
+                                 "formula", f.pos,
+                                 "D{ε,δ}[ψ] alone, between a scenario and a declared neighbour")
             raise InputError(f"{f.quantifier} operators need the model's probabilities", f.pos,
                              "an explicit model (.tra/.lab) or a scenario")
         sat = self.probabilistic(f)

@@ -12,12 +12,21 @@ nothing it could use).  ``event(node)`` says whether the leaf ``node`` of the
 For a fixed σ, ``g(σ) = Pr_first^σ(ψ) − e^ε Pr_second^σ(ψ)`` is a sum over the leaves σ reaches of
 ``[ψ(h)] (m_first(h) − e^ε m_second(h))`` (multilinear in σ's choice probabilities, fact 1 of
 :mod:`checker.privacy.schedulers`), affine in each single choice, so deterministic schedulers attain
-its maximum (fact 2), and for history-dependent schedulers the maximum is the bottom-up programme
-``value(h) = max_a Σ_o value(h a o)`` (fact 3), exact and linear in the number of histories.  The
-property holds iff ``max_σ g(σ) ≤ δ``.  ``uniform``: the one scheduler choosing uniformly.
-``memoryless``: deterministic schedulers that choose by the current observation; enumerated when there
-are at most ``max_memoryless`` of them, else bracketed by [the best found among the enumerated ones,
-the history-dependent maximum] (``exact`` False).
+its maximum (fact 2).  The property holds iff ``max_σ g(σ) ≤ δ``.  The classes
+(:data:`~checker.privacy.schedulers.SCHEDULER_SEES`):
+
+* ``adaptive`` (alias ``worst``, the default): history-dependent schedulers; the maximum is the
+  bottom-up programme ``value(h) = max_a Σ_o value(h a o)`` (fact 3), exact and linear in the number of
+  histories (the choices below different histories are independent, so each is optimised alone);
+* ``blind`` ([dpCTL]'s query schedulers, :mod:`checker.privacy.blind`): a deterministic blind
+  scheduler is one maximal action word ``W``, and ``g`` is the sum over the histories whose word is a
+  prefix of ``W``, so the maximum is the programme ``value(w) = Σ_{leaves of word w} g_leaf +
+  max_a value(w a)`` over the word tree, exact and linear in it; randomised blind schedulers do no
+  better (``g`` is affine in each word's choice vector);
+* ``uniform``: the one scheduler choosing uniformly;
+* ``memoryless``: deterministic schedulers that choose by the current observation; enumerated when
+  there are at most ``max_memoryless`` of them, else bracketed by [the best found among the enumerated
+  ones, the history-dependent maximum] (``exact`` False).
 
 Exact with ``Fraction`` models and ``e^ε`` rational (``ε = ln(r)`` or 0); otherwise the pair
 ``(A, B)`` of ``A − e^ε B`` is compared exactly (:class:`~checker.privacy.scheduler_bounds.Scale`) and
@@ -30,17 +39,16 @@ import itertools
 from collections.abc import Callable, Hashable
 from dataclasses import dataclass
 from fractions import Fraction
-from typing import Literal
 
 from checker.errors import Undecided
+from checker.privacy.blind import word_choice, word_programme, word_tree
 from checker.privacy.ni_fl_dp import Eps, Number
 from checker.privacy.observable_mdp import Action, History, HistoryTree
 from checker.privacy.scheduler_bounds import Choice, Direction, Pair, Scale, add_pairs, linear_programme
-from checker.privacy.schedulers import Scheduler
+from checker.privacy.schedulers import Scheduler, SchedulerClass, blind_scheduler, canonical_class
 
-__all__ = ["DPQueryResult", "dp_query", "event_probabilities"]
+__all__ = ["DPQueryResult", "SchedulerClass", "dp_query", "event_probabilities"]
 
-SchedulerClass = Literal["uniform", "memoryless", "worst"]
 _DIRECTIONS: tuple[tuple[str, str], tuple[str, str]] = (("D", "D'"), ("D'", "D"))
 
 
@@ -142,7 +150,7 @@ def _witness(tree: HistoryTree, event: Callable[[int], bool], choice: Choice, di
 
 
 def dp_query(tree: HistoryTree, event: Callable[[int], bool], eps: Eps | float | Fraction | str,
-             delta: Number, *, direction: Direction = 0, schedulers: SchedulerClass = "worst",
+             delta: Number, *, direction: Direction = 0, schedulers: SchedulerClass = "adaptive",
              max_memoryless: int = 4096) -> DPQueryResult:
     """``max_σ Pr_first^σ(ψ) − e^ε Pr_second^σ(ψ)`` over the scheduler class, against ``δ``.
 
@@ -155,8 +163,7 @@ def dp_query(tree: HistoryTree, event: Callable[[int], bool], eps: Eps | float |
     >>> r.probabilities, r.value, r.holds
     ((Fraction(3, 4), Fraction(1, 2)), Fraction(0, 1), True)
     """
-    if schedulers not in ("uniform", "memoryless", "worst"):
-        raise ValueError(f"unknown scheduler class {schedulers!r}: expected uniform, memoryless or worst")
+    schedulers = canonical_class(schedulers)
     e = Eps.of(eps)
     scale = Scale(e, tree.exact)
     zero: Number = Fraction(0) if tree.exact else 0.0
@@ -177,8 +184,17 @@ def dp_query(tree: HistoryTree, event: Callable[[int], bool], eps: Eps | float |
     def leaf(node: int) -> Pair:
         return oriented(tree.mass[node]) if event(node) else (zero, zero)
 
+    if schedulers == "blind":
+        words = word_tree(tree)
+        best, path = word_programme(words, leaf, add_pairs, scale.less, (zero, zero))
+        choice = word_choice(tree, words, path)
+        v = _value(scale, best)
+        return DPQueryResult(_DIRECTIONS[direction], schedulers, best, v, v, True, decide(best),
+                             blind_scheduler(tree, choice), _witness(tree, event, choice, direction, scale),
+                             f"exact: dynamic programme over the {words.schedulers} blind schedulers' "
+                             "step sequences")
     best, choice = linear_programme(tree, tree.enabled, leaf, add_pairs, scale.less, (zero, zero))
-    if schedulers == "worst":
+    if schedulers == "adaptive":
         sched = Scheduler("history", tuple((tree.histories[n], a) for n, a in sorted(choice.items())))
         v = _value(scale, best)
         return DPQueryResult(_DIRECTIONS[direction], schedulers, best, v, v, True, decide(best), sched,

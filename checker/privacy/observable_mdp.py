@@ -2,8 +2,9 @@
 
 An :class:`ObservableMDP` is the model of one run of a system on one dataset: an initial distribution
 over states, for each state its enabled actions (names) and per action a distribution over successor
-states, and an observation per state.  A scheduler resolves the nondeterminism seeing only what an
-observer of the system sees: the observations so far and its own actions, never the hidden states.
+states, and an observation per state.  A scheduler resolves the nondeterminism seeing at most what an
+observer of the system sees: the observations so far and its own actions, never the hidden states (an
+adaptive scheduler sees both, a blind one only its own actions: :mod:`checker.privacy.schedulers`).
 Two such MDPs (one per neighbouring dataset D, D') that share their action and observation vocabulary
 are compared under ONE scheduler, as in the operator ``D{ε,δ}`` of [dpCTL] read over the scheduler
 quantification of [HyperPCTL].

@@ -38,6 +38,7 @@ __all__ = [
     "Scale",
     "add_pairs",
     "charged_event",
+    "finals_separate",
     "linear_programme",
     "max_ratio",
     "outcome_distributions",
@@ -276,6 +277,45 @@ def final_supports(tree: HistoryTree, finals: Mapping[Hashable, set[int]]) -> di
     return {o: Support(tree, parent, members) for o, members in finals.items()}
 
 
+def finals_separate(tree: HistoryTree, max_entries: int = 5_000_000) -> bool:
+    """Whether no deterministic scheduler reaches two leaves with the same last observation.
+
+    Under a deterministic scheduler two reached leaves part where the history branches on an
+    observation (the actions are the scheduler's).  So it suffices that at every such branching (the
+    first observation included) the leaves below different observations have disjoint sets of last
+    observations — e.g. when the observation records everything seen so far.  Then every outcome of a
+    scheduler is one leaf, δ and ε* decompose per leaf as for ``sequence`` outcomes (fact 3 of
+    :mod:`checker.privacy.schedulers`), and the bottom-up programme is exact.  ``False`` also when the
+    sets would hold more than ``max_entries`` entries in all (the caller then falls back to the branch
+    and bound)."""
+    below: dict[int, frozenset[Hashable]] = {}
+    entries = 0
+    for node in range(len(tree) - 1, -1, -1):  # children first
+        if tree.is_leaf(node):
+            below[node] = frozenset((tree.observation(node),))
+            entries += 1
+            continue
+        union: set[Hashable] = set()
+        for kids in tree.children[node].values():
+            seen: set[Hashable] = set()
+            for child in kids:
+                mine = below.pop(child)
+                if not seen.isdisjoint(mine):
+                    return False
+                seen |= mine
+            union |= seen
+        below[node] = frozenset(union)
+        entries += len(union)
+        if entries > max_entries:
+            return False
+    seen = set()  # the first observation is a branching too
+    for root in tree.roots:
+        if not seen.isdisjoint(below[root]):
+            return False
+        seen |= below[root]
+    return True
+
+
 class Relaxation(ABC, Generic[V]):
     """An upper bound over the schedulers that play ``allowed`` actions, with witness schedulers."""
 
@@ -296,7 +336,9 @@ class DeltaRelaxation(Relaxation[Pair]):
     def __init__(self, tree: HistoryTree, direction: Direction, kind: OutcomeKind, scale: Scale):
         self.tree, self.direction, self.kind, self.scale = tree, direction, kind, scale
         self.first, self.second = sides(tree, direction)
-        self.finals = leaves_by_final(tree) if kind == "final" else {}
+        #: every outcome of a deterministic scheduler is one leaf: the bound is the exact programme
+        self.per_leaf = kind == "sequence" or finals_separate(tree)
+        self.finals = leaves_by_final(tree) if not self.per_leaf else {}
         self.supports = final_supports(tree, self.finals)
 
     def less(self, u: Pair, v: Pair) -> bool:
@@ -304,7 +346,7 @@ class DeltaRelaxation(Relaxation[Pair]):
 
     def bound(self, allowed: Allowed) -> tuple[Pair, list[Choice]]:
         zero: Pair = (self.scale.zero, self.scale.zero)
-        if self.kind == "sequence":
+        if self.per_leaf:
             def leaf(node: int) -> Pair:
                 pair = (self.first[node], self.second[node])
                 return pair if self.scale.sign(*pair) > 0 else zero
@@ -335,7 +377,8 @@ class EpsilonRelaxation(Relaxation[Ratio]):
     def __init__(self, tree: HistoryTree, direction: Direction, kind: OutcomeKind):
         self.tree, self.direction, self.kind = tree, direction, kind
         self.first, self.second = sides(tree, direction)
-        self.finals = leaves_by_final(tree) if kind == "final" else {}
+        self.per_leaf = kind == "sequence" or finals_separate(tree)
+        self.finals = leaves_by_final(tree) if not self.per_leaf else {}
         self.supports = final_supports(tree, self.finals)
         self.zero: Number = Fraction(0) if tree.exact else 0.0
 
@@ -343,7 +386,7 @@ class EpsilonRelaxation(Relaxation[Ratio]):
         return u < v
 
     def bound(self, allowed: Allowed) -> tuple[Ratio, list[Choice]]:
-        if self.kind == "sequence":
+        if self.per_leaf:
             return self._best_leaf(allowed)
         return self._dinkelbach(allowed)
 

@@ -10,10 +10,20 @@ per release; actions are not observed) or only the last observation (``"final"``
 * ``δ_σ(ε) = Σ_o max(0, P_D^σ(o) − e^ε P_D'^σ(o))`` (hockey-stick divergence), and
 * ``ε*_σ = max_o ln(P_D^σ(o) / P_D'^σ(o))`` (``∞`` when ``P_D'^σ(o) = 0 < P_D^σ(o)``),
 
-both reported in the two directions (D, D') and (D', D).  Scheduler classes: ``uniform`` (each
-enabled action with equal probability: one number, no optimisation), ``memoryless`` (deterministic,
-a function of the current observation) and ``worst`` (deterministic, history-dependent; by the facts
-below also the worst over all randomised history-dependent schedulers).
+both reported in the two directions (D, D') and (D', D).  Scheduler classes (:data:`SCHEDULER_SEES`
+says in one line what each sees):
+
+* ``uniform``: each enabled action with equal probability (one number, no optimisation);
+* ``memoryless``: deterministic, a function of the current observation;
+* ``adaptive`` (alias ``worst``): a function of the whole history — its own actions and every
+  observation so far (the attacker's record) — never the hidden states; deterministic, and by the facts
+  below also the worst over all randomised history-dependent schedulers;
+* ``blind``: a function of its own past actions only, [dpCTL]'s query schedulers
+  (:mod:`checker.privacy.blind`: the deterministic ones are the maximal action words, enumerated
+  exactly up to a limit, and randomised ones do no better).
+
+``uniform ≤ memoryless, blind ≤ adaptive`` for every figure (the classes are included in the adaptive
+one; uniform is blind where the actions offered depend only on the actions taken).
 
 Facts used, with proofs.
 
@@ -34,7 +44,11 @@ Facts used, with proofs.
    are independent, so the worst deterministic scheduler is a bottom-up dynamic programme:
    ``value(leaf h) = max(0, m_D(h) − e^ε m_D'(h))``, ``value(h) = max_a Σ_{o} value(h a o)``.
    For ε* every leaf is reached by the scheduler that plays its actions: ε* is the largest leaf ratio.
-4. *Final observations.*  The leaves merge by their last observation and δ does not decompose.  A
+4. *Final observations.*  When no deterministic scheduler reaches two leaves with the same last
+   observation (:func:`~checker.privacy.scheduler_bounds.finals_separate`: at every branching on an
+   observation the leaves below have disjoint last observations, e.g. the attacker's record of
+   everything seen so far), every outcome is one leaf and fact 3 applies unchanged.  Otherwise the
+   leaves merge by their last observation and δ does not decompose.  A
    sound upper bound for a partially fixed scheduler maximises each outcome's term separately:
    ``Σ_o max(0, max_σ Σ_{leaves with last obs o} (m_D − e^ε m_D'))``, each inner maximum a linear
    programme of the kind of fact 3.  :func:`worst_delta` runs a branch and bound over the
@@ -63,6 +77,7 @@ from fractions import Fraction
 from typing import Generic, Literal, TypeVar
 
 from checker.errors import Undecided
+from checker.privacy.blind import maximal_words, word_choice, word_of, word_tree
 from checker.privacy.ni_fl_dp import Eps, Number
 from checker.privacy.observable_mdp import (
     Action,
@@ -88,16 +103,63 @@ from checker.privacy.scheduler_bounds import (
 )
 
 __all__ = [
+    "SCHEDULER_CLASSES",
+    "SCHEDULER_SEES",
     "Scheduler",
+    "SchedulerClass",
     "SchedulerPrivacy",
     "WorstCase",
+    "blind_scheduler",
+    "canonical_class",
+    "scheduler_class_json",
+    "scheduler_class_text",
     "scheduler_privacy",
     "worst_delta",
     "worst_epsilon",
 ]
 
-SchedulerClass = Literal["uniform", "memoryless", "worst"]
+#: A scheduler class as the user names it (``worst`` is ``adaptive``'s alias).
+SchedulerClass = Literal["uniform", "memoryless", "adaptive", "blind", "worst"]
+#: The classes by their own names, as :func:`canonical_class` returns them.
+SCHEDULER_CLASSES: tuple[SchedulerClass, ...] = ("uniform", "memoryless", "adaptive", "blind")
+#: What a scheduler of each class sees, and why the class matters: one line each, for every output.
+SCHEDULER_SEES: dict[str, str] = {
+    "uniform": "no adversary: every enabled step equally likely",
+    "memoryless": "one deterministic scheduler for both systems that sees the current observation and the "
+                  "steps on offer, never the data",
+    "adaptive": "one scheduler for both systems that sees its own steps, the steps on offer and everything "
+                "the attacker has recorded so far, never the data: an insider who reacts to what was "
+                "released (the largest class; its worst case bounds every other class's)",
+    "blind": "one scheduler for both systems that sees only its own past steps ([dpCTL]'s query "
+             "schedulers): an order of steps fixed in advance, reacting to nothing the runs reveal "
+             "(its worst case is at most the adaptive one)",
+}
 V = TypeVar("V")
+
+
+def canonical_class(name: str) -> SchedulerClass:
+    """The class ``name`` denotes (``worst`` -> ``adaptive``); ``ValueError`` for an unknown name."""
+    if name == "worst":
+        return "adaptive"
+    if name not in SCHEDULER_CLASSES:
+        raise ValueError(f"unknown scheduler class {name!r}: expected uniform, memoryless, adaptive "
+                         "(alias worst) or blind")
+    return name
+
+
+def scheduler_class_json(name: str) -> dict[str, str]:
+    """``{"name", "given", "sees"}``: the class ``name`` denotes, the name as given, and what its
+    schedulers see (why the figures depend on the class)."""
+    canonical = canonical_class(name)
+    return {"name": canonical, "given": name, "sees": SCHEDULER_SEES[canonical]}
+
+
+def scheduler_class_text(name: str) -> str:
+    """One line: ``scheduler class adaptive (worst): one scheduler ...``."""
+    canonical = canonical_class(name)
+    alias = "" if canonical == name else f" ({name})"
+    return f"scheduler class {canonical}{alias}: {SCHEDULER_SEES[canonical]}"
+
 
 _DIRECTIONS: tuple[tuple[str, str], tuple[str, str]] = (("D", "D'"), ("D'", "D"))
 
@@ -107,19 +169,30 @@ class Scheduler:
     """A deterministic scheduler in the model's terms.
 
     ``kind == "history"``: ``choices`` maps histories ``(o0, a1, o1, ...)`` to the action played there;
-    ``kind == "observation"`` (memoryless): observations to actions.  Only the histories (observations)
-    that the scheduler reaches in D or D' are listed."""
+    ``kind == "observation"`` (memoryless): observations to actions; ``kind == "actions"`` (blind): the
+    scheduler's own past actions ``(a1, ..., ak)`` to the next one.  Only the histories (observations,
+    action sequences) that the scheduler reaches in D or D' are listed."""
 
-    kind: Literal["history", "observation"]
+    kind: Literal["history", "observation", "actions"]
     choices: tuple[tuple[Hashable, Action], ...]
 
     def as_dict(self) -> dict[Hashable, Action]:
         return dict(self.choices)
 
+    def key(self, history: tuple[Hashable, ...]) -> Hashable:
+        """What the scheduler reads of ``history``: all of it, its current observation, or its actions."""
+        if self.kind == "history":
+            return history
+        return history[-1] if self.kind == "observation" else history[1::2]
+
     def text(self) -> str:
-        """One line per choice: ``o0 -a-> o1  =>  b``."""
-        render: Callable[[Hashable], str] = (
-            (lambda h: format_history(h)) if self.kind == "history" else str)  # type: ignore[arg-type]  # history keys are History tuples
+        """One line per choice: ``o0 -a-> o1  =>  b`` (``after a, b  =>  c`` for a blind scheduler)."""
+        def render(key: Hashable) -> str:
+            if self.kind == "history":
+                return format_history(key)  # type: ignore[arg-type]  # history keys are History tuples
+            if self.kind == "actions":
+                return f"after {', '.join(key)}" if key else "at the start"  # type: ignore[arg-type]  # action words
+            return str(key)
         return "\n".join(f"{render(key)}  =>  {action}" for key, action in self.choices)
 
 
@@ -300,7 +373,28 @@ def _memoryless_key(tree: HistoryTree) -> Key:
     return tree.observation
 
 
+def blind_scheduler(tree: HistoryTree, choice: Mapping[int, Action]) -> Scheduler:
+    """The blind scheduler that plays ``choice`` (node -> action, one action per word on the nodes it
+    reaches) as a map from its own past actions to the next one; ``ValueError`` when ``choice`` plays
+    two actions after one word (it is then no blind scheduler)."""
+    by_word: dict[tuple[Action, ...], Action] = {}
+    stack = list(tree.roots)
+    while stack:
+        node = stack.pop()
+        if tree.is_leaf(node):
+            continue
+        word, action = word_of(tree.histories[node]), choice[node]
+        if by_word.setdefault(word, action) != action:
+            raise ValueError(f"the scheduler plays {by_word[word]} and {action} after the same steps "
+                             f"{', '.join(word) or '(none)'}: it is not blind")
+        stack.extend(tree.children[node][action])
+    shortest_first = sorted(by_word, key=lambda word: (len(word), word))
+    return Scheduler("actions", tuple((word, by_word[word]) for word in shortest_first))
+
+
 def _scheduler(tree: HistoryTree, choice: Choice, schedulers: SchedulerClass) -> Scheduler:
+    if schedulers == "blind":
+        return blind_scheduler(tree, choice)
     if schedulers == "memoryless":
         by_observation: dict[Hashable, Action] = {}
         for node in sorted(choice):
@@ -309,21 +403,54 @@ def _scheduler(tree: HistoryTree, choice: Choice, schedulers: SchedulerClass) ->
     return Scheduler("history", tuple((tree.histories[n], choice[n]) for n in sorted(choice)))
 
 
+def _blind_search(tree: HistoryTree, relaxation: Relaxation[V], limit: int) -> _Search[V]:
+    """The worst deterministic blind scheduler: every maximal action word evaluated exactly
+    (:mod:`checker.privacy.blind`; ``ValueError`` past ``limit`` words or when none exists)."""
+    words = word_tree(tree)
+    best: tuple[V, Choice] | None = None
+    count = 0
+    for path in maximal_words(words, limit):
+        count += 1
+        choice = word_choice(tree, words, path)
+        value = relaxation.evaluate(choice)[0]
+        if best is None or relaxation.less(best[0], value):
+            best = (value, choice)
+    assert best is not None
+    return _Search(best[0], best[1], best[0], True, count, "")
+
+
 def _note(schedulers: SchedulerClass, exact_relaxation: str, search: _Search[V]) -> str:
     if search.stopped:
         return (f"branch and bound stopped at the {search.stopped} after {search.explored} nodes: "
                 "the worst case lies in [value, upper]")
-    if exact_relaxation and schedulers == "worst":
+    if schedulers == "blind":
+        return (f"exact: all {search.explored} deterministic blind schedulers (maximal step sequences); "
+                "randomised ones do no better")
+    if exact_relaxation and schedulers == "adaptive":
         return f"exact: {exact_relaxation}"
     what = "observation" if schedulers == "memoryless" else "history"
     return f"exact: branch and bound over deterministic {what}-dependent schedulers, {search.explored} nodes"
 
 
-def _check(schedulers: str, outcome: str) -> None:
-    if schedulers not in ("uniform", "memoryless", "worst"):
-        raise ValueError(f"unknown scheduler class {schedulers!r}: expected uniform, memoryless or worst")
+def _per_leaf_note(relaxation: DeltaRelaxation | EpsilonRelaxation, what: str) -> str:
+    """``what`` when every outcome of a deterministic scheduler is one leaf (fact 3 applies), else ``""``."""
+    if not relaxation.per_leaf:
+        return ""
+    return what if relaxation.kind == "sequence" else f"{what} (each final observation is one leaf)"
+
+
+def _check(schedulers: str, outcome: str) -> SchedulerClass:
     if outcome not in ("sequence", "final"):
         raise ValueError(f"unknown outcome {outcome!r}: expected sequence or final")
+    return canonical_class(schedulers)
+
+
+def _search(tree: HistoryTree, relaxation: Relaxation[V], schedulers: SchedulerClass, node_limit: int,
+            time_limit: float | None, blind_limit: int) -> _Search[V]:
+    if schedulers == "blind":
+        return _blind_search(tree, relaxation, blind_limit)
+    key = _memoryless_key(tree) if schedulers == "memoryless" else (lambda node: node)
+    return _branch_and_bound(tree, relaxation, key, node_limit, time_limit)
 
 
 # ---------------------------------------------------------------------------------------------------
@@ -332,14 +459,16 @@ def _check(schedulers: str, outcome: str) -> None:
 
 
 def worst_delta(tree: HistoryTree, eps: Eps | float | Fraction | str, *, direction: Direction = 0,
-                schedulers: SchedulerClass = "worst", outcome: OutcomeKind = "sequence",
-                node_limit: int = 100_000, time_limit: float | None = None) -> WorstCase:
+                schedulers: SchedulerClass = "adaptive", outcome: OutcomeKind = "sequence",
+                node_limit: int = 100_000, time_limit: float | None = None,
+                blind_limit: int = 100_000) -> WorstCase:
     """The largest ``δ_σ(ε) = Σ_o max(0, P_first(o) − e^ε P_second(o))`` over the scheduler class.
 
-    ``direction`` 0 bounds ``P_D ≤ e^ε P_D' + δ``, 1 the converse.  ``worst`` with ``sequence``
+    ``direction`` 0 bounds ``P_D ≤ e^ε P_D' + δ``, 1 the converse.  ``adaptive`` with ``sequence``
     outcomes is the dynamic programme of fact 3 (exact, linear in the number of histories); ``final``
     outcomes and ``memoryless`` schedulers use the branch and bound of facts 4 and 5, stopped after
-    ``node_limit`` nodes or ``time_limit`` seconds with the bracket ``[value, upper]``.
+    ``node_limit`` nodes or ``time_limit`` seconds with the bracket ``[value, upper]``.  ``blind``
+    evaluates every deterministic blind scheduler (exact; ``ValueError`` past ``blind_limit`` of them).
 
     >>> from fractions import Fraction as F
     >>> coin = ObservableMDP({"s": 1}, {"s": {"go": {"h": F(3, 4), "t": F(1, 4)}}}, {"s": 0, "h": 1, "t": 2})
@@ -347,7 +476,7 @@ def worst_delta(tree: HistoryTree, eps: Eps | float | Fraction | str, *, directi
     >>> worst_delta(build_history_tree(coin, fair), 0).value
     Fraction(1, 4)
     """
-    _check(schedulers, outcome)
+    schedulers = _check(schedulers, outcome)
     scale = Scale(Eps.of(eps), tree.exact)
     relaxation = DeltaRelaxation(tree, direction, outcome, scale)
     if schedulers == "uniform":
@@ -357,25 +486,25 @@ def worst_delta(tree: HistoryTree, eps: Eps | float | Fraction | str, *, directi
         return WorstCase("delta", _DIRECTIONS[direction], schedulers, outcome, scale.value(pair),
                          scale.value(pair), True, None, None, charged, p[0], p[1], 0,
                          "exact: the uniform scheduler")
-    key = _memoryless_key(tree) if schedulers == "memoryless" else (lambda node: node)
-    search = _branch_and_bound(tree, relaxation, key, node_limit, time_limit)
+    search = _search(tree, relaxation, schedulers, node_limit, time_limit, blind_limit)
     _, event, p = relaxation.evaluate(search.choice)
     return WorstCase("delta", _DIRECTIONS[direction], schedulers, outcome, scale.value(search.value),
                      scale.value(search.upper), search.exact, None,
                      _scheduler(tree, search.choice, schedulers), event, p[0], p[1], search.explored,
-                     _note(schedulers, "dynamic programme over the history tree" if outcome == "sequence"
-                           else "", search))
+                     _note(schedulers, _per_leaf_note(relaxation, "dynamic programme over the history tree"),
+                           search))
 
 
-def worst_epsilon(tree: HistoryTree, *, direction: Direction = 0, schedulers: SchedulerClass = "worst",
+def worst_epsilon(tree: HistoryTree, *, direction: Direction = 0, schedulers: SchedulerClass = "adaptive",
                   outcome: OutcomeKind = "sequence", node_limit: int = 100_000,
-                  time_limit: float | None = None) -> WorstCase:
+                  time_limit: float | None = None, blind_limit: int = 100_000) -> WorstCase:
     """The largest ``ε*_σ = max_o ln(P_first(o) / P_second(o))`` over the scheduler class (``inf`` when
     some scheduler reaches ``P_second(o) = 0 < P_first(o)``).
 
-    ``worst``: the largest leaf ratio (``sequence``) or Dinkelbach's iteration (``final``), both
-    exact; ``memoryless``: branch and bound as in :func:`worst_delta`.  ``ratio`` is ``e^ε*``."""
-    _check(schedulers, outcome)
+    ``adaptive``: the largest leaf ratio (``sequence``) or Dinkelbach's iteration (``final``), both
+    exact; ``memoryless``: branch and bound as in :func:`worst_delta`; ``blind``: every deterministic
+    blind scheduler, as in :func:`worst_delta`.  ``ratio`` is ``e^ε*``."""
+    schedulers = _check(schedulers, outcome)
     relaxation = EpsilonRelaxation(tree, direction, outcome)
     if schedulers == "uniform":
         dists = uniform_distributions(tree, outcome)
@@ -384,31 +513,31 @@ def worst_epsilon(tree: HistoryTree, *, direction: Direction = 0, schedulers: Sc
         return WorstCase("epsilon", _DIRECTIONS[direction], schedulers, outcome, ratio_epsilon(r),
                          ratio_epsilon(r), True, None if r == math.inf else r, None, o,
                          dists[0].get(o, zero), dists[1].get(o, zero), 0, "exact: the uniform scheduler")
-    key = _memoryless_key(tree) if schedulers == "memoryless" else (lambda node: node)
-    search = _branch_and_bound(tree, relaxation, key, node_limit, time_limit)
+    search = _search(tree, relaxation, schedulers, node_limit, time_limit, blind_limit)
     _, o, p = relaxation.evaluate(search.choice)
     return WorstCase("epsilon", _DIRECTIONS[direction], schedulers, outcome, ratio_epsilon(search.value),
                      ratio_epsilon(search.upper), search.exact,
                      None if search.value == math.inf else search.value,
                      _scheduler(tree, search.choice, schedulers), o, p[0], p[1], search.explored,
-                     _note(schedulers, "the largest leaf ratio" if outcome == "sequence"
-                           else "Dinkelbach's iteration over the history tree", search))
+                     _note(schedulers, _per_leaf_note(relaxation, "the largest leaf ratio")
+                           or "Dinkelbach's iteration over the history tree", search))
 
 
 def scheduler_privacy(d: ObservableMDP, d_prime: ObservableMDP, eps: Eps | float | Fraction | str, *,
-                      schedulers: SchedulerClass = "worst", outcome: OutcomeKind = "sequence",
-                      node_limit: int = 100_000, time_limit: float | None = None) -> SchedulerPrivacy:
+                      schedulers: SchedulerClass = "adaptive", outcome: OutcomeKind = "sequence",
+                      node_limit: int = 100_000, time_limit: float | None = None,
+                      blind_limit: int = 100_000) -> SchedulerPrivacy:
     """δ(ε) and ε* of ``d`` against ``d_prime`` in both directions over one scheduler class.
 
-    Raises ``ValueError`` for an invalid or cyclic model, or a history at which the two models (or two
-    states of one) enable different actions."""
+    Raises ``ValueError`` for an invalid or cyclic model, a history at which the two models (or two
+    states of one) enable different actions, or a class that does not exist on the model."""
     tree = build_history_tree(d, d_prime)
     def delta(direction: Direction) -> WorstCase:
         return worst_delta(tree, eps, direction=direction, schedulers=schedulers, outcome=outcome,
-                           node_limit=node_limit, time_limit=time_limit)
+                           node_limit=node_limit, time_limit=time_limit, blind_limit=blind_limit)
 
     def epsilon(direction: Direction) -> WorstCase:
         return worst_epsilon(tree, direction=direction, schedulers=schedulers, outcome=outcome,
-                             node_limit=node_limit, time_limit=time_limit)
+                             node_limit=node_limit, time_limit=time_limit, blind_limit=blind_limit)
 
     return SchedulerPrivacy(delta(0), delta(1), epsilon(0), epsilon(1), len(tree))

@@ -241,3 +241,162 @@ def test_check_and_privacy_cli_agree_on_the_worst_case() -> None:
     assert doc["worst_pair"]["epsilon_exact"].startswith("ln(15/2)")
     (pair,) = doc["pairs"]
     assert pair["scheduler"]["class"] == "worst" and pair["scheduler"]["epsilon"]["exact"] is True
+
+
+# ---------------------------------------------------------------------------------------------------
+# Adaptive and blind schedulers: the two-round deadline variant
+# ---------------------------------------------------------------------------------------------------
+
+#: ``D{ln(2), 0}`` of "the round-2 release is 1": violated over adaptive schedulers, which choose the
+#: round-2 reporters after seeing the round-1 release; holds over blind ones ([dpCTL]'s), which cannot.
+LEAK = "D{ln(2), 0}[F (round = 2 & curmodpar == 1)]"
+
+
+def two_round_deadline_text() -> str:
+    """``moniteo_deadline.fl`` over two rounds, made small enough for a brute force: one-dimensional
+    models (``squared_nobias``, every feature 1), targets 0, 0, 1 (hot 2), noise on the grid {0, 1}; its
+    properties replaced by the leak query over each class and the privacy bound over both."""
+    text = DEADLINE.read_text(encoding="utf-8")
+    for old, new in [("data loc_a = (0) -> 3", "data loc_a = (1) -> 0"),
+                     ("data loc_b = (1) -> 2", "data loc_b = (1) -> 0"),
+                     ("data loc_c = (2) -> 1 secret", "data loc_c = (1) -> 1 secret"),
+                     ("data loc_c_hot = (2) -> 3 secret", "data loc_c_hot = (1) -> 2 secret"),
+                     ("model squared rate 1/2 initial (0, 0)", "model squared_nobias rate 1/2 initial (0)"),
+                     ("noise rr grid {0, 1, 2, 3} r 1/3", "noise rr grid {0, 1} r 1/3"),
+                     ("bounds rounds 1", "bounds rounds 2")]:
+        assert old in text, old
+        text = text.replace(old, new)
+    text = text[:text.index("# Two satellites report")]
+    return text + "".join(f"property leak_{c}: dp {LEAK} between hot scheduler {c};\n"
+                          for c in ("adaptive", "worst", "blind", "uniform")) + (
+        "property private_adaptive: privacy epsilon <= ln(9) between hot scheduler adaptive;\n"
+        "property private_blind: privacy epsilon <= ln(9) between hot scheduler blind;\n")
+
+
+Front = dict[tuple[int, bool], Fraction]
+
+
+def _brute_force_leak(structures: list[Any], sees_releases: bool, direction: int) -> Fraction:
+    """``max_σ Pr_first(ψ) − 2 Pr_second(ψ)`` for ψ = F(round = 2 ∧ curmodpar = 1), by recursion over the
+    explored structures' own arrays: the runs of both systems are followed step by step as
+    ``(state, ψ seen yet) -> mass``; a blind scheduler (``sees_releases`` False) plays one action for
+    all of them, which must be enabled at every live one; an adaptive one first splits them by the
+    release observed (``curmodpar``) and chooses per part.  Not through any history or word tree."""
+    names = [[str(a) for a in k.actions] for k in structures]
+    target = [[r == 2 and v == (1,) for r, v in zip(k.observables["round"], k.observables["curmodpar"],
+                                                      strict=True)] for k in structures]
+
+    def moves(side: int, s: int) -> dict[str, list[tuple[int, Fraction]]]:
+        k = structures[side]
+        acts: dict[str, list[tuple[int, Fraction]]] = {}
+        for e in range(int(k.succ_ptr[s]), int(k.succ_ptr[s + 1])):
+            acts.setdefault(names[side][int(k.edge_action[e])], []).append(
+                (int(k.succ_idx[e]), Fraction(k.probability(e))))
+        return acts
+
+    def best(fronts: tuple[Front, Front]) -> Fraction:
+        value = sum((m for (s, hit), m in fronts[direction].items() if hit and not moves(direction, s)),
+                    Fraction(0))
+        value -= 2 * sum((m for (s, hit), m in fronts[1 - direction].items()
+                          if hit and not moves(1 - direction, s)), Fraction(0))
+        live = [{(s, h): m for (s, h), m in f.items() if moves(side, s)} for side, f in enumerate(fronts)]
+        if not any(live):
+            return value
+        if sees_releases:  # split by the release the attacker (and the scheduler) sees
+            parts: dict[Hashable, tuple[Front, Front]] = {}
+            for side in (0, 1):
+                for (s, h), m in live[side].items():
+                    parts.setdefault(structures[side].observables["curmodpar"][s], ({}, {}))[side][(s, h)] = m
+            if len(parts) > 1:
+                return value + sum((best(p) for p in parts.values()), Fraction(0))
+        offered = [set(moves(side, s)) for side in (0, 1) for s, _ in live[side]]
+        common = sorted(set.intersection(*offered))
+        assert common, "no step is enabled in every run"
+        options = []
+        for a in common:
+            nxt: tuple[Front, Front] = ({}, {})
+            for side in (0, 1):
+                for (s, h), m in live[side].items():
+                    for t, p in moves(side, s)[a]:
+                        key = (t, h or target[side][t])
+                        nxt[side][key] = nxt[side].get(key, Fraction(0)) + m * p
+            options.append(best(nxt))
+        return value + max(options)
+
+    starts: tuple[Front, Front] = ({}, {})
+    for side, k in enumerate(structures):
+        initial = [int(s) for s in k.initial]
+        for s in initial:
+            key = (s, target[side][s])
+            starts[side][key] = starts[side].get(key, Fraction(0)) + Fraction(1, len(initial))
+    return best(starts)
+
+
+def test_two_round_deadline_adaptive_and_blind_give_different_verdicts(tmp_path: Path) -> None:
+    """Adaptive schedulers reach 1/128 > 0 (D' against D): after seeing the round-1 release they choose
+    who reports in round 2; a blind scheduler's best word gives −3/64, so the query holds over blind
+    schedulers and is violated over adaptive ones (``worst`` is ``adaptive``).  Both equal the
+    recursion over the explored structures; the privacy bound ln 9 holds over both classes (ε* is
+    the same: one outcome can be targeted blindly)."""
+    path = tmp_path / "deadline2.fl"
+    path.write_text(two_round_deadline_text(), encoding="utf-8")
+    run = check_file(path)
+    by_name = {r.name: r for r in run.results}
+    assert by_name["leak_adaptive"].verdict is Verdict.VIOLATED
+    assert by_name["leak_worst"].verdict is Verdict.VIOLATED
+    assert by_name["leak_blind"].verdict is Verdict.HOLDS
+    assert by_name["leak_uniform"].verdict is Verdict.HOLDS
+    assert by_name["leak_adaptive"].value_text.startswith("1/128")
+    assert by_name["leak_blind"].value_text.startswith("-3/64")
+    for name in ("private_adaptive", "private_blind"):
+        assert by_name[name].verdict is Verdict.HOLDS and by_name[name].value_text.startswith("ln(9)")
+    blind = by_name["leak_blind"].details
+    assert blind["scheduler_class"]["name"] == "blind"
+    assert "own past steps" in blind["scheduler_class"]["sees"]
+    sees = by_name["leak_adaptive"].details["scheduler_class"]["sees"]
+    worst = by_name["leak_worst"].details["scheduler_class"]
+    assert worst == {"name": "adaptive", "given": "worst", "sees": sees}
+
+    from checker.mc.explore import explore
+    from flmodel.scenario import load_scenario
+    from flmodel.scenario_build import build_system, neighbour_system
+
+    s = load_scenario(path)
+    structures = [explore(t, probabilities=True) for t in (build_system(s), neighbour_system(s, "hot"))]
+    adaptive = [_brute_force_leak(structures, True, d) for d in (0, 1)]
+    blind_values = [_brute_force_leak(structures, False, d) for d in (0, 1)]
+    assert max(adaptive) == Fraction(1, 128) and max(blind_values) == Fraction(-3, 64)
+    values = {c: [Fraction(x["value"]) for x in by_name[f"leak_{c}"].details["directions"]]
+              for c in ("adaptive", "blind")}
+    assert values == {"adaptive": adaptive, "blind": blind_values}
+
+
+def test_ctl_and_privacy_say_which_class(tmp_path: Path) -> None:
+    """Text and JSON name the class and what its schedulers see; ``worst`` is reported as given and as
+    ``adaptive``."""
+    path = tmp_path / "deadline2.fl"
+    path.write_text(two_round_deadline_text(), encoding="utf-8")
+
+    def cli(*args: str) -> subprocess.CompletedProcess[str]:
+        return subprocess.run([sys.executable, "-m", "checker.cli.main", *args], capture_output=True,
+                              text=True, check=False)
+
+    out = cli("ctl", str(path), LEAK, "--between", "hot", "--scheduler", "blind")
+    assert out.returncode == 0, out.stderr
+    assert "scheduler class blind: one scheduler for both systems that sees only its own past steps" \
+        in out.stdout
+    out = cli("ctl", str(path), LEAK, "--between", "hot", "--json")
+    assert out.returncode == 1
+    doc = json.loads(out.stdout)
+    assert doc["scheduler"] == "worst" and doc["scheduler_class"] == {  # the default, as before
+        "name": "adaptive", "given": "worst", "sees": doc["scheduler_class"]["sees"]}
+    out = cli("privacy", str(path), "--scheduler", "worst", "--json", "--no-decomposition", "--no-literal")
+    assert out.returncode == 0, out.stderr
+    doc = json.loads(out.stdout)
+    (pair,) = doc["pairs"]
+    assert pair["scheduler"]["class"] == "worst"
+    assert pair["scheduler"]["scheduler_class"]["name"] == "adaptive"
+    out = cli("privacy", str(path), "--scheduler", "blind", "--no-decomposition", "--no-literal")
+    assert out.returncode == 0, out.stderr
+    assert "worst case over the scheduler class blind: one scheduler for both systems" in out.stdout
+    assert "after the start: " in out.stdout  # the blind scheduler's choices: its own steps only

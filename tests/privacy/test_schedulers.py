@@ -18,7 +18,7 @@ from hypothesis import strategies as st
 
 from checker.privacy.ni_fl_dp import Eps, hockey_stick
 from checker.privacy.observable_mdp import ObservableMDP, build_history_tree
-from checker.privacy.scheduler_bounds import OutcomeKind
+from checker.privacy.scheduler_bounds import OutcomeKind, finals_separate
 from checker.privacy.schedulers import scheduler_privacy, worst_delta, worst_epsilon
 
 F = Fraction
@@ -26,7 +26,8 @@ Dist = dict[Hashable, Fraction]
 #: history -> distribution over actions
 Policy = Callable[[tuple[Hashable, ...]], Mapping[str, Fraction]]
 
-GENERATED: dict[str, int] = {"worst": 0, "memoryless": 0, "uniform": 0, "randomised": 0}
+GENERATED: dict[str, int] = {"worst": 0, "memoryless": 0, "uniform": 0, "randomised": 0, "separate": 0,
+                             "merged": 0}
 
 
 def examples(count: int) -> settings:
@@ -47,11 +48,17 @@ def distributions(draw: st.DrawFn, support: list[str]) -> dict[str, Fraction]:
     return {s: F(w, sum(weights)) for s, w in zip(support, weights, strict=True) if w}
 
 
+OFFERS: list[tuple[str, ...]] = [("a",), ("b",), ("a", "b")]
+
+
 @st.composite
-def model_pairs(draw: st.DrawFn, max_depth: int = 2) -> tuple[ObservableMDP, ObservableMDP]:
+def model_pairs(draw: st.DrawFn, max_depth: int = 2, offers: list[tuple[str, ...]] = OFFERS
+                ) -> tuple[ObservableMDP, ObservableMDP]:
+    """Two layered MDPs over the observations 0 and 1; the actions a state enables are those its
+    observation offers (drawn from ``offers``)."""
     depth = draw(st.integers(1, max_depth))
     layers = [[f"s{k}{i}" for i in range(draw(st.integers(1, 2)))] for k in range(depth + 1)]
-    offered = {o: draw(st.sampled_from([("a",), ("b",), ("a", "b")])) for o in (0, 1)}
+    offered = {o: draw(st.sampled_from(offers)) for o in (0, 1)}
     models = []
     for _ in range(2):
         observation = {s: draw(st.integers(0, 1)) for layer in layers for s in layer}
@@ -96,8 +103,13 @@ def key(history: tuple[Hashable, ...], outcome: str) -> Hashable:
     return history[0::2] if outcome == "sequence" else history[-1]
 
 
+class Illegal(Exception):
+    """A policy plays an action that is not enabled at a history it reaches."""
+
+
 def simulate(d: ObservableMDP, dp: ObservableMDP, policy: Policy, outcome: str) -> tuple[Dist, Dist]:
-    """Outcome distributions of D and D' under a (randomised) history-dependent policy."""
+    """Outcome distributions of D and D' under a (randomised) history-dependent policy; ``Illegal``
+    when it plays an action with positive probability where that action is not enabled."""
     models = (d, dp)
     result: tuple[Dist, Dist] = ({}, {})
 
@@ -109,6 +121,8 @@ def simulate(d: ObservableMDP, dp: ObservableMDP, policy: Policy, outcome: str) 
                 result[side][o] = result[side].get(o, F(0)) + weight * sum(masses[side].values(), F(0))
             return
         for action, p in policy(history).items():
+            if p and action not in actions:
+                raise Illegal(history, action)
             if p:
                 for o, child in step(masses, action, models).items():
                     walk((*history, action, o), child, weight * p)
@@ -304,6 +318,34 @@ def test_worst_deterministic_dominates_randomised_schedulers(
             r = max_ratio(dists[k], dists[1 - k])
             bound = worst_eps[k].ratio
             assert bound is None or r <= bound, (r, worst_eps[k])
+
+
+@examples(100)
+@given(model_pairs(max_depth=3), EPSILONS)
+def test_final_outcomes_per_leaf_equal_the_branch_and_bound(pair: tuple[ObservableMDP, ObservableMDP],
+                                                           eps: Eps) -> None:
+    """Where no deterministic scheduler reaches two leaves with one last observation
+    (``finals_separate``), the bottom-up programme replaces the branch and bound: both give the same
+    δ and ε*, and the condition holds on every deterministic scheduler's leaves (by simulation)."""
+    d, dp = pair
+    tree = build_history_tree(d, dp)
+    separate = finals_separate(tree)
+    GENERATED["separate" if separate else "merged"] += 1
+    if separate:  # each deterministic scheduler reaches as many last observations as leaves
+        schedulers = zip(all_deterministic(d, dp, "sequence", 3000), all_deterministic(d, dp, "final", 3000),
+                         strict=True)
+        assert all(len(by_leaf[0]) == len(by_final[0]) for by_leaf, by_final in schedulers)
+    for direction in (0, 1):
+        fast = [worst_delta(tree, eps, direction=direction, outcome="final"),
+                worst_epsilon(tree, direction=direction, outcome="final")]
+        with pytest.MonkeyPatch.context() as patch:
+            patch.setattr("checker.privacy.scheduler_bounds.finals_separate", lambda *_a, **_k: False)
+            plain = [worst_delta(tree, eps, direction=direction, outcome="final"),
+                     worst_epsilon(tree, direction=direction, outcome="final")]
+        assert all(p.exact for p in plain)
+        assert close(fast[0].value, plain[0].value) and fast[1].ratio == plain[1].ratio
+        if separate:
+            assert "each final observation is one leaf" in fast[0].note
 
 
 def test_enough_models_were_generated() -> None:
