@@ -14,41 +14,30 @@ import sys
 import time
 from fractions import Fraction
 from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
-from checker.app.load import load_model, model_kind, resolve_model_files
-from checker.app.privacy_dp import dp_check
-from checker.app.scenario_vocabulary import scenario_vocabulary
 from checker.cli.defines import add_define_option, defines_of
-from checker.cli.explore import (
-    MODEL_HELP,
-    add_limit_options,
-    clear_progress,
-    explicit_notes,
-    limits_of,
-    model_files,
-)
+from checker.cli.explore import MODEL_HELP, clear_progress, explicit_notes, model_files
 from checker.cli.json_output import emit_json, json_text
-from checker.cli.options import output_file
-from checker.errors import InputError
+from checker.cli.options import add_limit_options, limits_of, output_file
+from checker.errors import InputError, Position
 from checker.io.files import check_output_path, write_atomic
 from checker.io.render import number_text
-from checker.markov.pctl import PctlEvaluator
 from checker.mc.ctl import ModelChecker
 from checker.mc.ctl_ast import DPQuery, Formula, ProbQuery, has_probabilistic
 from checker.mc.ctl_parse import parse_formula
-from checker.mc.explore import stderr_progress
 from checker.mc.fixpoints import Semantics
-from checker.mc.kripke import Kripke
-from checker.mc.vocabulary import check_formula
-from checker.verdict import EXIT_HOLDS
-from flmodel.scenario import load_scenario
-from flmodel.scenario_build import build_system, neighbour_system
+from checker.verdict import EXIT_HOLDS, EXIT_VIOLATED, Verdict
+
+if TYPE_CHECKING:
+    from checker.mc.kripke import Kripke
 
 
 def _scenario_path(args: argparse.Namespace) -> Path | None:
     """The scenario file the model arguments name (a path or a bundled name), or ``None`` for an
     explicit or JSON model."""
+    from checker.app.load import model_kind, resolve_model_files  # lazy: the loader imports the model layer
+
     resolved = resolve_model_files(list(args.model))
     if not isinstance(resolved, str | Path):
         if len(resolved) != 1:
@@ -65,6 +54,12 @@ def _check_vocabulary_first(args: argparse.Namespace, formula: Formula) -> bool:
     whether the model is a scenario."""
     path = _scenario_path(args)
     if path is not None:
+        # lazy: the model layer, for scenarios only (an explicit model needs none of it)
+        from checker.app.scenario_vocabulary import scenario_vocabulary
+        from checker.mc.vocabulary import check_formula
+        from flmodel.scenario import load_scenario
+        from flmodel.scenario_build import build_system
+
         system = build_system(load_scenario(path, defines=defines_of(args)))
         check_formula(formula, scenario_vocabulary(system))
         return True
@@ -109,9 +104,11 @@ def _run_probabilistic(args: argparse.Namespace, kripke: Kripke, formula: Formul
                        t_load: float) -> int:
     """P/Pmin/Pmax (and CTL around them): a query prints the probability at the initial states, a
     condition a verdict."""
+    from checker.markov.pctl import PctlEvaluator  # lazy: the Markov engines, for probabilities only
+
     t0 = time.perf_counter()
     mc = ModelChecker(kripke, args.semantics)
-    evaluator = PctlEvaluator(kripke, mc.sat, default="uniform" if scenario else None,
+    evaluator = PctlEvaluator(kripke, mc.sat, limits=limits_of(args), default="uniform" if scenario else None,
                               total=mc.semantics is Semantics.TOTAL, ctmc=bool(kripke.stats.get("ctmc")))
     mc.probabilistic = evaluator.satisfying
     init = [int(i) for i in kripke.initial]
@@ -166,6 +163,13 @@ def _run_dp(args: argparse.Namespace, formula: DPQuery) -> int:
     """``D{ε,δ}[ψ]`` ([dpCTL]) between the scenario's dataset and ``--between NAME``, over the
     ``--scheduler`` class (:func:`checker.app.privacy_dp.dp_check`, the engine of ``check``'s ``dp``
     properties)."""
+    # lazy: the model layer and the dpCTL engine, for D queries only
+    from checker.app.privacy_dp import dp_check
+    from checker.app.scenario_vocabulary import scenario_vocabulary
+    from checker.mc.vocabulary import check_formula
+    from flmodel.scenario import load_scenario
+    from flmodel.scenario_build import build_system, neighbour_system
+
     resolved = _scenario_path(args)
     if resolved is None:
         raise InputError("D{ε,δ} needs a scenario with neighbour pairs; an explicit model has none", None,
@@ -186,9 +190,16 @@ def _run_dp(args: argparse.Namespace, formula: DPQuery) -> int:
                        limits=limits_of(args))
     except InputError:
         raise
-    except ValueError as exc:  # the scheduler class does not exist on this model, or a limit
-        print(f"{formula} between {args.between}: unknown ({exc})")
-        return 1
+    except ValueError as exc:  # the scheduler class does not exist on this model, or an incomplete structure
+        reason = str(exc)
+        if args.json:
+            emit_json(args.flcheck_command, {
+                "kind": "dp", "formula": str(formula), "neighbour": args.between,
+                "verdict": str(Verdict.UNKNOWN), "reason": reason, "scheduler": args.scheduler,
+                "observing": list(observing), "seconds": round(time.perf_counter() - t0, 6)}, indent=1)
+        else:
+            print(f"{formula} between {args.between}: unknown ({reason})")
+        return EXIT_VIOLATED
     seconds = time.perf_counter() - t0
     if args.json:
         payload = {"kind": "dp", "scheduler": args.scheduler, "observing": list(observing), **res.to_json(),
@@ -201,7 +212,29 @@ def _run_dp(args: argparse.Namespace, formula: DPQuery) -> int:
     return res.verdict.exit_code()
 
 
+def _formula_among_models(args: argparse.Namespace) -> None:
+    """Refuse a second formula where a model file is expected (``ctl moniteo 'EF x' 'AG y'``): ctl checks
+    one formula; every MODEL argument after the first is a model file, never a formula."""
+    from checker.app.load import EXPLICIT_SUFFIXES  # lazy: the loader imports the model layer
+
+    for arg in args.model[1:]:
+        if Path(arg).exists() or any(Path(arg + suffix).exists() for suffix in EXPLICIT_SUFFIXES):
+            continue
+        try:
+            parse_formula(arg)
+        except InputError:
+            continue
+        raise InputError(f"{arg!r} and {args.formula!r} are both formulas: ctl checks one formula on a model",
+                         Position("<command line>"),
+                         f"flcheck ctl {args.model[0]} FORMULA, once per formula; or the formulas as "
+                         "properties of a scenario, all checked by flcheck check")
+
+
 def run_ctl(args: argparse.Namespace) -> int:
+    from checker.app.load import load_model  # lazy: the loader imports the explorers and the model layer
+    from checker.mc.explore import stderr_progress
+
+    _formula_among_models(args)
     formula = parse_formula(args.formula, source="<formula>")
     if isinstance(formula, DPQuery):
         return _run_dp(args, formula)
@@ -214,9 +247,9 @@ def run_ctl(args: argparse.Namespace) -> int:
         raise InputError("--all-states writes the values of a probabilistic property", None,
                          "a formula with P=?, P>=p, Pmin or Pmax")
     t0 = time.perf_counter()
-    progress = stderr_progress()
-    kripke = load_model(args.model, limits=limits_of(args), progress=progress, probabilities=probabilistic,
-                        defines=defines_of(args))
+    progress = None if args.progress else stderr_progress()
+    kripke = load_model(args.model, limits=limits_of(args), progress=progress or args.watchdog.explored,
+                        probabilities=probabilistic, defines=defines_of(args))
     if progress:
         clear_progress()
     t_load = time.perf_counter() - t0
@@ -237,14 +270,15 @@ def run_ctl(args: argparse.Namespace) -> int:
 
 def register(sub: argparse._SubParsersAction) -> None:
     """Add ``ctl``."""
-    p = sub.add_parser("ctl", help="check a CTL property on a model (exit 0 holds, 1 not, 2 bad input)",
+    p = sub.add_parser("ctl",
                        description="Check whether every initial state satisfies a CTL formula. "
                        "Formula syntax: spec/grammar/ctl.lark, e.g. 'EF goal', 'AG !goal', "
                        "'E[!clipped U goal]', 'AG (\"sat1\" in ready -> round >= 1)'; probabilities "
                        "(PCTL): 'P=? [F goal]', 'Pmax=? [!bad U<=10 goal]', 'P>=0.9 [G safe]' (on a scenario "
                        "P is the uniform scheduler; on an MDP file say Pmin or Pmax).")
     p.add_argument("model", nargs="+", metavar="MODEL", help=MODEL_HELP)
-    p.add_argument("formula", metavar="FORMULA", help="the CTL property")
+    p.add_argument("formula", metavar="FORMULA",
+                   help="the property (one per run, the last argument: every MODEL before it is a file)")
     p.add_argument("--semantics", choices=[s.value for s in Semantics], default=Semantics.IIIF.value,
                    help="iiif (default: deadlocks satisfy AX/AF) or total (deadlocks loop, NuSMV style)")
     add_limit_options(p)

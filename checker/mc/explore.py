@@ -30,48 +30,36 @@ Example::
 from __future__ import annotations
 
 import gc
-import signal
 import sys
-import threading
 import time
 from array import array
-from collections.abc import Callable, Hashable, Iterator, Sequence
-from contextlib import contextmanager
+from collections.abc import Hashable, Sequence
 from fractions import Fraction
-from types import FrameType, TracebackType
-from typing import Any, TypeVar
+from typing import TypeVar
 
 import numpy as np
 
+from checker.errors import LimitReached
 from checker.mc import reach
 from checker.mc.exploration import (
     LazyObservables,
     Limits,
     Progress,
     ProgressCallback,
+    Watchdog,
     stop_reason,
-    time_limit_text,
 )
-from checker.mc.exploration import current_rss_mb as _current_rss_mb
 from checker.mc.exploration import peak_rss_mb as _peak_rss_mb
 from checker.mc.exploration import progress_report as _progress
 from checker.mc.explore_batch import BatchTransitionSystem, explore_batch
 from checker.mc.kripke import Kripke
 from checker.mc.ts import Action, TransitionSystem, as_action
 
+__all__ = ["LimitReached", "Limits", "Progress", "ProgressCallback", "Watchdog", "depth_of_structure",
+           "explore", "explorer_of", "stderr_progress"]
+
 #: The state type of the explored transition system.
 State = TypeVar("State", bound=Hashable)
-
-
-class LimitReached(BaseException):
-    """A limit of :class:`Limits` was hit outside an exploration (while a property was decided):
-    :class:`Watchdog` raises it in the main thread; ``reason`` names the limit like
-    ``Kripke.limit_reason`` does (``time limit of 120 s reached``). A ``BaseException`` (like
-    ``KeyboardInterrupt``), so that no ``except Exception`` of an engine swallows it."""
-
-    def __init__(self, reason: str):
-        super().__init__(reason)
-        self.reason = reason
 
 
 def stderr_progress(interval: float = 0.5) -> ProgressCallback | None:
@@ -85,101 +73,6 @@ def stderr_progress(interval: float = 0.5) -> ProgressCallback | None:
         sys.stderr.flush()
 
     return show
-
-
-class Watchdog:
-    """Enforces a job's :class:`Limits` while it is not exploring, and reports its progress.
-
-    Inside ``with Watchdog(limits, report=..., interval=...)`` a timer (``SIGALRM``, main thread only;
-    elsewhere the watchdog only reports when asked) fires every ``tick`` seconds: it raises
-    :class:`LimitReached` once ``limits.deadline`` (plus ``grace`` seconds, so that an exploration's own
-    cooperative stop, which returns a partial structure, comes first) has passed or the resident
-    memory exceeds ``max_memory_mb``, and every ``interval`` seconds passes a line to ``report``: the
-    phase set by :meth:`phase`, the last exploration :class:`Progress` fed to :meth:`explored`, the
-    elapsed time and the time left before the deadline (the only ETA a check knows before it is done).
-
-    Library code never prints: ``report`` is the CLI's (e.g. a line on stderr)."""
-
-    def __init__(self, limits: Limits, *, report: Callable[[str], None] | None = None,
-                 interval: float = 5.0, grace: float = 1.0, tick: float = 0.25):
-        self.limits = limits
-        self.report = report
-        self.interval = interval
-        self.tick = min(tick, interval)
-        self.grace = grace
-        self.start = time.perf_counter()
-        self._next_report = self.start + interval
-        self._phase = "starting"
-        self._progress: Progress | None = None
-        self._armed = False
-        self._previous: Any = None
-        self._exploring = False
-        self._finished = False
-
-    def phase(self, text: str) -> None:
-        """Name what the job does now (``checking ni_fl_dp (privacy, 5 of 7)``)."""
-        self._phase = text
-        self._progress = None
-
-    @contextmanager
-    def exploring(self) -> Iterator[None]:
-        """Inside: an exploration that stops itself at the limits (returning a partial structure), so
-        the timer only reports."""
-        self._exploring = True
-        try:
-            yield
-        finally:
-            self._exploring = False
-
-    def finish(self) -> None:
-        """The job is done: the timer neither checks nor reports any more."""
-        self._finished = True
-
-    def explored(self, p: Progress) -> None:
-        """A :data:`ProgressCallback` for the explorations of the job."""
-        self._progress = p
-
-    def line(self) -> str:
-        """The progress line: phase, exploration figures, elapsed seconds, time left."""
-        now = time.perf_counter()
-        parts = [self._phase]
-        if self._progress is not None:
-            parts.append(self._progress.text())
-        parts.append(f"{now - self.start:.0f} s elapsed")
-        if self.limits.deadline is not None:
-            parts.append(f"time limit in {max(0.0, self.limits.deadline - now):.0f} s")
-        return "; ".join(parts)
-
-    def check(self) -> None:
-        """Raise :class:`LimitReached` when the deadline (plus grace) or the memory limit is passed."""
-        lim = self.limits
-        if lim.deadline is not None and time.perf_counter() > lim.deadline + self.grace:
-            raise LimitReached(time_limit_text(lim))
-        if lim.max_memory_mb is not None and _current_rss_mb() > lim.max_memory_mb:
-            raise LimitReached(f"memory limit of {lim.max_memory_mb:g} MB reached")
-
-    def _tick(self, _signum: int, _frame: FrameType | None) -> None:
-        if self._finished:
-            return
-        if not self._exploring:
-            self.check()
-        if self.report is not None and time.perf_counter() >= self._next_report:
-            self._next_report = time.perf_counter() + self.interval
-            self.report(self.line())
-
-    def __enter__(self) -> Watchdog:
-        if threading.current_thread() is threading.main_thread() and hasattr(signal, "setitimer"):
-            self._previous = signal.signal(signal.SIGALRM, self._tick)
-            signal.setitimer(signal.ITIMER_REAL, self.tick, self.tick)
-            self._armed = True
-        return self
-
-    def __exit__(self, exc_type: type[BaseException] | None, exc: BaseException | None,
-                 tb: TracebackType | None) -> None:
-        if self._armed:
-            signal.setitimer(signal.ITIMER_REAL, 0, 0)
-            signal.signal(signal.SIGALRM, self._previous)
-            self._armed = False
 
 
 _ONE = 1
@@ -277,7 +170,7 @@ def explore(
     reason: str | None = None
     expanded = 0
     next_progress = t0 + progress_interval
-    stop_at = lim.stop_at(t0)
+    stops = lim.stops()
     successors = ts.successors
     index_setdefault = index.setdefault
     states_append, depth_append = states.append, depth_of.append
@@ -294,7 +187,7 @@ def explore(
         while expanded < len(states):
             if expanded % lim.check_every == 0 and expanded:
                 now = time.perf_counter()
-                reason = stop_reason(lim, stop_at, now)
+                reason = stop_reason(lim, stops)
                 if reason is not None:
                     break
                 if progress is not None and now >= next_progress:

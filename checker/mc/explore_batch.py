@@ -367,7 +367,7 @@ def explore_batch(
     reason: str | None = None
     expanded = 0
     next_progress = t0 + progress_interval
-    stop_at = lim.stop_at(t0)
+    stops = lim.stops()
     gc_was_enabled = gc.isenabled()
     gc.disable()
     try:
@@ -375,7 +375,7 @@ def explore_batch(
             n = rows.size
             if expanded:
                 now = time.perf_counter()
-                reason = stop_reason(lim, stop_at, now)
+                reason = stop_reason(lim, stops)
                 if reason is not None:
                     break
                 if progress is not None and now >= next_progress:

@@ -32,6 +32,7 @@ from dataclasses import dataclass
 from fractions import Fraction
 from typing import Literal
 
+from checker.io.render import value_text
 from checker.privacy.ni_fl_dp import Eps, Number
 from checker.privacy.observable_mdp import Action, History, HistoryTree
 from checker.privacy.scheduler_bounds import Choice, Direction, Pair, Scale, add_pairs, linear_programme
@@ -121,8 +122,8 @@ def _memoryless_choices(tree: HistoryTree) -> tuple[list[Hashable], list[tuple[A
             continue
         o = tree.observation(node)
         if offered.setdefault(o, tree.enabled[node]) != tree.enabled[node]:
-            raise ValueError(f"observation {o!r} offers different actions at different histories: "
-                             "no memoryless scheduler exists")
+            raise ValueError(f"observation {value_text(o)} offers different actions at different "
+                             "histories: no memoryless scheduler exists")
     keys = list(offered)
     return keys, [offered[k] for k in keys]
 

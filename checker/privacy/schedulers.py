@@ -62,6 +62,7 @@ from dataclasses import dataclass
 from fractions import Fraction
 from typing import Generic, Literal, TypeVar
 
+from checker.io.render import value_text
 from checker.privacy.ni_fl_dp import Eps, Number
 from checker.privacy.observable_mdp import (
     Action,
@@ -292,7 +293,7 @@ def _memoryless_key(tree: HistoryTree) -> Key:
         other = offered.setdefault(o, node)
         if tree.enabled[other] != tree.enabled[node]:
             raise ValueError(
-                f"observation {o!r} offers different actions at history "
+                f"observation {value_text(o)} offers different actions at history "
                 f"{format_history(tree.histories[other])} "
                 f"({', '.join(tree.enabled[other])}) and at {format_history(tree.histories[node])} "
                 f"({', '.join(tree.enabled[node])}): no memoryless scheduler exists")
