@@ -16,7 +16,7 @@ def run() -> int:
         return main()
     except KeyboardInterrupt:
         print("flcheck: interrupted", file=sys.stderr)
-        return 130
+        return 130  # checker.verdict.EXIT_INTERRUPTED (not imported: Ctrl-C may come first)
 
 
 if __name__ == "__main__":

@@ -28,10 +28,7 @@ from typing import Any, NamedTuple
 from checker import __version__
 from checker.cli.options import Parser, UsageError
 from checker.errors import ExplorationIncomplete, InputError, LimitReached, Position
-from checker.verdict import EXIT_BAD_INPUT, EXIT_INTERNAL, EXIT_VIOLATED, Verdict
-
-#: Exit code after Ctrl-C (SIGINT), as shells report a process ended by it (128 + 2).
-EXIT_INTERRUPTED = 130
+from checker.verdict import EXIT_BAD_INPUT, EXIT_INTERNAL, EXIT_INTERRUPTED, EXIT_VIOLATED, Verdict
 
 
 class Command(NamedTuple):

@@ -402,14 +402,15 @@ CPU_TIME_HELP = ("CPU seconds of the flcheck process (user + system, every threa
                  "a loaded machine does not shorten the budget)")
 
 
-def add_limit_options(p: argparse.ArgumentParser, *, scope: str = "of the whole job (every exploration and "
-                      "computation)", progress: bool = True) -> None:
+def add_limit_options(p: argparse.ArgumentParser, *,
+                      scope: str = "of the whole job (every exploration and computation)",
+                      progress: bool = True, max_states: int | None = DEFAULT_MAX_STATES) -> None:
     """``--max-states``, ``--max-seconds`` (CPU time), ``--max-wall-seconds``, ``--max-memory`` (alias
     ``--max-memory-mb``) and, with ``progress``, ``--progress`` / ``--progress-interval``, read by
-    :func:`limits_of`."""
-    p.add_argument("--max-states", type=states, default=DEFAULT_MAX_STATES, metavar="N",
-                   help=f"states per exploration (default {DEFAULT_MAX_STATES:,}; at most "
-                        f"{MAX_STATES_CAP:,})")
+    :func:`limits_of`; ``max_states`` is the default of ``--max-states``."""
+    default = "none" if max_states is None else f"{max_states:,}"
+    p.add_argument("--max-states", type=states, default=max_states, metavar="N",
+                   help=f"states per exploration (default {default}; at most {MAX_STATES_CAP:,})")
     p.add_argument("--max-seconds", type=seconds, default=DEFAULT_MAX_SECONDS, metavar="S",
                    help=f"time limit {scope}, in {CPU_TIME_HELP} (default {DEFAULT_MAX_SECONDS:g}); a job "
                         "past it stops within 2 s with unknown (exit 1)")
@@ -438,7 +439,8 @@ def limits_of(args: argparse.Namespace) -> Limits:
     from checker.mc.exploration import Limits  # lazy: light, but only the commands with limits need it
 
     return Limits(max_states=getattr(args, "max_states", None),
-                  max_seconds=getattr(args, "max_seconds", None), max_wall_seconds=getattr(args, "max_wall_seconds", None),
+                  max_seconds=getattr(args, "max_seconds", None),
+                  max_wall_seconds=getattr(args, "max_wall_seconds", None),
                   max_memory_mb=getattr(args, "max_memory", None) or default_memory_mb())
 
 

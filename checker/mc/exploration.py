@@ -307,6 +307,11 @@ class Watchdog:
         self._phase = text
         self._progress = None
 
+    @property
+    def current_phase(self) -> str:
+        """What the job does now (:meth:`phase`)."""
+        return self._phase
+
     @contextmanager
     def exploring(self) -> Iterator[None]:
         """Inside: an exploration that stops itself at the limits (returning a partial structure), so
