@@ -66,7 +66,7 @@ COMMANDS: dict[str, Command] = {
 COMMAND_MODULES: tuple[str, ...] = tuple(c.module for c in COMMANDS.values())
 
 
-class _Commands(argparse._SubParsersAction):  # type: ignore[type-arg]  # argparse's generic
+class _Commands(argparse._SubParsersAction):
     """The sub-command action of ``flcheck``: a command's parser gets its ``--help`` line from
     :data:`COMMANDS` (its module gives the description and the options)."""
 

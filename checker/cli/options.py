@@ -59,6 +59,7 @@ __all__ = [
     "finite_float",
     "job_limits",
     "limits_of",
+    "matrix",
     "memory_mb",
     "nonneg_float",
     "nonneg_float_or_inf",
@@ -291,8 +292,33 @@ def comma_list(item: Callable[[str], float]) -> Callable[[str], list[float]]:
     """
 
     def parse(text: str) -> list[float]:
-        return [item(part) for part in text.split(",") if part.strip()]
+        values = [item(part) for part in text.split(",") if part.strip()]
+        if not values:
+            raise argparse.ArgumentTypeError(f"{text!r} is not a comma-separated list of numbers")
+        return values
 
+    parse.__name__ = "comma_list"
+    parse.item = item  # type: ignore[attr-defined]  # read by the option fuzz
+    return parse
+
+
+def matrix(item: Callable[[str], float]) -> Callable[[str], list[list[float]]]:
+    """A type function for a matrix ``a,b;c,d`` (rows separated by ``;``), each entry read by ``item``;
+    rows of different lengths are refused.
+
+    >>> matrix(finite_float)("1, 0; 0, 1/2")
+    [[1.0, 0.0], [0.0, 0.5]]
+    """
+
+    def parse(text: str) -> list[list[float]]:
+        rows = [comma_list(item)(row) for row in text.split(";")]
+        if len({len(r) for r in rows}) != 1:
+            raise argparse.ArgumentTypeError(f"{text!r}: rows of different lengths (expected a rectangular "
+                                             "matrix 'a,b;c,d')")
+        return rows
+
+    parse.__name__ = "matrix"
+    parse.item = item  # type: ignore[attr-defined]  # read by the option fuzz
     return parse
 
 
@@ -435,7 +461,7 @@ def limits_of(args: argparse.Namespace) -> Limits:
     command by :func:`checker.cli.main.main` in ``args.limits``)."""
     shared = getattr(args, "limits", None)
     if shared is not None:
-        return shared  # type: ignore[no-any-return]  # set by main from these options
+        return shared  # set by main from these options
     from checker.mc.exploration import Limits  # lazy: light, but only the commands with limits need it
 
     return Limits(max_states=getattr(args, "max_states", None),
