@@ -10,7 +10,7 @@ after Ctrl-C, 1 after a limit.
 
 from __future__ import annotations
 
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from typing import Any, Literal
 
 import numpy as np
@@ -32,6 +32,8 @@ class Interruption:
     cause: Literal["sigint", "limit"]
     reason: str
     during: str
+    #: the stopped computation's frames (its explored states among them), freed with the report
+    frames: object = field(default=None, repr=False, compare=False)
 
     def json(self) -> dict[str, Any]:
         return {"cause": self.cause, "reason": self.reason, "during": self.during}
@@ -40,8 +42,8 @@ class Interruption:
 def interruption_of(exc: BaseException, during: str) -> Interruption:
     """The :class:`Interruption` of a ``KeyboardInterrupt`` or :class:`~checker.errors.LimitReached`."""
     if isinstance(exc, LimitReached):
-        return Interruption("limit", exc.reason, during)
-    return Interruption("sigint", INTERRUPT_REASON, during)
+        return Interruption("limit", exc.reason, during, exc.__traceback__)
+    return Interruption("sigint", INTERRUPT_REASON, during, exc.__traceback__)
 
 
 def unexplored(source: str, reason: str) -> Kripke:

@@ -113,9 +113,11 @@ def _load(paths: list[str], args: argparse.Namespace) -> tuple[Kripke, Scenario 
     from checker.app.step_attributes import scenario_of
 
     progress = None if args.progress else stderr_progress()
-    kripke = load_model(paths[0] if len(paths) == 1 else paths, limits=limits_of(args),
-                        progress=progress or args.watchdog.explored, probabilities=False,
-                        defines=defines_of(args))
+    with args.watchdog.exploring():  # the exploration stops itself at the limits: a partial structure
+        kripke = load_model(paths[0] if len(paths) == 1 else paths, limits=limits_of(args),
+                            progress=progress or args.watchdog.explored, probabilities=False,
+                            defines=defines_of(args))
+    args.keep.append(kripke)
     if progress:
         clear_progress()
     return kripke, scenario_of(paths, defines_of(args))

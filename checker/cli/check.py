@@ -107,6 +107,8 @@ def run(args: argparse.Namespace) -> int:
         if progress is not None:
             sys.stderr.write("\r\x1b[K")
             sys.stderr.flush()
+    args.watchdog.finish()  # decided or stopped: what is left is printing the table
+    args.keep.append(report)
     if args.property:
         missing = sorted(set(args.property) - {r.name for r in report.results})
         if missing:

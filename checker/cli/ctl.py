@@ -248,8 +248,10 @@ def run_ctl(args: argparse.Namespace) -> int:
                          "a formula with P=?, P>=p, Pmin or Pmax")
     t0 = time.perf_counter()
     progress = None if args.progress else stderr_progress()
-    kripke = load_model(args.model, limits=limits_of(args), progress=progress or args.watchdog.explored,
-                        probabilities=probabilistic, defines=defines_of(args))
+    with args.watchdog.exploring():  # the exploration stops itself at the limits: a partial structure
+        kripke = load_model(args.model, limits=limits_of(args), progress=progress or args.watchdog.explored,
+                            probabilities=probabilistic, defines=defines_of(args))
+    args.keep.append(kripke)
     if progress:
         clear_progress()
     t_load = time.perf_counter() - t0

@@ -114,8 +114,11 @@ def run(args: argparse.Namespace) -> int:
         check_output_path(path, inputs)
     t0 = time.perf_counter()
     progress = None if args.progress else stderr_progress()
-    kripke = load_model(args.model, limits=limits_of(args), progress=progress or args.watchdog.explored,
-                        probabilities=True, defines=defines_of(args), fast=not args.no_fast)
+    with args.watchdog.exploring():  # the exploration stops itself at the limits: a partial structure
+        kripke = load_model(args.model, limits=limits_of(args), progress=progress or args.watchdog.explored,
+                            probabilities=True, defines=defines_of(args), fast=not args.no_fast)
+    args.watchdog.finish()  # explored (or stopped with a partial structure): the rest is its size
+    args.keep.append(kripke)
     if progress:
         clear_progress()
     explicit_notes(kripke)

@@ -199,8 +199,10 @@ def _report_unknown(reason: str, limit_reason: str | None, command: str | None, 
     return EXIT_VIOLATED
 
 
-def main(argv: Sequence[str] | None = None) -> int:
-    """Run the CLI; returns the exit code."""
+def main(argv: Sequence[str] | None = None, *, keep: list[object] | None = None) -> int:
+    """Run the CLI; returns the exit code. ``keep`` receives the command's large results (an explored
+    structure, a report, the frames of a computation a limit stopped): the console script ends the
+    process without freeing them object by object (:func:`checker.__main__.run`)."""
     tokens = list(sys.argv[1:] if argv is None else argv)
     command = _command_of(tokens)
     try:
@@ -222,14 +224,18 @@ def main(argv: Sequence[str] | None = None) -> int:
         parser.print_help()
         return EXIT_BAD_INPUT
     json_output = bool(getattr(args, "json", False))
+    args.keep = [] if keep is None else keep
     try:
         return _run(args)
     except ExplorationIncomplete as exc:  # a limit stopped the exploration: nothing is decided
+        args.keep.append(exc)
         return _report_unknown(str(exc), exc.limit_reason, args.flcheck_command, json_output)
     except LimitReached as exc:  # a limit stopped a computation outside an exploration
+        args.keep.append(exc)
         return _report_unknown(f"{exc.reason} before anything was decided", exc.reason,
                                args.flcheck_command, json_output)
-    except KeyboardInterrupt:
+    except KeyboardInterrupt as exc:
+        args.keep.append(exc)
         print("flcheck: interrupted", file=sys.stderr)
         return EXIT_INTERRUPTED
     except MemoryError:  # an allocation the machine refused: the memory limit of the machine itself

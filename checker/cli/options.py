@@ -13,7 +13,7 @@ into the single line ``flcheck: error: argument --eps: ...`` (no usage dump) by 
 0.25
 >>> nonneg_float("nan")
 Traceback (most recent call last):
-argparse.ArgumentTypeError: 'nan' is not a number
+argparse.ArgumentTypeError: 'nan' is not a number >= 0
 >>> positive_int("-5")
 Traceback (most recent call last):
 argparse.ArgumentTypeError: '-5' is not an integer from 1 to 1,000,000,000
@@ -93,6 +93,10 @@ class UsageError(Exception):
         return self.prog.partition(" ")[2] or None
 
 
+_NEGATIVE = re.compile(r"^-(?:[0-9]+\.?[0-9]*(?:[eE][+-]?[0-9]+)?|\.[0-9]+|[0-9]+/[0-9]+|inf(?:inity)?|nan)$",
+                       re.IGNORECASE)
+
+
 class Parser(argparse.ArgumentParser):
     """``argparse.ArgumentParser`` whose errors raise :class:`UsageError` (one line, no usage dump)
     instead of printing the usage and exiting; sub-command parsers inherit the class."""
@@ -101,6 +105,9 @@ class Parser(argparse.ArgumentParser):
         super().__init__(*args, **kwargs)
         # the deepest sub-command parsed sets it last: "dp gaussian", for messages and JSON errors
         self.set_defaults(flcheck_command=self.prog.partition(" ")[2] or None)
+        # "-inf", "-1e5", "-1/2" are (refused) values of an option, not options: the option's type
+        # refuses them by name instead of argparse's "unrecognized arguments"
+        self._negative_number_matcher = _NEGATIVE
 
     def error(self, message: str) -> NoReturn:
         raise UsageError(message, self.prog)
@@ -204,7 +211,10 @@ class Real:
         return not (self.high is not None and (value > self.high or (self.high_open and value == self.high)))
 
     def __call__(self, text: str) -> float:
-        value = _number(text, self.infinite)
+        try:
+            value = _number(text, self.infinite)
+        except argparse.ArgumentTypeError:
+            raise argparse.ArgumentTypeError(f"{text!r} is not {self.wanted}") from None
         if not self.accepts(value):
             raise argparse.ArgumentTypeError(f"{text!r} is not {self.wanted}")
         return value
@@ -248,7 +258,10 @@ class Exact(Real):
     """A :class:`Real` read as an exact rational (``Fraction``), e.g. a cost budget ``5/2``."""
 
     def __call__(self, text: str) -> Fraction:  # type: ignore[override]  # the exact value of the same range
-        value = exact_number(text)
+        try:
+            value = exact_number(text)
+        except argparse.ArgumentTypeError:
+            raise argparse.ArgumentTypeError(f"{text!r} is not {self.wanted}") from None
         try:
             as_float = float(value)
         except OverflowError:

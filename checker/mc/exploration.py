@@ -38,6 +38,10 @@ class Observer(Protocol):
 cpu_clock = time.process_time
 wall_clock = time.perf_counter
 
+#: Wall seconds between two checks of the limits while exploring (a state costs microseconds to
+#: milliseconds: a count of states alone would check too rarely on slow systems, too often on fast ones).
+CHECK_SECONDS = 0.05
+
 
 @dataclass(frozen=True)
 class Limits:
@@ -45,8 +49,9 @@ class Limits:
 
     ``max_seconds`` counts **CPU seconds** of the process (:data:`cpu_clock`, every thread),
     ``max_wall_seconds`` wall-clock seconds; ``max_memory_mb`` bounds the process's current resident
-    set size (``/proc/self/statm``). Explorations check them every :attr:`check_every` states (and
-    stop with a partial structure); other long computations call :func:`check_limits` where their cost
+    set size (``/proc/self/statm``). Explorations look at the clock every :attr:`check_every` states
+    and check the limits when :data:`CHECK_SECONDS` have passed (they stop with a
+    partial structure); other long computations call :func:`check_limits` where their cost
     is, and a :class:`Watchdog` stops what does neither.
 
     ``deadline`` (a :data:`cpu_clock` instant) and ``wall_deadline`` (a :data:`wall_clock` instant) are
@@ -59,7 +64,7 @@ class Limits:
     max_transitions: int | None = None
     max_seconds: float | None = None
     max_memory_mb: float | None = None
-    check_every: int = 1024
+    check_every: int = 16
     deadline: float | None = None
     max_wall_seconds: float | None = None
     wall_deadline: float | None = None
@@ -264,6 +269,10 @@ def current_rss_mb() -> float:
         return peak_rss_mb()
 
 
+#: Seconds a :class:`Watchdog` waits after raising before it raises again.
+REFIRE_SECONDS = 1.0
+
+
 class Watchdog:
     """Enforces a job's :class:`Limits` in every phase, and reports its progress.
 
@@ -276,14 +285,14 @@ class Watchdog:
 
     Inside :meth:`exploring` (an exploration that stops itself at the limits with a partial
     structure), it waits ``grace`` seconds past the deadline and ``memory_grace`` (a fraction) above
-    the memory limit before it raises, so that the exploration's own stop comes first. It raises once:
-    after that (while the error is handled, a table printed) it neither checks nor reports. A timer
-    set before it (an outer watchdog's) keeps firing through it and goes on when it ends.
+    the memory limit before it raises, so that the exploration's own stop comes first. After raising
+    it leaves the error :data:`REFIRE_SECONDS` to be handled (:meth:`check`). A timer set before it
+    (an outer watchdog's) keeps firing through it and goes on when it ends.
 
     Library code never prints: ``report`` is the CLI's (e.g. a line on stderr)."""
 
     def __init__(self, limits: Limits, *, report: Callable[[str], None] | None = None,
-                 interval: float = 5.0, grace: float = 1.0, tick: float = 0.1, memory_grace: float = 0.05):
+                 interval: float = 5.0, grace: float = 0.3, tick: float = 0.1, memory_grace: float = 0.05):
         self.limits = limits
         self.report = report
         self.interval = interval
@@ -301,6 +310,7 @@ class Watchdog:
         self._outer_due: float | None = None
         self._exploring = False
         self._finished = False
+        self._fired: float | None = None
 
     def phase(self, text: str) -> None:
         """Name what the job does now (``checking ni_fl_dp (privacy, 5 of 7)``)."""
@@ -357,12 +367,15 @@ class Watchdog:
         return None
 
     def check(self) -> None:
-        """Raise :class:`~checker.errors.LimitReached` when a limit is passed (once)."""
-        if self._finished:
+        """Raise :class:`~checker.errors.LimitReached` when a limit is passed. After raising it waits
+        :data:`REFIRE_SECONDS` before raising again (the error is being handled, a table printed; a
+        handler that is done calls :meth:`finish`), so that a code path that caught the first one does
+        not run on unbounded."""
+        if self._finished or (self._fired is not None and wall_clock() < self._fired + REFIRE_SECONDS):
             return
         reason = self.reason()
         if reason is not None:
-            self._finished = True
+            self._fired = wall_clock()
             raise LimitReached(reason)
 
     def _tick(self, signum: int, frame: FrameType | None) -> None:

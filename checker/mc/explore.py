@@ -42,6 +42,7 @@ import numpy as np
 from checker.errors import LimitReached
 from checker.mc import reach
 from checker.mc.exploration import (
+    CHECK_SECONDS,
     LazyObservables,
     Limits,
     Progress,
@@ -170,6 +171,7 @@ def explore(
     reason: str | None = None
     expanded = 0
     next_progress = t0 + progress_interval
+    next_check = t0
     stops = lim.stops()
     successors = ts.successors
     index_setdefault = index.setdefault
@@ -183,10 +185,26 @@ def explore(
     # 25-35 % of exploration time; states hold no reference cycles, so it is paused for the loop.
     gc_was_enabled = gc.isenabled()
     gc.disable()
+    n_before = e_before = 0
+
+    def roll_back() -> None:
+        """Undo the partial expansion of the state being expanded: it stays on the frontier."""
+        for s in states[n_before:]:
+            index.pop(s, None)
+        del states[n_before:]
+        del depth_of[n_before:]
+        for col in obs_values:
+            del col[n_before:]
+        del dst[e_before:]
+        del act[e_before:]
+        del probs[e_before:]
+
     try:
         while expanded < len(states):
-            if expanded % lim.check_every == 0 and expanded:
+            n_before, e_before = len(states), len(dst)
+            if expanded % lim.check_every == 0 and expanded and time.perf_counter() >= next_check:
                 now = time.perf_counter()
+                next_check = now + CHECK_SECONDS
                 reason = stop_reason(lim, stops)
                 if reason is not None:
                     break
@@ -195,8 +213,6 @@ def explore(
                     progress(_progress(len(states), expanded, len(dst), now - t0, depth_of[expanded]))
             state = states[expanded]
             d = depth_of[expanded] + 1
-            n_before = len(states)
-            e_before = len(dst)
             overflow = None
             for step in successors(state):
                 if len(step) == 3:
@@ -232,20 +248,14 @@ def explore(
             if overflow is None and max_trans is not None and len(dst) > max_trans:
                 overflow = f"transition limit of {max_trans} reached"
             if overflow is not None:
-                # roll back this state's partial expansion: it stays on the frontier
-                for s in states[n_before:]:
-                    del index[s]
-                del states[n_before:]
-                del depth_of[n_before:]
-                for col in obs_values:
-                    del col[n_before:]
-                del dst[e_before:]
-                del act[e_before:]
-                del probs[e_before:]
+                roll_back()
                 reason = overflow
                 break
             ptr.append(len(dst))
             expanded += 1
+    except LimitReached as exc:  # the watchdog stopped a state's expansion: the structure so far
+        roll_back()
+        reason = exc.reason
     finally:
         if gc_was_enabled:
             gc.enable()
