@@ -115,7 +115,7 @@ def run(args: argparse.Namespace) -> int:
             raise InputError(f"no property named {', '.join(missing)}; the scenario has: "
                              f"{', '.join(p.name for p in report.scenario.properties)}")
     if args.json:
-        emit_json(args.flcheck_command, report.to_json())
+        emit_json(args.flcheck_command, {**report.to_json(), "limits": limits.json()})
     else:
         print(render_table(report, evidence_width=None if args.wide else 90, colour=use_colour(sys.stdout)))
     if args.json:  # the table shows why a property holds vacuously; under JSON, stderr does

@@ -133,6 +133,7 @@ def run(args: argparse.Namespace) -> int:
         "complete": kripke.complete,
         "limit_reason": kripke.limit_reason,
         "explorer": explorer_of(kripke),
+        "limits": limits_of(args).json(),
     }
     if args.write_dot and kripke.num_states > args.dot_max_states:  # before writing anything
         raise InputError(f"{kripke.num_states} states is too many for DOT output", None,

@@ -188,14 +188,18 @@ def _report_bad_input(exc: Exception, command: str | None, json_output: bool) ->
     return EXIT_BAD_INPUT
 
 
-def _report_unknown(reason: str, limit_reason: str | None, command: str | None, json_output: bool) -> int:
-    """A limit stopped the command before anything was decided: ``unknown``, exit 1."""
+def _report_unknown(reason: str, limit_reason: str | None, args: argparse.Namespace,
+                    json_output: bool) -> int:
+    """A limit stopped the command before anything was decided: ``unknown``, exit 1 (under ``--json``
+    also the limits it ran under: ``max_seconds`` counts CPU seconds)."""
     print(f"flcheck: unknown: {one_line(reason)}", file=sys.stderr)
     if json_output:
         from checker.cli.json_output import json_text  # lazy: numpy
 
-        print(json_text(command, {"verdict": str(Verdict.UNKNOWN), "limit_reason": limit_reason,
-                                  "reason": one_line(reason)}))
+        limits = getattr(args, "limits", None)
+        print(json_text(args.flcheck_command, {"verdict": str(Verdict.UNKNOWN), "limit_reason": limit_reason,
+                                               "reason": one_line(reason),
+                                               "limits": None if limits is None else limits.json()}))
     return EXIT_VIOLATED
 
 
@@ -229,18 +233,17 @@ def main(argv: Sequence[str] | None = None, *, keep: list[object] | None = None)
         return _run(args)
     except ExplorationIncomplete as exc:  # a limit stopped the exploration: nothing is decided
         args.keep.append(exc)
-        return _report_unknown(str(exc), exc.limit_reason, args.flcheck_command, json_output)
+        return _report_unknown(str(exc), exc.limit_reason, args, json_output)
     except LimitReached as exc:  # a limit stopped a computation outside an exploration
         args.keep.append(exc)
-        return _report_unknown(f"{exc.reason} before anything was decided", exc.reason,
-                               args.flcheck_command, json_output)
+        return _report_unknown(f"{exc.reason} before anything was decided", exc.reason, args, json_output)
     except KeyboardInterrupt as exc:
         args.keep.append(exc)
         print("flcheck: interrupted", file=sys.stderr)
         return EXIT_INTERRUPTED
     except MemoryError:  # an allocation the machine refused: the memory limit of the machine itself
         return _report_unknown("out of memory (an allocation failed) before anything was decided",
-                               "out of memory", args.flcheck_command, json_output)
+                               "out of memory", args, json_output)
     except BrokenPipeError:  # the reader (e.g. `| head`) went away: stop quietly, as Unix tools do
         return _quiet_stdout(141)
     except Exception as exc:
