@@ -96,7 +96,7 @@ def load_model(
             raise unknown_model(str(path))
         from checker.app.scenario_formulas import validate_scenario  # lazy: the model layer
         from flmodel.scenario import load_scenario
-        from flmodel.scenario_build import build_system
+        from flmodel.scenario_build import build_system  # lazy: as the import above
 
         scenario = load_scenario(path, defines=defines)
         system = build_system(scenario)
@@ -175,7 +175,7 @@ def _moniteo(options: Mapping[str, int | str], where: str) -> tuple[FLSystem, li
 def _seed(options: Mapping[str, int | str], where: str) -> tuple[FLSystem, list[DataPoint]]:
     from flmodel import examples  # lazy: the model layer
     from flmodel.data import point
-    from flmodel.noise import geometric, randomized_response
+    from flmodel.noise import geometric, randomized_response  # lazy: as the import above
 
     mechanisms: dict[str, Mechanism | None] = {
         "none": None,

@@ -64,9 +64,9 @@ def run(args: argparse.Namespace) -> int:
     from checker.app.check import check_file, scenario_path
     from checker.app.report import render_table, write_report  # lazy: with the pipeline
     from checker.cli.json_output import emit_json
-    from checker.cli.tables import use_colour
-    from checker.io.files import check_output_path
-    from checker.mc.explore import stderr_progress
+    from checker.cli.tables import use_colour  # lazy: as the import above
+    from checker.io.files import check_output_path  # lazy: as the import above
+    from checker.mc.explore import stderr_progress  # lazy: as the import above
 
     for path in args.report or ():
         if not path.lower().endswith((".md", ".html", ".htm")):

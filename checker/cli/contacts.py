@@ -187,7 +187,12 @@ def build_plan(args: argparse.Namespace) -> tuple[ContactPlan, tuple[str, ...]]:
     """The contact plan the options describe, and the location name of each of its stations."""
     # lazy: the orbit generator imports numpy (and sgp4 for TLEs)
     from flmodel.orbits import Sampling, contact_plan
-    from flmodel.orbits_motion import Satellite, WalkerShell, load_tle_file, load_walker_shell
+    from flmodel.orbits_motion import (  # lazy: as the import above
+        Satellite,
+        WalkerShell,
+        load_tle_file,
+        load_walker_shell,
+    )
 
     _check_sampling(args)
     satellites: WalkerShell | tuple[Satellite, ...]
@@ -205,8 +210,8 @@ def build_plan(args: argparse.Namespace) -> tuple[ContactPlan, tuple[str, ...]]:
 
 
 def run(args: argparse.Namespace) -> int:
-    from checker.io.files import write_atomic
-    from flmodel.orbits import contact_text
+    from checker.io.files import write_atomic  # lazy: as the import above
+    from flmodel.orbits import contact_text  # lazy: as the import above
 
     plan, locations = build_plan(args)
     text = contact_text(plan, args.unit, naming=_naming(locations))

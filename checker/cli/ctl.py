@@ -56,9 +56,9 @@ def _check_vocabulary_first(args: argparse.Namespace, formula: Formula) -> bool:
     if path is not None:
         # lazy: the model layer, for scenarios only (an explicit model needs none of it)
         from checker.app.scenario_vocabulary import scenario_vocabulary
-        from checker.mc.vocabulary import check_formula
-        from flmodel.scenario import load_scenario
-        from flmodel.scenario_build import build_system
+        from checker.mc.vocabulary import check_formula  # lazy: as the import above
+        from flmodel.scenario import load_scenario  # lazy: as the import above
+        from flmodel.scenario_build import build_system  # lazy: as the import above
 
         system = build_system(load_scenario(path, defines=defines_of(args)))
         check_formula(formula, scenario_vocabulary(system))
@@ -165,10 +165,10 @@ def _run_dp(args: argparse.Namespace, formula: DPQuery) -> int:
     properties)."""
     # lazy: the model layer and the dpCTL engine, for D queries only
     from checker.app.privacy_dp import dp_check
-    from checker.app.scenario_vocabulary import scenario_vocabulary
-    from checker.mc.vocabulary import check_formula
-    from flmodel.scenario import load_scenario
-    from flmodel.scenario_build import build_system, neighbour_system
+    from checker.app.scenario_vocabulary import scenario_vocabulary  # lazy: as the import above
+    from checker.mc.vocabulary import check_formula  # lazy: as the import above
+    from flmodel.scenario import load_scenario  # lazy: as the import above
+    from flmodel.scenario_build import build_system, neighbour_system  # lazy: as the import above
 
     resolved = _scenario_path(args)
     if resolved is None:

@@ -102,12 +102,16 @@ def _outputs(args: argparse.Namespace) -> list[str]:
 def run(args: argparse.Namespace) -> int:
     # lazy: the loader, the explorers and the writers import numpy, scipy and the model layer
     from checker.app.load import load_model
-    from checker.cli.json_output import emit_json
-    from checker.io.dot import write_dot
-    from checker.io.files import check_output_path
-    from checker.io.kripke_json import write_json
-    from checker.io.prism import write_explicit
-    from checker.mc.explore import depth_of_structure, explorer_of, stderr_progress
+    from checker.cli.json_output import emit_json  # lazy: as the import above
+    from checker.io.dot import write_dot  # lazy: as the import above
+    from checker.io.files import check_output_path  # lazy: as the import above
+    from checker.io.kripke_json import write_json  # lazy: as the import above
+    from checker.io.prism import write_explicit  # lazy: as the import above
+    from checker.mc.explore import (  # lazy: as the import above
+        depth_of_structure,
+        explorer_of,
+        stderr_progress,
+    )
 
     inputs = model_files(args.model)
     for path in _outputs(args):  # refuse before exploring: an output must never replace an input

@@ -33,9 +33,9 @@ from checker.verdict import EXIT_HOLDS
 def run_isabelle(args: argparse.Namespace) -> int:
     # lazy: the exporter imports the model layer and the check pipeline
     from checker.app.isabelle.export_files import export_texts, proof_summary, write_export
-    from checker.app.isabelle.sources import golden_specs, load_export
-    from checker.app.isabelle.syntax import check_export_dir
-    from checker.cli.json_output import emit_json
+    from checker.app.isabelle.sources import golden_specs, load_export  # lazy: as the import above
+    from checker.app.isabelle.syntax import check_export_dir  # lazy: as the import above
+    from checker.cli.json_output import emit_json  # lazy: as the import above
 
     limits = limits_of(args)
     specs = list(args.scenario)

@@ -26,8 +26,9 @@ from collections.abc import Sequence
 from typing import Any, NamedTuple
 
 from checker import __version__
-from checker.cli.options import Parser, UsageError
+from checker.cli.options import Parser, UsageError, job_limits
 from checker.errors import ExplorationIncomplete, InputError, LimitReached, Position
+from checker.mc.exploration import Watchdog
 from checker.verdict import EXIT_BAD_INPUT, EXIT_INTERNAL, EXIT_INTERRUPTED, EXIT_VIOLATED, Verdict
 
 
@@ -142,7 +143,7 @@ def _wants_json(argv: Sequence[str]) -> bool:
 def one_line(text: str) -> str:
     """``text`` on one line: its lines joined by ``; `` (messages are one line, as the README promises).
 
-    >>> one_line("a\n  b\n")
+    >>> one_line("a" + chr(10) + "  b" + chr(10))
     'a; b'
     """
     return "; ".join(part.strip() for part in text.splitlines() if part.strip())
@@ -162,19 +163,19 @@ def _bad_input(exc: Exception) -> tuple[str, Position | None, list[str]]:
     return one_line(str(exc)), None, []
 
 
-#: At most this many further problems are located on the one error line (all of them under ``--json``).
-MORE_SHOWN = 4
+#: At most this many further problems are told on the one error line (all of them under ``--json``).
+MORE_SHOWN = 3
 
 
 def error_line(exc: Exception) -> str:
     """The one line ``flcheck: error: ...`` of a bad-input exception: its (first) problem with its
-    position, and where the further problems are, if any."""
+    position, then the further problems, if any (the first :data:`MORE_SHOWN` with their positions)."""
     message, position, more = _bad_input(exc)
     text = f"{position}: {message}" if position is not None else message
     if more:
-        where = ", ".join(m.split(": ", 1)[0] for m in more[:MORE_SHOWN])
-        text += f" (and {len(more)} more problem{'s' if len(more) > 1 else ''}: {where}"
-        text += ", …)" if len(more) > MORE_SHOWN else ")"
+        shown = "; ".join(more[:MORE_SHOWN])
+        text += f" (and {len(more)} more problem{'s' if len(more) > 1 else ''}: {shown}"
+        text += "; …)" if len(more) > MORE_SHOWN else ")"
     return f"flcheck: error: {text}"
 
 
@@ -267,9 +268,6 @@ def _run(args: argparse.Namespace) -> int:
     """Run the parsed command under its limits (:func:`checker.cli.options.job_limits`: its options', or
     the memory policy of every command), enforced in every phase by a watchdog that also prints the
     ``--progress`` lines."""
-    from checker.cli.options import job_limits
-    from checker.mc.exploration import Watchdog
-
     args.limits = job_limits(args)
     report = _progress_line if getattr(args, "progress", False) else None
     with Watchdog(args.limits, report=report, interval=getattr(args, "progress_interval", 5.0)) as watch:
