@@ -29,7 +29,6 @@ from __future__ import annotations
 
 import argparse
 import math
-import re
 import sys
 from collections.abc import Sequence
 from typing import TYPE_CHECKING, Any
@@ -42,6 +41,7 @@ from checker.cli.options import (
     READING_CHOICES,
     add_limit_options,
     add_reduction_options,
+    exact_number,
     limits_of,
     reductions_of,
 )
@@ -128,8 +128,14 @@ def epsilon(text: str) -> Eps:
     from checker.privacy.ni_fl_dp import Eps  # lazy: mpmath is imported only when --eps is given
 
     word = text.strip()
-    if not word.isascii() or re.search(r"[eE][+-]?[0-9]{4,}", word):  # before Eps reads 10**999999
-        raise argparse.ArgumentTypeError(f"{text!r} is not an ε (ASCII digits, an exponent below 1000)")
+    inner = word[3:-1].strip() if word.startswith("ln(") and word.endswith(")") else word
+    if inner.lower() not in ("inf", "+inf", "infinity"):
+        try:  # ASCII digits, a bounded exponent, no zero denominator: checked before Eps reads it
+            exact_number(inner)
+        except argparse.ArgumentTypeError:
+            raise argparse.ArgumentTypeError(
+                f"cannot read ε from {text!r}: expected a non-negative number such as 0.5 or 1/3, "
+                "ln(RATIO) such as ln(3), or inf (ASCII digits)") from None
     try:
         eps = Eps.parse(text)
         eps.exp_float()
