@@ -50,7 +50,8 @@ class Limits:
     ``max_seconds`` counts **CPU seconds** of the process (:data:`cpu_clock`, every thread),
     ``max_wall_seconds`` wall-clock seconds; ``max_memory_mb`` bounds the process's current resident
     set size (``/proc/self/statm``). Explorations look at the clock every :attr:`check_every` states
-    and check the limits when :data:`CHECK_SECONDS` have passed (they stop with a
+    (every state by default: a state of a 128-satellite swarm takes a quarter of a second) and check the
+    limits when :data:`CHECK_SECONDS` have passed (they stop with a
     partial structure); other long computations call :func:`check_limits` where their cost
     is, and a :class:`Watchdog` stops what does neither.
 
@@ -64,7 +65,7 @@ class Limits:
     max_transitions: int | None = None
     max_seconds: float | None = None
     max_memory_mb: float | None = None
-    check_every: int = 16
+    check_every: int = 1
     deadline: float | None = None
     max_wall_seconds: float | None = None
     wall_deadline: float | None = None
@@ -120,14 +121,19 @@ def memory_limit_text(limits: Limits) -> str:
     return f"memory limit of {limits.max_memory_mb:g} MB reached"
 
 
-def stop_reason(limits: Limits, stops: Stops) -> str | None:
+#: An exploration stops at this share of the memory limit: building the structure it returns (the CSR
+#: arrays, the probabilities) needs the rest.
+EXPLORATION_MEMORY_SHARE = 0.9
+
+
+def stop_reason(limits: Limits, stops: Stops, memory_share: float = 1.0) -> str | None:
     """Why a computation must stop now: past its CPU or wall-clock stop (``stops``, from
-    :meth:`Limits.stops`) or over its memory limit; ``None`` when it may go on."""
+    :meth:`Limits.stops`) or over ``memory_share`` of its memory limit; ``None`` when it may go on."""
     if stops.cpu is not None and cpu_clock() > stops.cpu:
         return time_limit_text(limits)
     if stops.wall is not None and wall_clock() > stops.wall:
         return time_limit_text(limits, "wall")
-    if limits.max_memory_mb is not None and current_rss_mb() > limits.max_memory_mb:
+    if limits.max_memory_mb is not None and current_rss_mb() > limits.max_memory_mb * memory_share:
         return memory_limit_text(limits)
     return None
 
@@ -292,7 +298,7 @@ class Watchdog:
     Library code never prints: ``report`` is the CLI's (e.g. a line on stderr)."""
 
     def __init__(self, limits: Limits, *, report: Callable[[str], None] | None = None,
-                 interval: float = 5.0, grace: float = 0.3, tick: float = 0.1, memory_grace: float = 0.05):
+                 interval: float = 5.0, grace: float = 1.2, tick: float = 0.1, memory_grace: float = 0.08):
         self.limits = limits
         self.report = report
         self.interval = interval

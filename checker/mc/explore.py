@@ -43,6 +43,7 @@ from checker.errors import LimitReached
 from checker.mc import reach
 from checker.mc.exploration import (
     CHECK_SECONDS,
+    EXPLORATION_MEMORY_SHARE,
     LazyObservables,
     Limits,
     Progress,
@@ -205,7 +206,7 @@ def explore(
             if expanded % lim.check_every == 0 and expanded and time.perf_counter() >= next_check:
                 now = time.perf_counter()
                 next_check = now + CHECK_SECONDS
-                reason = stop_reason(lim, stops)
+                reason = stop_reason(lim, stops, EXPLORATION_MEMORY_SHARE)
                 if reason is not None:
                     break
                 if progress is not None and now >= next_progress:

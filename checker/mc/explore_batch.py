@@ -42,6 +42,7 @@ import numpy as np
 from checker.errors import LimitReached
 from checker.mc.exploration import (
     CHECK_SECONDS,
+    EXPLORATION_MEMORY_SHARE,
     LazyObservables,
     Limits,
     ProgressCallback,
@@ -383,7 +384,7 @@ def explore_batch(
             n = rows.size
             if expanded:
                 now = time.perf_counter()
-                reason = stop_reason(lim, stops)
+                reason = stop_reason(lim, stops, EXPLORATION_MEMORY_SHARE)
                 if reason is not None:
                     break
                 if progress is not None and now >= next_progress:
