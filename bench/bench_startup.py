@@ -21,11 +21,12 @@ from pathlib import Path
 #: Modules a command imports only when it needs them (their import costs tenths of a second each).
 HEAVY = ("numpy", "scipy", "sympy", "matplotlib", "sklearn", "dask", "rich", "mpmath", "lark", "networkx")
 
-PROBE = ("import runpy, sys; sys.argv = ['flcheck', *sys.argv[1:]]\n"
-         "try:\n    runpy.run_module('checker', run_name='__main__')\n"
-         "except SystemExit:\n    pass\n"
+PROBE = ("import os, sys\n"
+         "from checker.cli.main import main\n"
+         "main(sys.argv[1:])\n"
          "heavy = [m for m in {heavy!r} if m in sys.modules]\n"
-         "sys.stderr.write('HEAVY:' + ','.join(heavy) + '\\n')\n")
+         "sys.stdout.flush(); sys.stderr.write('HEAVY:' + ','.join(heavy) + '\\n'); sys.stderr.flush()\n"
+         "os._exit(0)  # as the console script ends (checker.__main__.run)\n")
 
 
 def write_explicit(folder: Path, n: int = 10) -> Path:

@@ -123,7 +123,7 @@ def memory_limit_text(limits: Limits) -> str:
 
 #: An exploration stops at this share of the memory limit: building the structure it returns (the CSR
 #: arrays, the probabilities) needs the rest.
-EXPLORATION_MEMORY_SHARE = 0.9
+EXPLORATION_MEMORY_SHARE = 0.85
 
 
 def stop_reason(limits: Limits, stops: Stops, memory_share: float = 1.0) -> str | None:
