@@ -27,9 +27,17 @@ class InputError(ValueError):
         return f"{self.position}: {text}" if self.position else text
 
 
-class LimitReached(RuntimeError):
-    """Raised internally when an exploration limit is hit; explorations catch it and return a partial,
-    incomplete structure instead of propagating it."""
+class LimitReached(BaseException):
+    """A limit (time, memory) was passed outside an exploration that stops itself at it (while a
+    model was built, a property decided, a tree generated): the watchdog of
+    :class:`checker.mc.explore.Watchdog` raises it in the main thread, and cooperative loops
+    (:func:`checker.mc.exploration.check_limits`) raise it where the cost is. ``reason`` names the limit
+    like ``Kripke.limit_reason`` does (``time limit of 120 CPU s reached``). A ``BaseException`` (like
+    ``KeyboardInterrupt``), so that no ``except Exception`` of an engine swallows it."""
+
+    def __init__(self, reason: str):
+        super().__init__(reason)
+        self.reason = reason
 
 
 class ExplorationIncomplete(RuntimeError):

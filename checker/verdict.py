@@ -29,3 +29,5 @@ EXIT_HOLDS = 0
 EXIT_VIOLATED = 1
 EXIT_BAD_INPUT = 2
 EXIT_INTERNAL = 3
+#: Exit code after Ctrl-C (SIGINT), as shells report a process it ended (128 + 2).
+EXIT_INTERRUPTED = 130

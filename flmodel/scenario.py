@@ -27,7 +27,7 @@ from pathlib import Path
 from typing import Any
 
 import lark
-from flcheck_spec import describe_terminals, lalr_parser, unquote
+from flcheck_spec import MAX_NESTING, describe_terminals, lalr_parser, too_deep, unquote
 from flcheck_spec.vocab import Position
 from lark import Lark, Token, Transformer, v_args
 
@@ -823,6 +823,12 @@ def parse_scenario(text: str, source: str = "<scenario>", *, check: bool = True,
         tree = _parser().parse(text)
     except lark.exceptions.UnexpectedInput as exc:
         raise _syntax_error(exc, text, source) from None
+    deep = too_deep(tree)  # before anything recurses over the tree (flcheck_spec.MAX_NESTING)
+    if deep is not None:
+        where = Position(source, None if deep.meta.empty else deep.meta.line,
+                         None if deep.meta.empty else deep.meta.column)
+        raise ModelError([Diagnostic(where, f"expression nested more than {MAX_NESTING} levels deep here; "
+                                            f"expected at most {MAX_NESTING} nested operators")])
     tree, constants = expand(tree, source, defines)
     builder = _Build(source)
     try:

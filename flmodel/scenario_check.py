@@ -59,6 +59,12 @@ PROTOCOLS = ("published", "fedavg_rounds")
 CROSSVAL_OPTIONS = ("trials", "seed")
 
 
+#: The largest exact number a statement may ask for (bits of a numerator or denominator): a loss with
+#: ``retries K`` needs ``P^(K+1)`` exactly, and a number of a hundred million digits would take minutes in
+#: one arithmetic operation that no time limit can interrupt.
+MAX_EXACT_BITS = 1 << 20
+
+
 class _Report:
     """The problems found so far; a problem without a known position is reported at ``default``."""
 
@@ -216,6 +222,14 @@ class _ScenarioChecks:
         for lo in s.losses:
             if not 0 <= lo.probability < 1:
                 self.report.add(lo.pos, f"loss probability must be in [0, 1), got {lo.probability}")
+                continue
+            size = max(lo.probability.numerator.bit_length(), lo.probability.denominator.bit_length())
+            if (lo.retries + 1) * size > MAX_EXACT_BITS:  # refused before anything computes P^(K+1)
+                most = MAX_EXACT_BITS // max(size, 1) - 1
+                self.report.add(lo.pos, f"retries {lo.retries} makes the exact delivery probability "
+                                f"1 - ({lo.probability})^{lo.retries + 1} a number of about "
+                                f"{(lo.retries + 1) * size:,} bits; at most retries {most:,} for this "
+                                "probability (flcheck's probabilities are exact)")
         prot = s.protocol
         if prot is None or prot.aggregate is None:
             return

@@ -43,6 +43,7 @@ from typing import Any, Literal, cast
 import flcheck_spec
 import numpy as np
 
+from checker.app.check_stop import Interruption, interruption_of, unexplored
 from checker.app.lift import Replayer
 from checker.app.load import resolve_scenario_path
 from checker.app.privacy_dp import dp_check, history_text
@@ -122,6 +123,8 @@ class CheckReport:
     neighbour_structures: dict[str, tuple[int, int]] = field(default_factory=dict)
     artefacts: dict[str, Any] = field(default_factory=dict, repr=False)
     reductions: Applied = field(default_factory=Applied)
+    #: why the check stopped before the end (Ctrl-C or a limit), ``None`` when it ran to the end
+    interrupted: Interruption | None = None
 
     @property
     def exit_code(self) -> int:
@@ -153,6 +156,7 @@ class CheckReport:
             "exit_code": self.exit_code,
             "reductions": json_value(self.reductions.to_json(int(k.num_states))),
             "readings": [r.json() for r in self.readings],
+            "interrupted": None if self.interrupted is None else self.interrupted.json(),
         }
 
 
@@ -768,9 +772,16 @@ def check_scenario(scenario: Scenario, *, limits: Limits | None = None, path: st
         try:
             return _check(scenario, lim, watch, t0, path=path, only=only, progress=progress, status=status,
                           observe=observe, reductions=reductions, engine=engine, fast=fast)
-        except LimitReached as exc:  # outside the properties: nothing is decided
-            raise ExplorationIncomplete(f"{exc.reason} before the properties were decided",
-                                        exc.reason) from None
+        except (LimitReached, KeyboardInterrupt) as exc:  # before any property: every one is unknown
+            watch.finish()
+            stop = interruption_of(exc, watch.current_phase)
+            selected = [p for p in scenario.properties if only is None or p.name in only]
+            results = [PropertyResult(p.name, p.kind, Verdict.UNKNOWN, None, "",
+                                      f"not checked: {stop.reason} while {stop.during}") for p in selected]
+            report = CheckReport(path or scenario.source, scenario, unexplored(scenario.source, stop.reason),
+                                 results, time.perf_counter() - t0, interrupted=stop)
+            report.total_seconds = report.explore_seconds
+            return report
 
 
 def _check(scenario: Scenario, lim: Limits, watch: Watchdog, t0: float, *, path: str | None,
@@ -809,6 +820,7 @@ def _check(scenario: Scenario, lim: Limits, watch: Watchdog, t0: float, *, path:
     results: list[PropertyResult] = []
     selected = [p for p in scenario.properties if only is None or p.name in only]
     stopped: str | None = None
+    interrupted: Interruption | None = None
     for i, p in enumerate(selected, 1):
         message = f"checking {p.name} ({p.kind}, {i} of {len(selected)})"
         if status is not None:
@@ -822,12 +834,14 @@ def _check(scenario: Scenario, lim: Limits, watch: Watchdog, t0: float, *, path:
             watch.phase(message)
             watch.check()
             res = KINDS[p.kind](ctx, p)  # the grammar admits only the kinds of KINDS
-        except LimitReached as exc:
-            stopped = exc.reason
-            res = PropertyResult(p.name, p.kind, Verdict.UNKNOWN, None, "", f"{exc.reason} while checking it")
+        except (LimitReached, KeyboardInterrupt) as exc:  # the rest is unknown (checker.app.check_stop)
+            watch.finish()
+            interrupted = interruption_of(exc, f"checking {p.name}")
+            stopped = interrupted.reason
+            res = PropertyResult(p.name, p.kind, Verdict.UNKNOWN, None, "", f"{stopped} while checking it")
         res.seconds = time.perf_counter() - s0
         results.append(res)
-    report = CheckReport(path or scenario.source, scenario, kripke, results, t1 - t0)
+    report = CheckReport(path or scenario.source, scenario, kripke, results, t1 - t0, interrupted=interrupted)
     report.reductions = applied
     applied.explorations = ctx.explorations
     watch.finish()

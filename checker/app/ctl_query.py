@@ -73,12 +73,13 @@ def value_json(value: Fraction | float) -> dict[str, Any]:
     return {"value": float(value), "exact": None}
 
 
-def probabilistic_checker(kripke: Kripke, semantics: Semantics | str, *, scenario: bool
-                          ) -> tuple[ModelChecker, PctlEvaluator]:
+def probabilistic_checker(kripke: Kripke, semantics: Semantics | str, *, scenario: bool,
+                          limits: Limits | None = None) -> tuple[ModelChecker, PctlEvaluator]:
     """The CTL checker of ``kripke`` that decides ``P``/``Pmin``/``Pmax`` bounds by the PCTL engine, and
-    that engine (on a scenario a plain ``P`` on an MDP is the uniform scheduler's)."""
+    that engine (on a scenario a plain ``P`` on an MDP is the uniform scheduler's; ``limits``: the
+    engine's iterations stop at their time limit)."""
     mc = ModelChecker(kripke, semantics)
-    evaluator = PctlEvaluator(kripke, mc.sat, default="uniform" if scenario else None,
+    evaluator = PctlEvaluator(kripke, mc.sat, limits=limits, default="uniform" if scenario else None,
                               total=mc.semantics is Semantics.TOTAL, ctmc=bool(kripke.stats.get("ctmc")))
     mc.probabilistic = evaluator.satisfying
     return mc, evaluator
@@ -116,12 +117,12 @@ class ProbabilityValues:
 
 
 def probability_values(kripke: Kripke, formula: ProbQuery, semantics: Semantics | str, *,
-                       scenario: bool) -> ProbabilityValues:
+                       scenario: bool, limits: Limits | None = None) -> ProbabilityValues:
     """Every state's probability of the query ``formula`` (``InputError`` when it is a bound)."""
     if not formula.is_query:
         raise InputError(f"{formula} is a condition, not a query", formula.pos,
                          f"{formula.quantifier}=? [..] for a probability")
-    _, evaluator = probabilistic_checker(kripke, semantics, scenario=scenario)
+    _, evaluator = probabilistic_checker(kripke, semantics, scenario=scenario, limits=limits)
     values = evaluator.values(formula)
     scheduler = {"P": "uniform" if scenario and not evaluator.mdp.is_dtmc else None,
                  "Pmin": "min", "Pmax": "max"}[formula.quantifier]

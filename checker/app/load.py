@@ -24,21 +24,18 @@ from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass
 from fractions import Fraction
 from pathlib import Path
+from typing import TYPE_CHECKING
 
 import flcheck_spec
 
-from checker.app.scenario_formulas import validate_scenario
 from checker.errors import InputError, Position
-from checker.io.kripke_json import read_json
-from checker.io.prism import read_explicit
-from checker.mc.explore import Limits, ProgressCallback, explore
-from checker.mc.kripke import Kripke
-from flmodel import examples
-from flmodel.data import DataPoint, Dataset, point
-from flmodel.noise import Mechanism, geometric, randomized_response
-from flmodel.scenario import load_scenario
-from flmodel.scenario_build import build_fl_system, build_system, neighbour_dataset, universe
-from flmodel.system import FLSystem
+from checker.mc.exploration import Limits, ProgressCallback
+
+if TYPE_CHECKING:  # the model layer and the readers are imported where they are used (start-up time)
+    from checker.mc.kripke import Kripke
+    from flmodel.data import DataPoint, Dataset
+    from flmodel.noise import Mechanism
+    from flmodel.system import FLSystem
 
 EXPLICIT_SUFFIXES = (".tra", ".lab", ".sta")
 
@@ -82,6 +79,8 @@ def load_model(
     are recorded per state (default all). ``defines`` set a scenario's constants (``-D NAME=VALUE``);
     they need a scenario. ``fast=False``: explore one state at a time even where the system offers
     its integer-coded view (:func:`checker.mc.explore.explore`)."""
+    from checker.mc.explore import explore  # lazy: the explorers import numpy and scipy
+
     if defines and not _names_scenario(path_or_paths):
         raise InputError("-D NAME=VALUE sets constants of a scenario; this model is not one",
                          Position(str(path_or_paths)), "a scenario file (.fl) or a bundled scenario")
@@ -95,6 +94,10 @@ def load_model(
         path = Path(path_or_paths if isinstance(path_or_paths, str | Path) else path_or_paths[0])
         if not path.exists():
             raise unknown_model(str(path))
+        from checker.app.scenario_formulas import validate_scenario  # lazy: the model layer
+        from flmodel.scenario import load_scenario
+        from flmodel.scenario_build import build_system  # lazy: as the import above
+
         scenario = load_scenario(path, defines=defines)
         system = build_system(scenario)
         vocabulary = validate_scenario(scenario, system)  # a typo in a property is refused here too
@@ -106,7 +109,11 @@ def load_model(
         path = Path(path_or_paths if isinstance(path_or_paths, str | Path) else path_or_paths[0])
         if not path.exists():
             raise unknown_model(str(path))
+        from checker.io.kripke_json import read_json  # lazy: numpy
+
         return read_json(path, max_memory_mb=limits.max_memory_mb if limits else None)
+    from checker.io.prism import read_explicit  # lazy: numpy
+
     return read_explicit(path_or_paths, probabilities=probabilities,
                          max_memory_mb=limits.max_memory_mb if limits else None)
 
@@ -155,6 +162,8 @@ class ExampleFamily:
 
 
 def _moniteo(options: Mapping[str, int | str], where: str) -> tuple[FLSystem, list[DataPoint]]:
+    from flmodel import examples  # lazy: the model layer
+
     k, points = int(options["k"]), int(options["points"])
     try:
         system = examples.moniteo_like(k, int(options["rounds"]), str(options["mechanism"]),
@@ -165,6 +174,10 @@ def _moniteo(options: Mapping[str, int | str], where: str) -> tuple[FLSystem, li
 
 
 def _seed(options: Mapping[str, int | str], where: str) -> tuple[FLSystem, list[DataPoint]]:
+    from flmodel import examples  # lazy: the model layer
+    from flmodel.data import point
+    from flmodel.noise import geometric, randomized_response  # lazy: as the import above
+
     mechanisms: dict[str, Mechanism | None] = {
         "none": None,
         "rr": randomized_response([0, 1, 2, 3], Fraction(1, 3)),
@@ -323,6 +336,9 @@ def load_fl_model(spec: str, defines: Mapping[str, int] | None = None,
         raise InputError(f"needs an FL scenario, got {model.path.suffix or 'no suffix'!r}",
                          Position(str(model.path)),
                          "a scenario file (.fl), a bundled scenario or example:NAME")
+    from flmodel.scenario import load_scenario  # lazy: the model layer
+    from flmodel.scenario_build import build_fl_system, neighbour_dataset, universe
+
     scenario = load_scenario(model.path, defines=defines)
     declared = [(n.name, neighbour_dataset(scenario, n.name)) for n in scenario.neighbours]
     return build_fl_system(scenario), universe(scenario), declared

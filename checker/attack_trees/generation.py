@@ -45,7 +45,11 @@ from checker.attack_trees.traces import Independence, edge_letters, extends_norm
 from checker.attack_trees.tree import AttackTree, StateSet, TreeBuilder
 from checker.io.render import value_text
 from checker.markov.models import state_mask
+from checker.mc.exploration import Limits, check_limits
 from checker.mc.kripke import Kripke
+
+#: The path search checks its limits every this many steps.
+LIMIT_CHECK_STEPS = 4096
 
 
 @dataclass(frozen=True)
@@ -116,8 +120,10 @@ class NoAttack:
 class _PathSearch:
     """Enumeration of first-hitting simple paths from one state, one trace class at a time."""
 
-    def __init__(self, kripke: Kripke, goal: np.ndarray, dist: np.ndarray, mode: str, budget: int):
+    def __init__(self, kripke: Kripke, goal: np.ndarray, dist: np.ndarray, mode: str, budget: int,
+                 limits: Limits | None = None):
         self.kripke = kripke
+        self.limits = limits
         self.goal = goal
         self.dist = dist
         self.mode = mode
@@ -161,6 +167,8 @@ class _PathSearch:
             if self.budget <= 0:
                 self.exhausted = True
                 return
+            if self.budget % LIMIT_CHECK_STEPS == 0:
+                check_limits(self.limits)
             y = int(idx[e])
             distance = int(dist[y])
             if distance < 0 or distance > remaining - 1 or y in on_path:
@@ -228,6 +236,7 @@ def find_attack_paths(
     distinguish: Literal["actions", "steps", "paths"] = "actions",
     budget: int = 200_000,
     candidates: int | None = None,
+    limits: Limits | None = None,
 ) -> tuple[list[AttackPath], bool, int]:
     """The genuinely different ways from ``start`` into ``goal`` (shortest first): at most ``max_attacks``
     trace classes of first-hitting simple paths of length ≤ ``max_depth`` (default: shortest + 2; never
@@ -236,7 +245,9 @@ def find_attack_paths(
 
     ``budget`` bounds the search steps; with ``minimal_only`` at most ``candidates`` (default
     ``max(1000, 50 * max_attacks)``) ways are enumerated and minimality is decided among them. Either
-    bound being hit sets ``truncated``."""
+    bound being hit sets ``truncated``. ``limits`` (their shared deadlines and the memory limit) are
+    checked every :data:`LIMIT_CHECK_STEPS` search steps: passing one raises
+    :class:`~checker.errors.LimitReached`."""
     if dist is None:
         dist = distance_to(kripke, goal)
     d0 = int(dist[start])
@@ -245,7 +256,7 @@ def find_attack_paths(
     if d0 == 0:
         return [AttackPath((start,), (), ())], False, 0
     depth = d0 + 2 if max_depth is None else max(max_depth, d0)
-    search = _PathSearch(kripke, goal, dist, distinguish, budget)
+    search = _PathSearch(kripke, goal, dist, distinguish, budget, limits)
     limit = (candidates or max(1000, 50 * max_attacks)) if minimal_only else max_attacks
     found: list[AttackPath] = []
     words: set[tuple[int, ...]] = set()
@@ -301,6 +312,7 @@ def generate_attack_tree(
     label_observables: Sequence[str] | None = None,
     goal_observables: Sequence[str] = (),
     budget: int = 200_000,
+    limits: Limits | None = None,
 ) -> AttackFound | NoAttack:
     """Build a valid attack tree with ``attack = (initial, goal)`` when ``EF goal`` holds from every initial
     state, else the proof that none exists (IIIf AT, completeness and correctness).
@@ -316,7 +328,8 @@ def generate_attack_tree(
     action, else ``paths``. Base attacks are labelled (``labels``) with the edge's action and the changed
     observables: those named in ``label_observables``, by default all except step counters
     (:func:`counter_observables`). ``goal_observables`` (the observables the goal mentions) are described
-    on the blocking invariant when no attack exists.
+    on the blocking invariant when no attack exists. ``limits`` bound the search
+    (:func:`find_attack_paths`).
     """
     goal_mask = state_mask(goal, kripke.num_states)
     init_mask = kripke.initial_mask() if initial is None else state_mask(initial, kripke.num_states)
@@ -329,7 +342,8 @@ def generate_attack_tree(
             return generate_attack_tree(kripke, goal_mask, initial_states, max_depth=max_depth,
                                         max_attacks=max_attacks, minimal_only=minimal_only,
                                         distinguish=distinguish, labels=labels,
-                                        label_observables=label_observables, budget=budget)
+                                        label_observables=label_observables, budget=budget,
+                                        limits=limits)
 
         return _no_attack(kripke, goal_mask, init_set, goal_set, failing, dist, goal_observables, tree_for)
     mode: Literal["actions", "steps", "paths"]
@@ -367,7 +381,7 @@ def generate_attack_tree(
     for i in sorted(init_set):
         paths, trunc, depth = find_attack_paths(kripke, i, goal_mask, dist=dist, max_depth=max_depth,
                                                 max_attacks=max_attacks, minimal_only=minimal_only,
-                                                distinguish=mode, budget=budget)
+                                                distinguish=mode, budget=budget, limits=limits)
         if max_depth is not None and int(dist[i]) > max_depth:
             warnings.append(f"the shortest attack from {kripke.state_name(i)} has {int(dist[i])} steps, "
                             f"more than --max-depth {max_depth}; it is reported anyway")

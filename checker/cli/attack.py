@@ -35,17 +35,7 @@ from typing import Any
 import numpy as np
 
 from checker.cli.json_output import emit_json
-from checker.cli.options import (
-    comma_list,
-    finite_float,
-    nonneg_float,
-    nonneg_float_or_inf,
-    nonneg_int,
-    plot_file,
-    positive_float,
-    positive_int,
-    probability,
-)
+from checker.cli.options import Integer, Real, comma_list, plot_file, probability, seed
 from checker.cli.tables import table_text
 from checker.errors import InputError
 
@@ -100,18 +90,6 @@ LiRA's 0.115. --full runs a larger setting (minutes), still not the paper's scal
 """
 
 
-def _alpha(text: str) -> float | None:
-    if text.lower() in ("iid", "none"):
-        return None
-    try:
-        v = float(text)
-    except ValueError as exc:
-        raise InputError(f"bad --alpha {text!r}", expected="a positive number or 'iid'") from exc
-    if not v > 0:
-        raise InputError(f"bad --alpha {text!r}", expected="a positive number or 'iid'")
-    return v
-
-
 def _figure(v: Any) -> str:
     """A metric for the terminal: three decimals, ``inf``, or the value's text."""
     if isinstance(v, float):
@@ -142,7 +120,7 @@ def _sratta(args: argparse.Namespace) -> int:
     from checker.app.attacks import SRATTA_FULL_SEEDS  # lazy: the training simulations take seconds to import
 
     options = {
-        "n_clients": args.clients, "per_client": args.per_client, "alpha": _alpha(args.alpha),
+        "n_clients": args.clients, "per_client": args.per_client, "alpha": args.alpha,
         "hidden": args.hidden, "lr": args.lr, "batch_size": args.batch_size, "n_updates": args.n_updates,
         "rounds": args.rounds, "n_max": args.n_max, "censor_threshold": args.censor,
     }
@@ -304,10 +282,25 @@ def _plot_leakage(res: dict[str, Any], path: str) -> None:
     save_figure(fig, path)
 
 
+#: The ranges of the attacks' options (sizes beyond them do not fit a simulated training in memory; the
+#: memory limit of every command stops what is still too large).
+CLIENTS = Integer(1, 1_000, what="a number of clients")
+SAMPLES = Integer(1, 10**7, what="a number of samples")
+UNITS = Integer(1, 100_000, what="a number of units")
+STEPS = Integer(1, 10**6, what="a number of steps")
+RATE = Real(0, 100, low_open=True, what="a learning rate")
+
+
+def _alpha(text: str) -> float | None:
+    """``--alpha``: ``iid`` (``None``) or a Dirichlet concentration > 0."""
+    if text.strip() == "iid":
+        return None
+    return Real(0, 1e6, low_open=True, what="iid or a Dirichlet alpha")(text)
+
+
 def register(sub: argparse._SubParsersAction) -> None:
     """Add ``flcheck attack sratta|mia|leakage``."""
-    p = sub.add_parser("attack", help="run an attack on a simulated FL training (SRATTA, MIA, MI leakage)",
-                       description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
+    p = sub.add_parser("attack", description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
     kinds = p.add_subparsers(dest="attack_kind", metavar="KIND")
 
     def usage(_args: argparse.Namespace) -> int:
@@ -317,24 +310,26 @@ def register(sub: argparse._SubParsersAction) -> None:
     p.set_defaults(func=usage)
 
     def common(q: argparse.ArgumentParser, fn: Callable[[argparse.Namespace], int]) -> None:
-        q.add_argument("--seed", type=nonneg_int, default=0)
+        q.add_argument("--seed", type=seed, default=0, help="seed of the data, the training and the attack "
+                                                             "(default 0)")
         q.add_argument("--json", action="store_true", help="print the result as JSON")
         q.add_argument("--plot", metavar="FILE.png", type=plot_file, help="write a figure (atomically)")
         q.set_defaults(func=fn)
 
     s = kinds.add_parser("sratta", help="SRATTA sample re-attribution through secure aggregation ([SRATTA])",
                          description=SRATTA_HELP, formatter_class=argparse.RawDescriptionHelpFormatter)
-    s.add_argument("--clients", type=positive_int, default=5)
-    s.add_argument("--per-client", type=positive_int, default=100)
-    s.add_argument("--alpha", default="iid", help="Dirichlet alpha of the label split, or 'iid' (default)")
-    s.add_argument("--hidden", type=positive_int, default=1000)
-    s.add_argument("--lr", type=positive_float, default=1.0)
-    s.add_argument("--batch-size", type=positive_int, default=4)
-    s.add_argument("--n-updates", type=positive_int, default=5)
-    s.add_argument("--rounds", type=positive_int, default=20, help="t_max")
-    s.add_argument("--n-max", type=positive_int, default=20,
-                   help="largest activation set reconstructed by OMP")
-    s.add_argument("--censor", type=nonneg_int, default=0,
+    s.add_argument("--clients", type=CLIENTS, default=5, help="clients (default 5)")
+    s.add_argument("--per-client", type=SAMPLES, default=100, help="samples per client (default 100)")
+    s.add_argument("--alpha", type=_alpha, default="iid",
+                   help="Dirichlet alpha of the label split, or 'iid' (default)")
+    s.add_argument("--hidden", type=UNITS, default=1000, help="hidden neurons of the MLP (default 1000)")
+    s.add_argument("--lr", type=RATE, default=1.0, help="learning rate (default 1.0)")
+    s.add_argument("--batch-size", type=UNITS, default=4, help="batch size (default 4)")
+    s.add_argument("--n-updates", type=STEPS, default=5, help="local updates per round (default 5)")
+    s.add_argument("--rounds", type=STEPS, default=20, help="t_max, the rounds observed (default 20)")
+    s.add_argument("--n-max", type=UNITS, default=20,
+                   help="largest activation set reconstructed by OMP (default 20)")
+    s.add_argument("--censor", type=Integer(0, 100_000, what="a threshold"), default=0,
                    help="neuron-censoring defence threshold (0 = off)")
     s.add_argument("--full", action="store_true",
                    help="five trainings (seeds SEED..SEED+4): medians with 95%% intervals (about 15 s of CPU "
@@ -346,21 +341,23 @@ def register(sub: argparse._SubParsersAction) -> None:
     m.add_argument("--full", action="store_true",
                    help="the paper-scale setting (5000 SNPs, 5 clients x 300, 2000 challenge non-members, "
                         "4 shadow epochs; minutes of CPU); explicit options still win")
-    m.add_argument("--epsilons", type=comma_list(nonneg_float_or_inf), default=None,
+    m.add_argument("--epsilons", type=comma_list(Real(0, 1e6, infinite=True, what="an epsilon")),
+                   default=None,
                    help="comma-separated target epsilons (inf = no DP; default inf,200,10)")
-    m.add_argument("--clients", type=positive_int, help="client 0 colludes with the server (default 4)")
-    m.add_argument("--per-client", type=positive_int, help="members per client (default 200)")
-    m.add_argument("--snps", type=positive_int, help="SNPs of the generated genomics data (default 2000)")
-    m.add_argument("--challenge-nonmembers", type=positive_int,
+    m.add_argument("--clients", type=CLIENTS, help="client 0 colludes with the server (default 4)")
+    m.add_argument("--per-client", type=SAMPLES, help="members per client (default 200)")
+    m.add_argument("--snps", type=SAMPLES, help="SNPs of the generated genomics data (default 2000)")
+    m.add_argument("--challenge-nonmembers", type=SAMPLES,
                    help="non-members in the pooled challenge set (default 1050; >= 1000 resolves 0.1%% FPR)")
-    m.add_argument("--rounds", type=positive_int, help="FedAvg rounds (default 3)")
-    m.add_argument("--local-epochs", type=positive_int, help="local epochs per round (default 5)")
-    m.add_argument("--hidden", type=positive_int, help="hidden units of the MLP (default 32)")
-    m.add_argument("--lr", type=positive_float, help="learning rate (default 0.3)")
-    m.add_argument("--batch-size", type=positive_int, help="batch size (default 32)")
-    m.add_argument("--clip", type=positive_float, help="DP-SGD clipping norm (default 1.0)")
+    m.add_argument("--rounds", type=STEPS, help="FedAvg rounds (default 3)")
+    m.add_argument("--local-epochs", type=STEPS, help="local epochs per round (default 5)")
+    m.add_argument("--hidden", type=UNITS, help="hidden units of the MLP (default 32)")
+    m.add_argument("--lr", type=RATE, help="learning rate (default 0.3)")
+    m.add_argument("--batch-size", type=UNITS, help="batch size (default 32)")
+    m.add_argument("--clip", type=Real(0, 1e6, low_open=True, what="a clipping norm"),
+                   help="DP-SGD clipping norm (default 1.0)")
     m.add_argument("--delta", type=probability, help="delta of the formal epsilon (default 1e-5)")
-    m.add_argument("--shadow-epochs", type=positive_int,
+    m.add_argument("--shadow-epochs", type=Integer(1, 1_000, what="a number of epochs"),
                    help="LiRA shadow epochs: every record is IN this many shadow models (default 1)")
     m.add_argument("--meta", choices=("hist_gradient_boosting", "xgboost"),
                    help="meta-classifier of the ensemble (default hist_gradient_boosting; xgboost must be "
@@ -372,13 +369,14 @@ def register(sub: argparse._SubParsersAction) -> None:
     q.add_argument("--full", action="store_true",
                    help="the paper's networks (BlockModel 200-200-5, MixModel 500-1, lr 5e-5, early "
                         "stopping, up to 12000 steps, 40000 samples; minutes of CPU); explicit options win")
-    q.add_argument("--trend", choices=("batch", "noise", "step", "imbalance"), default="batch")
-    q.add_argument("--values", type=comma_list(finite_float),
+    q.add_argument("--trend", choices=("batch", "noise", "step", "imbalance"), default="batch",
+                   help="the parameter the leakage is measured against (default batch)")
+    q.add_argument("--values", type=comma_list(Real(-1e6, 1e6, what="a trend value")),
                    help="comma-separated values of the trend parameter")
-    q.add_argument("--samples", type=positive_int, help="joint samples (X_B, G) (default 4000)")
-    q.add_argument("--steps", type=positive_int,
+    q.add_argument("--samples", type=SAMPLES, help="joint samples (X_B, G) (default 4000)")
+    q.add_argument("--steps", type=STEPS,
                    help="Adam steps per estimate (default 500; the most with --full, default 12000)")
-    q.add_argument("--noise", type=nonneg_float, default=0.1,
+    q.add_argument("--noise", type=Real(0, 1e6, what="a standard deviation"), default=0.1,
                    help="std of the Gaussian noise on the gradient")
-    q.add_argument("--batch", type=positive_int, default=4, help="batch size when the trend is not 'batch'")
+    q.add_argument("--batch", type=UNITS, default=4, help="batch size when the trend is not 'batch'")
     common(q, _leakage)

@@ -11,7 +11,9 @@ removed steps are cut from the structure, removed links make the scenario be exp
 (:func:`checker.app.step_attributes.judge_defence`).
 
 Exit codes: 0 an attack exists (a valid tree was generated and re-checked), 1 none exists (or unknown on an
-incomplete exploration), 2 bad input (model, predicate or option).
+incomplete exploration), 2 bad input (model, predicate or option). With ``--defence`` the exit code is the
+defence's verdict: 0 it blocks every attack (of cost ``<=`` the budget), 1 an attack remains (or the
+exploration is incomplete, so nothing is proved).
 """
 
 from __future__ import annotations
@@ -19,20 +21,9 @@ from __future__ import annotations
 import argparse
 import json
 import sys
-from fractions import Fraction
 from pathlib import Path
 from typing import TYPE_CHECKING
 
-from checker.app.load import load_model
-from checker.app.step_attributes import (
-    AttributeSummary,
-    attack_goal,
-    defence_decl,
-    judge_defence,
-    scenario_of,
-    step_table,
-    summarise,
-)
 from checker.attack_trees.export import (
     FORMATS,
     render,
@@ -44,23 +35,23 @@ from checker.attack_trees.export import (
 from checker.attack_trees.generation import AttackFound, NoAttack, generate_attack_tree
 from checker.attack_trees.validity import check_validity
 from checker.cli.defines import add_define_option, defines_of
-from checker.cli.explore import MODEL_HELP, add_limit_options, clear_progress, limits_of, model_files
+from checker.cli.explore import MODEL_HELP, clear_progress, model_files
 from checker.cli.json_output import json_text
-from checker.cli.options import nonneg_int, output_file, positive_int
+from checker.cli.options import Exact, Integer, add_limit_options, limits_of, output_file
 from checker.errors import InputError, Position
 from checker.io.files import check_output_path, write_atomic
 from checker.mc.explore import stderr_progress
-from checker.mc.kripke import Kripke
 from checker.verdict import EXIT_HOLDS, EXIT_VIOLATED
 
 if TYPE_CHECKING:
+    from checker.app.step_attributes import AttributeSummary
+    from checker.mc.kripke import Kripke
     from flmodel.scenario_ast import Scenario
 
 
 def register(sub: argparse._SubParsersAction) -> None:
     p = sub.add_parser(
         "attack-tree",
-        help="generate an IIIf attack tree for a goal (or the invariant that blocks it)",
         description=(
             "Generate a valid IIIf attack tree whose attack is (initial states, goal): an or-tree over "
             "genuinely different ways to reach the goal (action sequences up to commuting independent "
@@ -71,7 +62,8 @@ def register(sub: argparse._SubParsersAction) -> None:
             "cheapest, most probable and fastest attack over every path; --defence NAME says whether a "
             "declared defence (removed steps, or removed links: the model is explored again without "
             "them) blocks every attack."),
-        epilog="Exit codes: 0 an attack exists, 1 none exists (or unknown), 2 bad input.",
+        epilog="Exit codes: 0 an attack exists, 1 none exists (or unknown), 2 bad input; with --defence: 0 "
+               "the defence blocks every attack (within the budget), 1 an attack remains (or unknown).",
     )
     p.add_argument("model", nargs="+", metavar="MODEL", help=MODEL_HELP)
     p.add_argument("--goal", metavar="PREDICATE",
@@ -86,9 +78,9 @@ def register(sub: argparse._SubParsersAction) -> None:
                         "model (with --goal: also that its attack is (initial states, goal))")
     p.add_argument("-o", "--output", metavar="FILE", type=output_file,
                    help="write the tree to FILE (atomically)")
-    p.add_argument("--max-depth", type=nonneg_int, default=None, metavar="N",
+    p.add_argument("--max-depth", type=Integer(0, 10**6), default=None, metavar="N",
                    help="longest attack considered for alternatives (default: shortest + 2)")
-    p.add_argument("--max-attacks", type=positive_int, default=5, metavar="N",
+    p.add_argument("--max-attacks", type=Integer(1, 10**6), default=5, metavar="N",
                    help="alternatives per initial state (default 5)")
     p.add_argument("--all-attacks", action="store_true",
                    help="also list non-minimal attacks (by default an attack whose action set strictly "
@@ -104,38 +96,37 @@ def register(sub: argparse._SubParsersAction) -> None:
     p.add_argument("--defence", metavar="NAME",
                    help="a defence declared in the scenario ('defence NAME: remove RULE by ACTOR at "
                         "LOCATION' or 'defence NAME: remove link A -- B'): say whether it blocks every "
-                        "attack on the model")
-    p.add_argument("--budget", type=_budget, metavar="C",
+                        "attack on the model; the exit code is then the defence's: 0 it blocks every "
+                        "attack (of cost <= the budget), 1 an attack remains or nothing is proved")
+    p.add_argument("--budget", type=Exact(0, what="a cost"), metavar="C",
                    help="with --defence: only attacks of cost <= C (the attack_step costs) count "
                         "(default: the budget the defence statement declares, else any cost)")
     add_define_option(p)
     p.set_defaults(func=run)
 
 
-def _budget(text: str) -> Fraction:
-    """An exact cost bound >= 0 (``5``, ``5/2``, ``2.5``)."""
-    try:
-        value = Fraction(text.strip())
-    except (ValueError, ZeroDivisionError):
-        raise argparse.ArgumentTypeError(f"{text!r} is not a number >= 0") from None
-    if value < 0:
-        raise argparse.ArgumentTypeError(f"{text!r} is not a number >= 0")
-    return value
-
-
 def _load(paths: list[str], args: argparse.Namespace) -> tuple[Kripke, Scenario | None]:
     """The model through the application layer's loader (scenario files and explicit formats), explored
     under the exploration limits (progress on stderr when it is a terminal), and the scenario it was
     built from (``None`` for explicit and JSON models: they declare no attributes or defences)."""
-    progress = stderr_progress()
-    kripke = load_model(paths[0] if len(paths) == 1 else paths, limits=limits_of(args), progress=progress,
-                        probabilities=False, defines=defines_of(args))
+    from checker.app.load import load_model  # lazy: the loader imports the model layer
+    from checker.app.step_attributes import scenario_of
+
+    progress = None if args.progress else stderr_progress()
+    with args.watchdog.exploring():  # the exploration stops itself at the limits: a partial structure
+        kripke = load_model(paths[0] if len(paths) == 1 else paths, limits=limits_of(args),
+                            progress=progress or args.watchdog.explored, probabilities=False,
+                            defines=defines_of(args))
+    args.keep.append(kripke)
     if progress:
         clear_progress()
     return kripke, scenario_of(paths, defines_of(args))
 
 
 def run(args: argparse.Namespace) -> int:
+    # lazy: the step attributes and defences import the model layer
+    from checker.app.step_attributes import attack_goal, defence_decl, judge_defence, step_table, summarise
+
     fmt = "json" if args.json else args.format
     if args.output:  # refused before exploring: the tree must never replace the model
         check_output_path(args.output, model_files(args.model))
@@ -159,13 +150,15 @@ def run(args: argparse.Namespace) -> int:
         if unknown:
             raise InputError(f"unknown observable {unknown[0]!r}", Position("--observables"),
                              "one of " + (", ".join(sorted(known)) or "none"))
+    args.watchdog.phase(f"generating the attack tree of {args.goal}")
     result = generate_attack_tree(kripke, goal, max_depth=args.max_depth, max_attacks=args.max_attacks,
                                   minimal_only=not args.all_attacks, distinguish=args.distinguish,
-                                  label_observables=shown, goal_observables=mentioned)
+                                  label_observables=shown, goal_observables=mentioned, limits=limits_of(args))
     summary = (summarise(result.tree, table, kripke, goal)
                if table is not None and isinstance(result, AttackFound) else None)
     verdict = None
     if args.defence is not None:
+        args.watchdog.phase(f"judging the defence {args.defence}")
         progress = stderr_progress()
         verdict = judge_defence(scenario, args.defence, kripke, lambda k: attack_goal(k, args.goal)[0], table,
                                 args.budget, limits=limits_of(args), progress=progress)
@@ -191,10 +184,12 @@ def run(args: argparse.Namespace) -> int:
         print(_no_attack_text(result, kripke, args.goal))
         if defence_text is not None:
             print(defence_text)
+    if isinstance(result, AttackFound) and args.output:
+        valid = check_validity(result.tree, kripke).valid
+        print(f"attack tree ({'valid' if valid else 'INVALID'}) written to {args.output}")
+    if verdict is not None:  # --defence: the exit code says whether it blocks every attack
+        return EXIT_HOLDS if verdict.cut.blocks and verdict.cut.conclusive else EXIT_VIOLATED
     if isinstance(result, AttackFound):
-        if args.output:
-            valid = check_validity(result.tree, kripke).valid
-            print(f"attack tree ({'valid' if valid else 'INVALID'}) written to {args.output}")
         return EXIT_HOLDS if check_validity(result.tree, kripke).valid else EXIT_VIOLATED
     return EXIT_VIOLATED
 
@@ -206,6 +201,8 @@ _WAYS = {"actions": "action sequences up to commuting independent steps",
 
 def _check_file(args: argparse.Namespace) -> int:
     """``--check``: ⊢ A for a tree read back from JSON, and optionally its pair against the goal."""
+    from checker.app.step_attributes import attack_goal  # lazy: it imports the model layer
+
     path = Path(args.check)
     try:
         doc = json.loads(path.read_text(encoding="utf-8"))

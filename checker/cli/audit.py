@@ -24,26 +24,32 @@ import json
 import os
 from fractions import Fraction
 from pathlib import Path
+from typing import TYPE_CHECKING
 
 import flcheck_spec
 
-from checker.app.load import unknown_model
 from checker.cli.account import sampling_rate
 from checker.cli.dp import emit
 from checker.cli.options import (
     OBSERVE_HELP,
     READING_CHOICES,
+    Integer,
+    add_limit_options,
     confidence,
+    limits_of,
     nonneg_float_or_inf,
-    nonneg_int,
     plot_file,
     positive_float,
     positive_int,
     probability_below_one,
+    seed,
 )
 from checker.cli.privacy import readings_of
 from checker.errors import InputError, Position
 from checker.io.files import check_output_path
+
+if TYPE_CHECKING:
+    from checker.mc.exploration import Limits
 
 AUDIT_KINDS = ("gaussian", "laplace", "rr", "secagg")
 MECHANISM_FORMS = ("gaussian:mu=MU", "laplace:b=B", "rr:p=P", "secagg:exponential|uniform:n=N")
@@ -141,7 +147,7 @@ def _load_distributions(path: Path) -> tuple[dict[object, Fraction], dict[object
 
 
 def _scenario_distributions(
-    target: str, observe: str = "sequence", reading: str | None = None
+    target: str, observe: str = "sequence", reading: str | None = None, limits: Limits | None = None
 ) -> tuple[dict[object, Fraction], dict[object, Fraction], float | None, str]:
     """The observation distributions ``(P0, P1)`` of the worst judged neighbouring pair, the formal ε*
     and the pair's name: :func:`checker.app.privacy_fl.privacy_report` with the defaults of
@@ -154,7 +160,8 @@ def _scenario_distributions(
     model = privacy_model(target)
     report = privacy_report(model.system, model.universe, observe=observe, literal=False,
                             declared=model.declared, observing=model.observing,
-                            readings=readings_of(reading, model.declared), decomposition=False)
+                            readings=readings_of(reading, model.declared), decomposition=False,
+                            limits=limits)
     worst = report.worst
     if worst is None:
         raise InputError(
@@ -205,6 +212,8 @@ def _cmd_audit(args: argparse.Namespace) -> int:
     is_mechanism = kind in AUDIT_KINDS and not path.exists()
     if not (is_mechanism or path.exists() or target.startswith("example:")
             or target in flcheck_spec.bundled_scenarios()):
+        from checker.app.load import unknown_model  # lazy: the loader imports the model layer
+
         raise unknown_model(target, alternatives=MECHANISM_FORMS)
     if args.plot:  # refused before the audit runs: the figure must never replace the input
         check_output_path(args.plot, [] if is_mechanism else [path])
@@ -241,7 +250,7 @@ def _cmd_audit(args: argparse.Namespace) -> int:
     if path.exists() and path.suffix == ".json":
         p0, p1, formal = _load_distributions(path)
     else:
-        p0, p1, formal, name = _scenario_distributions(target, args.observe, args.reading)
+        p0, p1, formal, name = _scenario_distributions(target, args.observe, args.reading, limits_of(args))
     if args.formal_eps is not None:
         formal = args.formal_eps
     from checker.crossval.crossval_scenario import cross_validate  # lazy: scipy (slow import)
@@ -272,7 +281,6 @@ def register(sub: argparse._SubParsersAction) -> None:
     """Add ``audit``."""
     a = sub.add_parser(
         "audit",
-        help="membership-inference audit: a confidence lower bound on ε",
         description="Likelihood-ratio membership-inference audit ([SecAgg-MIA] eq. 8-11): Monte Carlo "
         "(FPR, FNR) with Clopper-Pearson bounds give ε_lower valid with the stated confidence. Exit 1 if "
         "ε_lower exceeds the mechanism's known ε or the formal ε.",
@@ -286,11 +294,13 @@ def register(sub: argparse._SubParsersAction) -> None:
         "a scenario file (.fl), a bundled scenario (flcheck list) or example:NAME "
         "(see flcheck privacy --help)",
     )
-    a.add_argument("--trials", type=positive_int, default=20_000, help="samples per hypothesis")
-    a.add_argument("--confidence", type=confidence, default=0.95)
+    a.add_argument("--trials", type=Integer(1, 10**12, what="a number of trials"), default=20_000,
+                   help="samples per hypothesis (default 20,000; refused when they would not fit in memory)")
+    a.add_argument("--confidence", type=confidence, default=0.95,
+                   help="confidence of the Clopper-Pearson bounds (default 0.95)")
     a.add_argument("--delta", type=probability_below_one, default=0.0,
                    help="δ at which the ε lower bound is stated")
-    a.add_argument("--seed", type=nonneg_int, default=0)
+    a.add_argument("--seed", type=seed, default=0, help="seed of the Monte Carlo samples (default 0)")
     a.add_argument("--method", choices=("exact", "gaussian"), default="exact", help="eq. (9) or eq. (11)")
     a.add_argument("--formal-eps", type=nonneg_float_or_inf, default=None,
                    help="formal ε to cross-validate against")
@@ -315,8 +325,9 @@ def register(sub: argparse._SubParsersAction) -> None:
     f.add_argument("--clients", type=positive_int, default=50, help="real clients (20 digits each)")
     f.add_argument("--guesses", type=positive_int, default=None,
                    help="guesses (half included, half excluded; default a tenth of the canaries)")
-    a.add_argument("--json", action="store_true")
-    a.add_argument("--plot", metavar="FILE.png", type=plot_file)
+    add_limit_options(a, scope="of a model's privacy pipeline (a mechanism string or a JSON file has none)")
+    a.add_argument("--json", action="store_true", help="print the audit as JSON")
+    a.add_argument("--plot", metavar="FILE.png", type=plot_file, help="also draw the audit (atomically)")
     a.set_defaults(func=_cmd_audit)
 
 

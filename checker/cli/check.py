@@ -1,7 +1,11 @@
 """``flcheck check [SCENARIO] [--json] [--report FILE.md|FILE.html]``: check every property of a scenario
 (a path or a bundled scenario's name; default: the bundled Moniteo satellite swarm). Exit 0 all hold, 1
 some violated or unknown, 2 bad input (also a ``--report`` path that cannot be written, refused before
-the scenario is explored).
+the scenario is explored), 130 after Ctrl-C.
+
+A check stopped by Ctrl-C or by a limit (:mod:`checker.app.check_stop`) still prints its table: the
+properties decided before the stop with their verdicts, the others ``unknown``; under ``--json`` the key
+``interrupted`` says why (``null`` when the check ran to the end).
 """
 
 from __future__ import annotations
@@ -10,29 +14,23 @@ import argparse
 import sys
 
 from checker.cli.defines import add_define_option, defines_of
-from checker.cli.json_output import emit_json
 from checker.cli.options import (
     OBSERVE_HELP,
     REDUCTION_HELP,
+    add_limit_options,
     add_reduction_options,
-    default_memory_mb,
-    memory_mb,
+    limits_of,
     output_file,
-    positive_int,
     reductions_of,
-    seconds,
 )
-from checker.cli.tables import table_text, use_colour
 from checker.errors import InputError
-from checker.io.files import check_output_path
-from checker.mc.explore import Limits, stderr_progress
+from checker.verdict import EXIT_INTERRUPTED
 
 
 def register(sub: argparse._SubParsersAction) -> None:
     """Add the ``check`` sub-command."""
     p = sub.add_parser(
         "check",
-        help="check every property of a scenario (default: the bundled Moniteo satellite swarm)",
         description="Explore the scenario once and decide each named property (CTL, attack trees, "
                     "NI-FL-DP, probability and advantage bounds, cross-validation, attacks). Prints a "
                     "table; exit 0 when all hold, 1 when some is violated or unknown, 2 on bad input.",
@@ -50,17 +48,7 @@ def register(sub: argparse._SubParsersAction) -> None:
                    help="never cut the evidence column (by default it is cut at 90 characters)")
     p.add_argument("--property", action="append", metavar="NAME",
                    help="check only this property (repeatable)")
-    p.add_argument("--max-states", type=positive_int, default=2_000_000,
-                   help="exploration limit (default 2e6)")
-    p.add_argument("--max-seconds", type=seconds, default=600.0,
-                   help="time limit of the whole check, every exploration and property (default 600)")
-    p.add_argument("--max-memory", type=memory_mb, default=default_memory_mb(), metavar="MB",
-                   help="resident memory limit of the whole check (default: three quarters of the "
-                        f"machine's memory, {default_memory_mb():.0f} MB here)")
-    p.add_argument("--progress", action="store_true",
-                   help="print a progress line to stderr every few seconds (phase, states, rate, time left)")
-    p.add_argument("--progress-interval", type=seconds, default=5.0, metavar="S",
-                   help="seconds between --progress lines (default 5)")
+    add_limit_options(p, scope="of the whole check (every exploration and property)")
     p.add_argument("--engine", choices=("flcheck", "storm"), default="flcheck",
                    help="who computes the probability properties on the explored structure: flcheck "
                         "(default) or Storm (stormpy, the extra flcheck[storm]; exact rationals)")
@@ -79,6 +67,10 @@ def run(args: argparse.Namespace) -> int:
     from checker.app.check import check_file, scenario_path
     from checker.app.privacy_account import privacy_account_of  # lazy: with the pipeline
     from checker.app.report import render_table, write_report  # lazy: with the pipeline
+    from checker.cli.json_output import emit_json
+    from checker.cli.tables import table_text, use_colour  # lazy: as the import above
+    from checker.io.files import check_output_path  # lazy: as the import above
+    from checker.mc.explore import stderr_progress  # lazy: as the import above
     from flmodel.readings import readings_line  # lazy: with the pipeline
 
     for path in args.report or ():
@@ -94,7 +86,7 @@ def run(args: argparse.Namespace) -> int:
         if importlib.util.find_spec("stormpy") is None:
             raise InputError("--engine storm needs stormpy: pip install 'flcheck[storm]'")
 
-    limits = Limits(max_states=args.max_states, max_seconds=args.max_seconds, max_memory_mb=args.max_memory)
+    limits = limits_of(args)
     reductions = reductions_of(args, REDUCTION_HELP)
     progress_line = None
     if args.progress:
@@ -120,6 +112,8 @@ def run(args: argparse.Namespace) -> int:
         if progress is not None:
             sys.stderr.write("\r\x1b[K")
             sys.stderr.flush()
+    args.watchdog.finish()  # decided or stopped: what is left is printing the table
+    args.keep.append(report)
     if args.property:
         missing = sorted(set(args.property) - {r.name for r in report.results})
         if missing:
@@ -128,7 +122,7 @@ def run(args: argparse.Namespace) -> int:
     account = privacy_account_of(report, args.audit)  # the run's accountant (and audit) beside the figures
     if args.json:
         extra = {"accounting": account.to_json()} if account is not None else {}
-        emit_json(args.flcheck_command, {**report.to_json(), **extra})
+        emit_json(args.flcheck_command, {**report.to_json(), "limits": limits.json(), **extra})
     else:
         print(render_table(report, evidence_width=None if args.wide else 90, colour=use_colour(sys.stdout)))
         if account is not None:
@@ -144,4 +138,10 @@ def run(args: argparse.Namespace) -> int:
         files = write_report(report, path, inputs=[report.scenario_path])
         if not args.json:
             print("report written: " + ", ".join(str(f) for f in files))
+    stop = report.interrupted
+    if stop is not None:  # the table shows what was decided before the stop
+        print(f"flcheck: {stop.reason} while {stop.during}: the properties not decided are unknown",
+              file=sys.stderr)
+        if stop.cause == "sigint":
+            return EXIT_INTERRUPTED
     return report.exit_code

@@ -8,43 +8,42 @@ bundled ``walker_53_12_3_1.toml``) or two-line element sets propagated with ``sg
 extra); the ground stations come from a TOML file (default the bundled ``stations.toml``), all of them or
 those named by ``--station``. The plan is sampled every ``--sample-seconds`` over ``--rounds`` rounds of
 ``--round-seconds``, each cut into ``--steps`` steps; inter-satellite links are considered up to
-``--isl-km``. The lines name satellite ``i`` ``orbit[i]`` and the stations ``ground`` (one) or ``gs[k]``,
-as the bundled Walker scenario does. A bare file name that is not a file is looked up among the bundled
-orbit files (``spec/orbits/``). Exit 0 (the lines are printed or written), 2 on bad input.
+``--isl-km``. The lines name satellite ``i`` ``orbit[i]`` and each station by its name in the stations
+file (a character a scenario name cannot hold becomes ``_``), or by the location ``AS`` of
+``--station NAME=AS`` (the bundled Walker scenarios' lines are ``--station toulouse=ground``'s). A bare
+file name that is not a file is looked up among the bundled orbit files (``spec/orbits/``). The plan is
+sampled at most :data:`MAX_SAMPLES` times (``--rounds`` × ``--round-seconds`` / ``--sample-seconds``).
+Exit 0 (the lines are printed or written), 2 on bad input.
 """
 
 from __future__ import annotations
 
 import argparse
+import re
 import sys
+from collections.abc import Callable
 from datetime import datetime
 from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
-from checker.cli.options import output_file, plot_file, positive_float, positive_int
+from checker.cli.options import Integer, Real, output_file, plot_file
 from checker.errors import InputError, Position
-from checker.io.files import write_atomic
 from checker.verdict import EXIT_HOLDS
-from flmodel.orbits import ContactPlan, Sampling, contact_plan, contact_text
-from flmodel.orbits_motion import (
-    GroundStation,
-    Satellite,
-    WalkerShell,
-    bundled_orbit_file,
-    load_ground_stations,
-    load_tle_file,
-    load_walker_shell,
-)
+
+if TYPE_CHECKING:
+    from flmodel.orbits import ContactPlan, Node
+    from flmodel.orbits_motion import GroundStation
 
 DEFAULT_SHELL = "walker_53_12_3_1.toml"
 DEFAULT_STATIONS = "stations.toml"
+#: The most samples a plan may take (every satellite and station is propagated at each).
+MAX_SAMPLES = 1_000_000
 
 
 def register(sub: argparse._SubParsersAction) -> None:
     """Add ``contacts``."""
     p = sub.add_parser(
         "contacts",
-        help="print a constellation's contact plan as scenario contact lines",
         description=(
             "Sample a Walker-delta shell or two-line element sets against ground stations (and, with "
             "--isl-km, between satellites) and print the links that are up in some round or step as "
@@ -59,16 +58,21 @@ def register(sub: argparse._SubParsersAction) -> None:
                         help="two-line element sets, propagated with sgp4 (the orbits extra)")
     p.add_argument("--stations", metavar="FILE.toml", default=DEFAULT_STATIONS,
                    help=f"ground stations (default: the bundled {DEFAULT_STATIONS})")
-    p.add_argument("--station", action="append", metavar="NAME", default=None,
-                   help="only this station of the file (repeatable; default: every station)")
-    p.add_argument("--isl-km", type=positive_float, default=None, metavar="KM",
-                   help="inter-satellite links up to this range (default: none)")
-    p.add_argument("--rounds", type=positive_int, default=1, help="rounds (default 1)")
-    p.add_argument("--round-seconds", type=positive_float, default=3600.0, metavar="S",
-                   help="length of a round in seconds (default 3600)")
-    p.add_argument("--steps", type=positive_int, default=1, metavar="K", help="steps per round (default 1)")
-    p.add_argument("--sample-seconds", type=positive_float, default=60.0, metavar="DT",
-                   help="sampling step in seconds, at most a protocol step (default 60)")
+    p.add_argument("--station", action="append", metavar="NAME[=AS]", default=None,
+                   help="only this station of the file (repeatable; default: every station); NAME=AS names "
+                        "its location AS in the lines (default: the station's own name)")
+    p.add_argument("--isl-km", type=Real(0, 100_000, low_open=True, what="a range in km"), default=None,
+                   metavar="KM", help="inter-satellite links up to this range (default: none; at most "
+                                      "100,000)")
+    p.add_argument("--rounds", type=Integer(1, 10_000, what="a number of rounds"), default=1,
+                   help="rounds (default 1)")
+    p.add_argument("--round-seconds", type=Real(1, 10**7, what="a number of seconds"), default=3600.0,
+                   metavar="S", help="length of a round in seconds (default 3600)")
+    p.add_argument("--steps", type=Integer(1, 10_000, what="a number of steps"), default=1, metavar="K",
+                   help="steps per round (default 1)")
+    p.add_argument("--sample-seconds", type=Real(0.01, 10**7, what="a number of seconds"), default=60.0,
+                   metavar="DT", help="sampling step in seconds, at most a protocol step (default 60; at "
+                                      f"most {MAX_SAMPLES:,} samples in the plan)")
     p.add_argument("--up-when", choices=("any", "all"), default="any",
                    help="a link is up in a round or step when it is up at any (default) or all its samples")
     p.add_argument("--unit", choices=("rounds", "steps"), default="rounds",
@@ -85,6 +89,8 @@ def register(sub: argparse._SubParsersAction) -> None:
 
 def _orbit_file(text: str, what: str) -> Path:
     """``text`` as a path, or the bundled orbit file of that name; :class:`InputError` when neither."""
+    from flmodel.orbits_motion import bundled_orbit_file  # lazy: the orbits module imports numpy
+
     path = Path(text)
     if path.is_file():
         return path
@@ -112,21 +118,83 @@ def _epoch(text: str | None) -> datetime | None:
     return moment
 
 
-def _stations(args: argparse.Namespace) -> tuple[GroundStation, ...]:
+def _requested(args: argparse.Namespace) -> list[tuple[str, str | None]]:
+    """The ``--station NAME[=AS]`` options as ``(NAME, AS or None)``."""
+    out = []
+    for item in args.station or ():
+        name, sep, alias = item.partition("=")
+        if sep and not re.fullmatch(r"[A-Za-z_][A-Za-z0-9_]*", alias.strip()):
+            raise InputError(f"--station {item}: {alias.strip()!r} is not a scenario name",
+                             Position("--station"),
+                             "NAME=AS with AS a letter or _ followed by letters, digits or _")
+        out.append((name.strip(), alias.strip() if sep else None))
+    return out
+
+
+def _stations(args: argparse.Namespace) -> tuple[tuple[GroundStation, ...], tuple[str, ...]]:
+    """The stations of the plan and the name of each one's location in the lines."""
+    from flmodel.orbits_motion import load_ground_stations  # lazy: the orbits module imports numpy
+
     path = _orbit_file(args.stations, "ground-station")
     stations = load_ground_stations(path)
-    if args.station is None:
-        return stations
+    requested = _requested(args)
+    if not requested:
+        return stations, tuple(_location_name(s.name) for s in stations)
     known = {s.name: s for s in stations}
-    missing = [n for n in args.station if n not in known]
+    missing = [n for n, _ in requested if n not in known]
     if missing:
         raise InputError(f"no station {missing[0]!r} in {path.name}", Position(str(path)),
                          "one of " + ", ".join(sorted(known)))
-    return tuple(known[n] for n in args.station)
+    return (tuple(known[n] for n, _ in requested),
+            tuple(alias or _location_name(n) for n, alias in requested))
 
 
-def build_plan(args: argparse.Namespace) -> ContactPlan:
-    """The contact plan the options describe."""
+def _location_name(name: str) -> str:
+    """A station's name as a scenario location name (``Cape Town`` -> ``Cape_Town``).
+
+    >>> _location_name("cape town-2")
+    'cape_town_2'
+    """
+    text = re.sub(r"[^A-Za-z0-9_]", "_", name)
+    return text if re.match(r"[A-Za-z_]", text) else "gs_" + text
+
+
+def _naming(locations: tuple[str, ...]) -> Callable[[Node], str]:
+    """``orbit[i]`` for satellite ``i``, the location name of station ``k`` (:func:`_stations`)."""
+
+    def name(node: Node) -> str:
+        return f"orbit[{node.index}]" if node.kind == "satellite" else locations[node.index]
+
+    return name
+
+
+def _check_sampling(args: argparse.Namespace) -> None:
+    """The sampling options together: a sample within each protocol step, at most :data:`MAX_SAMPLES`
+    samples (refused before anything is allocated), each naming the option."""
+    step = args.round_seconds / args.steps
+    if args.sample_seconds > step:
+        raise InputError(f"--sample-seconds {args.sample_seconds:g} is longer than a protocol step "
+                         f"(--round-seconds / --steps = {step:g} s)", Position("--sample-seconds"),
+                         "a sample in every step: --sample-seconds at most the step")
+    samples = args.rounds * args.round_seconds / args.sample_seconds
+    if samples > MAX_SAMPLES:
+        raise InputError(f"--sample-seconds {args.sample_seconds:g} gives {samples:,.0f} samples over "
+                         f"--rounds {args.rounds} of --round-seconds {args.round_seconds:g}",
+                         Position("--sample-seconds"), f"at most {MAX_SAMPLES:,} samples")
+
+
+def build_plan(args: argparse.Namespace) -> tuple[ContactPlan, tuple[str, ...]]:
+    """The contact plan the options describe, and the location name of each of its stations."""
+    # lazy: the orbit generator imports numpy (and sgp4 for TLEs)
+    from flmodel.orbits import Sampling, contact_plan
+    from flmodel.orbits_motion import (  # lazy: as the import above
+        Satellite,
+        WalkerShell,
+        load_tle_file,
+        load_walker_shell,
+    )
+
+    _check_sampling(args)
     satellites: WalkerShell | tuple[Satellite, ...]
     epoch = _epoch(args.epoch)
     if args.tle is not None:
@@ -136,13 +204,17 @@ def build_plan(args: argparse.Namespace) -> ContactPlan:
         epoch = epoch or satellites.epoch
     sampling = Sampling(args.sample_seconds, args.round_seconds, args.steps, args.rounds, args.up_when)
     kwargs: dict[str, Any] = {} if epoch is None else {"epoch": epoch}
-    return contact_plan(satellites, _stations(args), sampling=sampling, max_isl_range_km=args.isl_km,
-                        **kwargs)
+    stations, locations = _stations(args)
+    return contact_plan(satellites, stations, sampling=sampling, max_isl_range_km=args.isl_km,
+                        **kwargs), locations
 
 
 def run(args: argparse.Namespace) -> int:
-    plan = build_plan(args)
-    text = contact_text(plan, args.unit)
+    from checker.io.files import write_atomic  # lazy: as the import above
+    from flmodel.orbits import contact_text  # lazy: as the import above
+
+    plan, locations = build_plan(args)
+    text = contact_text(plan, args.unit, naming=_naming(locations))
     if args.output is not None:
         write_atomic(args.output, text)
     else:
@@ -151,5 +223,5 @@ def run(args: argparse.Namespace) -> int:
         from checker.crossval.plots import save_figure  # lazy: matplotlib, only for a plot
         from flmodel.orbits_plot import plot_contact_windows  # lazy: matplotlib, only for a plot
 
-        save_figure(plot_contact_windows(plan), args.plot)
+        save_figure(plot_contact_windows(plan, naming=_naming(locations)), args.plot)
     return EXIT_HOLDS

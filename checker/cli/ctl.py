@@ -25,36 +25,25 @@ from checker.app.ctl_query import (
     with_readings,
 )
 from checker.app.load import load_model, model_kind, resolve_model_files
-from checker.app.scenario_vocabulary import scenario_vocabulary
 from checker.cli.defines import add_define_option, defines_of
-from checker.cli.explore import (
-    MODEL_HELP,
-    add_limit_options,
-    clear_progress,
-    explicit_notes,
-    limits_of,
-    model_files,
-)
+from checker.cli.explore import MODEL_HELP, clear_progress, explicit_notes, model_files
 from checker.cli.json_output import emit_json, json_text
-from checker.cli.options import output_file
-from checker.errors import InputError
+from checker.cli.options import add_limit_options, limits_of, output_file
+from checker.errors import InputError, Position
 from checker.io.files import check_output_path, write_atomic
 from checker.mc.ctl import ModelChecker
 from checker.mc.ctl_ast import DPQuery, Formula, ProbQuery, has_probabilistic
 from checker.mc.ctl_parse import parse_formula
-from checker.mc.explore import stderr_progress
 from checker.mc.fixpoints import Semantics
 from checker.mc.kripke import Kripke
-from checker.mc.vocabulary import check_formula
 from checker.verdict import EXIT_HOLDS
 from flmodel.readings import Reading, readings_line
-from flmodel.scenario import load_scenario
-from flmodel.scenario_build import build_system
 
 
 def _scenario_path(args: argparse.Namespace) -> Path | None:
     """The scenario file the model arguments name (a path or a bundled name), or ``None`` for an
     explicit or JSON model."""
+
     resolved = resolve_model_files(list(args.model))
     if not isinstance(resolved, str | Path):
         if len(resolved) != 1:
@@ -71,6 +60,12 @@ def _check_vocabulary_first(args: argparse.Namespace, formula: Formula) -> bool:
     whether the model is a scenario."""
     path = _scenario_path(args)
     if path is not None:
+        # lazy: the model layer, for scenarios only (an explicit model needs none of it)
+        from checker.app.scenario_vocabulary import scenario_vocabulary
+        from checker.mc.vocabulary import check_formula  # lazy: as the import above
+        from flmodel.scenario import load_scenario  # lazy: as the import above
+        from flmodel.scenario_build import build_system  # lazy: as the import above
+
         system = build_system(load_scenario(path, defines=defines_of(args)))
         check_formula(formula, scenario_vocabulary(system))
         return True
@@ -109,7 +104,7 @@ def _run_probabilistic(args: argparse.Namespace, kripke: Kripke, formula: Formul
     if isinstance(formula, ProbQuery) and formula.is_query:
         if args.all_states:
             check_output_path(args.all_states, inputs)
-        query = probability_values(kripke, formula, args.semantics, scenario=scenario)
+        query = probability_values(kripke, formula, args.semantics, scenario=scenario, limits=limits_of(args))
         values = query.values
         seconds = time.perf_counter() - t0
         payload: dict[str, Any] = {**query.json(), "seconds": round(seconds, 6)}
@@ -126,7 +121,7 @@ def _run_probabilistic(args: argparse.Namespace, kripke: Kripke, formula: Formul
             _print_readings(args)
             print(f"  time: load {t_load:.3f} s, check {seconds:.3f} s")
         return EXIT_HOLDS
-    mc, _ = probabilistic_checker(kripke, args.semantics, scenario=scenario)
+    mc, _ = probabilistic_checker(kripke, args.semantics, scenario=scenario, limits=limits_of(args))
     if args.all_states:
         check_output_path(args.all_states, inputs)
     result = mc.check(formula, evidence=False, vacuity=False)
@@ -167,7 +162,28 @@ def _run_dp(args: argparse.Namespace, formula: DPQuery) -> int:
     return 1 if res.check is None else res.check.verdict.exit_code()
 
 
+def _formula_among_models(args: argparse.Namespace) -> None:
+    """Refuse a second formula where a model file is expected (``ctl moniteo 'EF x' 'AG y'``): ctl checks
+    one formula; every MODEL argument after the first is a model file, never a formula."""
+    from checker.app.load import EXPLICIT_SUFFIXES  # lazy: the loader imports the model layer
+
+    for arg in args.model[1:]:
+        if Path(arg).exists() or any(Path(arg + suffix).exists() for suffix in EXPLICIT_SUFFIXES):
+            continue
+        try:
+            parse_formula(arg)
+        except InputError:
+            continue
+        raise InputError(f"{arg!r} and {args.formula!r} are both formulas: ctl checks one formula on a model",
+                         Position("<command line>"),
+                         f"flcheck ctl {args.model[0]} FORMULA, once per formula; or the formulas as "
+                         "properties of a scenario, all checked by flcheck check")
+
+
 def run_ctl(args: argparse.Namespace) -> int:
+    from checker.mc.explore import stderr_progress
+
+    _formula_among_models(args)
     formula = parse_formula(args.formula, source="<formula>")
     if isinstance(formula, DPQuery):
         return _run_dp(args, formula)
@@ -180,9 +196,11 @@ def run_ctl(args: argparse.Namespace) -> int:
         raise InputError("--all-states writes the values of a probabilistic property", None,
                          "a formula with P=?, P>=p, Pmin or Pmax")
     t0 = time.perf_counter()
-    progress = stderr_progress()
-    kripke = load_model(args.model, limits=limits_of(args), progress=progress, probabilities=probabilistic,
-                        defines=defines_of(args))
+    progress = None if args.progress else stderr_progress()
+    with args.watchdog.exploring():  # the exploration stops itself at the limits: a partial structure
+        kripke = load_model(args.model, limits=limits_of(args), progress=progress or args.watchdog.explored,
+                            probabilities=probabilistic, defines=defines_of(args))
+    args.keep.append(kripke)
     if progress:
         clear_progress()
     t_load = time.perf_counter() - t0
@@ -215,14 +233,15 @@ def _print_readings(args: argparse.Namespace) -> None:
 
 def register(sub: argparse._SubParsersAction) -> None:
     """Add ``ctl``."""
-    p = sub.add_parser("ctl", help="check a CTL property on a model (exit 0 holds, 1 not, 2 bad input)",
+    p = sub.add_parser("ctl",
                        description="Check whether every initial state satisfies a CTL formula. "
                        "Formula syntax: spec/grammar/ctl.lark, e.g. 'EF goal', 'AG !goal', "
                        "'E[!clipped U goal]', 'AG (\"sat1\" in ready -> round >= 1)'; probabilities "
                        "(PCTL): 'P=? [F goal]', 'Pmax=? [!bad U<=10 goal]', 'P>=0.9 [G safe]' (on a scenario "
                        "P is the uniform scheduler; on an MDP file say Pmin or Pmax).")
     p.add_argument("model", nargs="+", metavar="MODEL", help=MODEL_HELP)
-    p.add_argument("formula", metavar="FORMULA", help="the CTL property")
+    p.add_argument("formula", metavar="FORMULA",
+                   help="the property (one per run, the last argument: every MODEL before it is a file)")
     p.add_argument("--semantics", choices=[s.value for s in Semantics], default=Semantics.IIIF.value,
                    help="iiif (default: deadlocks satisfy AX/AF) or total (deadlocks loop, NuSMV style)")
     add_limit_options(p)

@@ -19,15 +19,24 @@ from __future__ import annotations
 import argparse
 import sys
 from collections.abc import Sequence
-from fractions import Fraction
 from typing import Any
 
 import numpy as np
 
 from checker.cli.json_output import emit_json
-from checker.cli.options import nonneg_float, plot_file, positive_float, positive_int, probability
+from checker.cli.options import Integer, Real, comma_list, matrix, plot_file, probability
 from checker.cli.tables import table_text
 from checker.errors import InputError, Position
+
+#: The ranges of the mechanisms' options: beyond them a curve either cannot be computed in floating point
+#: or takes minutes (SecAgg's cost grows with n, d and 1/interval; measured by the option fuzz).
+MU = Real(0, 1e6, what="a Mahalanobis distance")
+EPS = Real(0, 1e4, what="an epsilon")
+USERS = Integer(1, 10_000, what="a number of users")
+DIMENSIONS = Integer(1, 100_000, what="a number of coordinates")
+INTERVAL = Real(1e-5, 1, what="a privacy-loss grid step")
+COVARIANCE = matrix(Real(-1e6, 1e6, what="a covariance entry"))
+WIDTHS = comma_list(Real(0, 1e6, what="a width"))
 
 
 def emit(args: argparse.Namespace, payload: dict[str, Any], table: Sequence[Sequence[str]]) -> None:
@@ -39,45 +48,26 @@ def emit(args: argparse.Namespace, payload: dict[str, Any], table: Sequence[Sequ
     print(table_text(table))
 
 
-def _parse_matrix(text: str, option: str) -> np.ndarray:
-    """``"a,b;c,d"`` -> 2-D array (rows separated by ``;``), with a column-precise error."""
-    rows = []
-    col = 1
-    for r in text.split(";"):
-        vals = []
-        for item in r.split(","):
-            try:
-                vals.append(float(Fraction(item.strip())))
-            except (ValueError, ZeroDivisionError):
-                raise InputError(
-                    f"bad number {item.strip()!r}", Position(option, 1, col), "a number"
-                ) from None
-            col += len(item) + 1
-        rows.append(vals)
-    if len({len(r) for r in rows}) != 1:
-        raise InputError(
-            "rows of different lengths", Position(option, 1, 1), "a rectangular matrix 'a,b;c,d'"
-        )
-    return np.array(rows, dtype=float)
-
-
 def _gaussian_mu(args: argparse.Namespace) -> tuple[float, dict[str, Any]]:
     """μ from ``--mu`` or, with ``--cov``, the worst-case Mahalanobis Δ over the box ``[0, width]``
     ([SecAgg-MIA] eq. 10, Proposition 1)."""
     from checker.crossval.gaussian import worst_case_delta  # lazy: scipy (slow import)
 
     if args.cov is None:
+        if args.width is not None:
+            raise InputError("--width is the input box of --cov", Position("--width"),
+                             "--cov 'a,b;c,d' with it")
         if args.mu is None:
             raise InputError(
                 "give --mu or --cov (with --width)", Position("--mu"), "--mu MU or --cov 'a,b;c,d'"
             )
         return float(args.mu), {}
-    cov = _parse_matrix(args.cov, "--cov")
+    cov = np.array(args.cov, dtype=float)
     d = cov.shape[0]
     if cov.shape != (d, d) or not np.allclose(cov, cov.T) or np.any(np.linalg.eigvalsh(cov) <= 0):
         raise InputError("--cov must be a symmetric positive definite matrix", Position("--cov"), "Σ ≻ 0")
-    width = _parse_matrix(args.width, "--width").ravel() if args.width else np.ones(d)
-    if width.size != d or np.any(width < 0):
+    width = np.array(args.width, dtype=float) if args.width else np.ones(d)
+    if width.size != d:
         raise InputError(f"--width needs {d} non-negative numbers", Position("--width"), "w1,w2,…")
     try:
         mu, x, xp = worst_case_delta(np.zeros(d), width, cov)
@@ -199,37 +189,46 @@ def _cmd_fig1(args: argparse.Namespace) -> int:
 
 def register(sub: argparse._SubParsersAction) -> None:
     """Add ``dp`` (with ``gaussian``, ``secagg`` and ``fig1``)."""
-    dp = sub.add_parser("dp", help="numerical differential-privacy curves ([SecAgg-MIA])")
+    dp = sub.add_parser("dp", description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
     dsub = dp.add_subparsers(dest="dp_command", metavar="MECHANISM")
     dp.set_defaults(func=lambda a: (dp.print_help(file=sys.stderr), 2)[1])
 
+    def common(q: argparse.ArgumentParser) -> None:
+        q.add_argument("--json", action="store_true", help="print the curves as JSON (keys eps, delta)")
+        q.add_argument("--plot", metavar="FILE.png", type=plot_file, help="also draw the curve (atomically)")
+
     g = dsub.add_parser("gaussian", help="closed-form δ(ε) of the μ-Gaussian mechanism")
-    g.add_argument("--mu", type=nonneg_float, help="μ = Δ (Mahalanobis distance of the worst input pair)")
-    g.add_argument("--cov", help="noise covariance Σ as 'a,b;c,d' (correlated noise, Theorem 4.2)")
-    g.add_argument("--width", help="input box [0, w] per coordinate as 'w1,w2,…' (default 1 each)")
-    g.add_argument("--eps", type=nonneg_float, nargs="+", required=True, metavar="E")
+    g.add_argument("--mu", type=MU, help="μ = Δ (Mahalanobis distance of the worst input pair)")
+    g.add_argument("--cov", type=COVARIANCE,
+                   help="noise covariance Σ as 'a,b;c,d' (correlated noise, Theorem 4.2), instead of --mu")
+    g.add_argument("--width", type=WIDTHS,
+                   help="with --cov: input box [0, w] per coordinate as 'w1,w2,…' (default 1 each)")
+    g.add_argument("--eps", type=EPS, nargs="+", required=True, metavar="E",
+                   help="the ε at which δ(ε) is shown")
     g.add_argument("--delta", type=probability, nargs="*", metavar="D", help="also report ε(δ)")
-    g.add_argument("--json", action="store_true")
-    g.add_argument("--plot", metavar="FILE.png", type=plot_file)
+    common(g)
     g.set_defaults(func=_cmd_gaussian)
 
     s = dsub.add_parser("secagg", help="secure aggregation as a noise mechanism")
-    s.add_argument("--entries", choices=("exponential", "uniform"), required=True)
-    s.add_argument("--n", type=positive_int, required=True, help="number of other users")
-    s.add_argument("--d", type=positive_int, default=1, help="model size (coordinates)")
-    s.add_argument("--eps", type=nonneg_float, nargs="+", required=True, metavar="E")
-    s.add_argument("--interval", type=positive_float, default=3e-4,
-                   help="privacy-loss grid h (error O(h²) upper)")
+    s.add_argument("--entries", choices=("exponential", "uniform"), required=True,
+                   help="the distribution of the other users' entries (the noise of the sum)")
+    s.add_argument("--n", type=USERS, required=True, help="number of other users")
+    s.add_argument("--d", type=DIMENSIONS, default=1, help="model size (coordinates)")
+    s.add_argument("--eps", type=EPS, nargs="+", required=True, metavar="E",
+                   help="the ε at which δ(ε) is shown")
+    s.add_argument("--interval", type=INTERVAL, default=3e-4,
+                   help="privacy-loss grid h (error O(h²) upper; from 1e-5 to 1)")
     s.add_argument("--delta", type=probability, nargs="*", metavar="D", help="also report a certified ε(δ)")
-    s.add_argument("--json", action="store_true")
-    s.add_argument("--plot", metavar="FILE.png", type=plot_file)
+    common(s)
     s.set_defaults(func=_cmd_secagg)
 
     f = dsub.add_parser("fig1", help="[SecAgg-MIA] Fig. 1: SecAgg δ(ε) for several model sizes d")
-    f.add_argument("--n", type=positive_int, default=100)
-    f.add_argument("--dims", type=positive_int, nargs="+", default=[1, 10, 100, 1000])
-    f.add_argument("--eps", type=nonneg_float, nargs="+", default=[1.0, 2.0, 4.0], metavar="E")
-    f.add_argument("--interval", type=positive_float, default=1e-3)
-    f.add_argument("--json", action="store_true")
-    f.add_argument("--plot", metavar="FILE.png", type=plot_file)
+    f.add_argument("--n", type=USERS, default=100, help="number of other users (default 100)")
+    f.add_argument("--dims", type=DIMENSIONS, nargs="+", default=[1, 10, 100, 1000],
+                   help="the model sizes d, one curve each (default 1 10 100 1000)")
+    f.add_argument("--eps", type=EPS, nargs="+", default=[1.0, 2.0, 4.0], metavar="E",
+                   help="the ε at which the table shows δ(ε) (default 1 2 4)")
+    f.add_argument("--interval", type=INTERVAL, default=1e-3,
+                   help="privacy-loss grid h of every curve (default 1e-3; from 1e-5 to 1)")
+    common(f)
     f.set_defaults(func=_cmd_fig1)

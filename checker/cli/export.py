@@ -26,26 +26,27 @@ from collections.abc import Mapping
 from pathlib import Path
 from typing import Any
 
-from checker.app.isabelle.base import BASE_THEORY_NAME
-from checker.app.isabelle.export_files import (
-    MANIFEST_NAME,
-    distinct_theories,
-    export_texts,
-    proof_summary,
-    write_export,
-)
-from checker.app.isabelle.sources import export_source, golden_specs, load_export
-from checker.app.isabelle.syntax import check_export_dir
-from checker.cli.json_output import emit_json
-from checker.cli.options import output_directory, positive_int
+from checker.cli.options import add_limit_options, limits_of, output_directory
 from checker.errors import InputError
-from checker.io.files import check_output_path
-from checker.mc.explore import Limits
 from checker.verdict import EXIT_HOLDS
 
 
 def run_isabelle(args: argparse.Namespace) -> int:
-    limits = Limits(max_states=args.max_states) if args.max_states else None
+    # lazy: the exporter imports the model layer and the check pipeline
+    from checker.app.isabelle.base import BASE_THEORY_NAME
+    from checker.app.isabelle.export_files import (  # lazy: as the import above
+        MANIFEST_NAME,
+        distinct_theories,
+        export_texts,
+        proof_summary,
+        write_export,
+    )
+    from checker.app.isabelle.sources import export_source, golden_specs, load_export  # lazy: as above
+    from checker.app.isabelle.syntax import check_export_dir  # lazy: as the import above
+    from checker.cli.json_output import emit_json  # lazy: as the import above
+    from checker.io.files import check_output_path  # lazy: as the import above
+
+    limits = limits_of(args)
     specs = list(args.scenario)
     if args.bundled:
         specs += [s for s in golden_specs() if s not in specs]
@@ -68,7 +69,7 @@ def run_isabelle(args: argparse.Namespace) -> int:
         if path.suffix == ".thy":
             stated, left_open = proof_summary(files[path.name])
             print(f"wrote {path}: {stated} lemmas, {stated - left_open} with proof scripts, "
-                  f"{left_open} stated with oops")
+                  f"{left_open} stated with oops" + _unstated_text(files[path.name]))
         else:
             print(f"wrote {path}")
     if issues:
@@ -83,19 +84,34 @@ def run_isabelle(args: argparse.Namespace) -> int:
     return EXIT_HOLDS
 
 
+def _unstated_text(text: str) -> str:
+    """``; 8 of 11 properties not stated in Isabelle (only a comment): a, b, …`` for a scenario theory,
+    ``""`` for one without properties or with every property stated."""
+    from checker.app.isabelle.export_files import unstated_properties  # lazy: with run_isabelle
+
+    total, unstated = unstated_properties(text)
+    if not unstated:
+        return "" if not total else f"; all {total} properties stated"
+    return (f"; {len(unstated)} of {total} properties not stated in Isabelle (a comment with flcheck's "
+            f"verdict only): {', '.join(unstated)}")
+
+
 def _written_json(path: Path, files: Mapping[str, str]) -> dict[str, Any]:
     """One written file for ``--json``: its path and, for a theory, its lemmas (with proof scripts,
-    stated with ``oops``)."""
+    stated with ``oops``), its properties and those not stated as lemmas (``not_stated``)."""
+    from checker.app.isabelle.export_files import proof_summary, unstated_properties  # lazy: see run
+
     if path.suffix != ".thy":
         return {"path": str(path)}
     stated, left_open = proof_summary(files[path.name])
-    return {"path": str(path), "lemmas": stated, "with_proof": stated - left_open, "oops": left_open}
+    total, unstated = unstated_properties(files[path.name])
+    return {"path": str(path), "lemmas": stated, "with_proof": stated - left_open, "oops": left_open,
+            "properties": total, "not_stated": unstated}
 
 
 def register(sub: argparse._SubParsersAction) -> None:
     """Add ``flcheck export isabelle``."""
-    p = sub.add_parser("export", help="export scenarios (Isabelle/HOL theories)",
-                       description="Export scenarios to other tools.")
+    p = sub.add_parser("export", description="Export scenarios to other tools.")
     fmt = p.add_subparsers(dest="format", metavar="FORMAT")
     isa = fmt.add_parser(
         "isabelle",
@@ -113,7 +129,8 @@ def register(sub: argparse._SubParsersAction) -> None:
                      help="output directory (created when missing)")
     isa.add_argument("--clean", action="store_true",
                      help="remove .thy files in DIR that this export does not write (after it succeeded)")
-    isa.add_argument("--max-states", type=positive_int, default=None, help="exploration limit on states")
+    add_limit_options(isa, scope="of the whole export (every scenario's exploration and check)",
+                      max_states=None)
     isa.add_argument("--json", action="store_true",
                      help="print what was written and the syntax check's issues as JSON")
     isa.set_defaults(func=run_isabelle)

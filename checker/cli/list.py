@@ -9,13 +9,14 @@ import argparse
 
 import flcheck_spec
 
-from checker.app.load import EXAMPLES, bundled_scenario_titles
-from checker.cli.json_output import emit_json
 from checker.cli.tables import table_text
 from checker.verdict import EXIT_HOLDS
 
 
 def run(args: argparse.Namespace) -> int:
+    from checker.app.load import EXAMPLES, bundled_scenario_titles  # lazy: the loader imports the model layer
+    from checker.cli.json_output import emit_json
+
     titles = bundled_scenario_titles()
     paths = flcheck_spec.bundled_scenarios()
     if args.json:
@@ -31,7 +32,6 @@ def run(args: argparse.Namespace) -> int:
 
 def register(sub: argparse._SubParsersAction) -> None:
     """Add ``list``."""
-    p = sub.add_parser("list", help="list the bundled scenarios (usable by name in every command)",
-                       description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
+    p = sub.add_parser("list", description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
     p.add_argument("--json", action="store_true", help="print the list as JSON")
     p.set_defaults(func=run)

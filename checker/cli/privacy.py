@@ -30,7 +30,7 @@ from __future__ import annotations
 import argparse
 import math
 import sys
-from collections.abc import Callable, Sequence
+from collections.abc import Sequence
 from typing import TYPE_CHECKING, Any
 
 from checker.cli.defines import add_define_option, defines_of
@@ -39,24 +39,22 @@ from checker.cli.options import (
     OBSERVE_HELP,
     PRIVACY_REDUCTIONS,
     READING_CHOICES,
+    add_limit_options,
     add_reduction_options,
-    memory_mb,
-    positive_int,
+    exact_number,
+    limits_of,
     reductions_of,
-    seconds,
 )
 from checker.cli.tables import table_text
-from checker.errors import ExplorationIncomplete, InputError
-from checker.io.render import DIGITS
-from checker.mc.explore import LimitReached, Limits, Watchdog
+from checker.errors import InputError
 from checker.verdict import EXIT_HOLDS
-from flmodel.data import NeighbourReading
 
 if TYPE_CHECKING:  # the privacy pipeline is imported by run(): most of a second, for this command only
     from checker.app.privacy_budget import BudgetReport
     from checker.app.privacy_results import PairResult, PrivacyReport
     from checker.privacy.ni_fl_dp import Eps
     from checker.privacy.schedulers import WorstCase
+    from flmodel.data import NeighbourReading
 
 #: --reading: which generated neighbours to check besides the declared ones (``declared``: only those;
 #: ``both`` is the older name of ``all``).
@@ -74,6 +72,10 @@ def readings_of(choice: str | None, declared: Sequence[object]) -> tuple[Neighbo
     return READINGS[choice]
 
 
+#: The kind of the bounds that are the published Theorem 1's equality claims (its errata): shown under the
+#: literal reading's section (not with ``--no-literal``), never in the table of bounds.
+ERRATUM_KIND = "equality claim"
+
 #: Why NI-FL-DP holds vacuously on a model without neighbouring datasets.
 VACUOUS_REASON = ("no neighbouring dataset in the universe: the premise 'dataset D0 ◇1 dataset D1' is "
                   "never satisfied")
@@ -82,7 +84,6 @@ VACUOUS_REASON = ("no neighbouring dataset in the universe: the premise 'dataset
 def register(sub: argparse._SubParsersAction) -> None:
     p = sub.add_parser(
         "privacy",
-        help="NI-FL-DP: ε, δ(ε), attacker advantage and bounds per neighbouring dataset",
         description=__doc__,
         formatter_class=argparse.RawDescriptionHelpFormatter,
     )
@@ -110,12 +111,7 @@ def register(sub: argparse._SubParsersAction) -> None:
                         "they see only their own steps) or memoryless ones; never the data")
     p.add_argument("--no-literal", action="store_true",
                    help="skip the literal single-Kripke check of the seed's definitions")
-    p.add_argument("--max-states", type=positive_int, default=2_000_000,
-                   help="exploration limit per structure (default 2e6, as check)")
-    p.add_argument("--max-seconds", type=seconds, default=600.0,
-                   help="time limit of the whole job: every exploration and computation (default 600)")
-    p.add_argument("--max-memory-mb", type=memory_mb, default=3072,
-                   help="stop exploring when the process's resident memory exceeds this (default 3072)")
+    add_limit_options(p)
     add_reduction_options(p, PRIVACY_REDUCTIONS)
     p.add_argument("--no-decomposition", action="store_true",
                    help="skip NI_Decomposition (does not record per-client updates: much smaller models)")
@@ -133,6 +129,15 @@ def epsilon(text: str) -> Eps:
     "no guarantee")."""
     from checker.privacy.ni_fl_dp import Eps  # lazy: mpmath is imported only when --eps is given
 
+    word = text.strip()
+    inner = word[3:-1].strip() if word.startswith("ln(") and word.endswith(")") else word
+    if inner.lower() not in ("inf", "+inf", "infinity"):
+        try:  # ASCII digits, a bounded exponent, no zero denominator: checked before Eps reads it
+            exact_number(inner)
+        except argparse.ArgumentTypeError:
+            raise argparse.ArgumentTypeError(
+                f"cannot read ε from {text!r}: expected a non-negative number such as 0.5 or 1/3, "
+                "ln(RATIO) such as ln(3), or inf (ASCII digits)") from None
     try:
         eps = Eps.parse(text)
         eps.exp_float()
@@ -169,16 +174,14 @@ def run(args: argparse.Namespace) -> int:
         if unknown or not observing:
             raise InputError(f"unknown observable {unknown[0] if unknown else '(none)'!r} in --observing",
                              None, "one of " + ", ".join(sorted(known)))
-    limits = Limits(max_states=args.max_states, max_seconds=args.max_seconds,
-                    max_memory_mb=args.max_memory_mb).sharing()
-    report = _within(limits, lambda: privacy_report(
-                            model.system, model.universe, observe=args.observe, eps=eps,
+    limits = limits_of(args)
+    args.watchdog.phase("NI-FL-DP: exploring and comparing the neighbouring systems")
+    report = privacy_report(model.system, model.universe, observe=args.observe, eps=eps,
                             declared=model.declared, observing=observing,
-                            readings=readings_of(args.reading, model.declared),
-                            limits=limits,
+                            readings=readings_of(args.reading, model.declared), limits=limits,
                             literal=not args.no_literal, decomposition=not args.no_decomposition,
                             exact=False if args.use_float else None, scheduler=args.scheduler,
-                            reducer=model.reducer))
+                            reducer=model.reducer)
     budgets = declared_budgets(report)
     if args.json:
         out = privacy_json(report, budgets)
@@ -194,20 +197,12 @@ def run(args: argparse.Namespace) -> int:
     return report.verdict.exit_code()
 
 
-def _within(limits: Limits, job: Callable[[], PrivacyReport]) -> PrivacyReport:
-    """``job()`` under ``limits`` (its explorations stop at the shared deadline; a computation past it
-    or past the memory limit is stopped by a :class:`~checker.mc.explore.Watchdog`): ``unknown``, exit 1."""
-    with Watchdog(limits) as watch:
-        try:
-            report = job()
-        except LimitReached as exc:
-            raise ExplorationIncomplete(f"{exc.reason} before NI-FL-DP was decided", exc.reason) from None
-        watch.finish()
-    return report
+def _figure(x: Any, digits: int | None = None) -> str:
+    """A figure for the terminal: ``digits`` (default :data:`checker.io.render.DIGITS`) significant digits,
+    ``inf``, or a text kept as it is."""
+    from checker.io.render import DIGITS  # lazy: numpy, imported by run() already
 
-
-def _figure(x: Any, digits: int = DIGITS) -> str:
-    """A figure for the terminal: ``digits`` significant digits, ``inf``, or a text kept as it is."""
+    digits = DIGITS if digits is None else digits
     if isinstance(x, str):
         return x
     if isinstance(x, float) and math.isinf(x):
@@ -273,6 +268,8 @@ def _print_report(rep: PrivacyReport, args: argparse.Namespace, budgets: Sequenc
               file=out)
         rows = [["bound", "formula", "value", "kind", "holds on the model"]]
         for b in w.bounds:
+            if b.kind == ERRATUM_KIND:  # the published theorem's claims: under the literal reading below
+                continue
             rows.append([b.name, b.formula, _figure(b.value), b.kind, "yes" if b.holds else "NO"])
         over = "" if w.schedule is None else f" (worst case over {w.schedule.schedulers} schedulers)"
         print(f"bounds at ε = {w.eps_checked.text()}, δ = {_figure(w.delta)}, "
@@ -299,6 +296,11 @@ def _print_report(rep: PrivacyReport, args: argparse.Namespace, budgets: Sequenc
               file=out)
         for line in lit.flaws:
             print(f"  {line}", file=out)
+        if w is not None:
+            for b in (b for b in w.bounds if b.kind == ERRATUM_KIND):
+                print(f"  {b.name}: the published claim {b.formula} = {_figure(b.value)} at ε = "
+                      f"{w.eps_checked.text()} {'holds' if b.holds else 'does NOT hold'} on the model "
+                      f"(best advantage {_figure(w.advantage)})", file=out)
         for ps in lit.path_sums:
             print(f"  P(M ⊢F {{curmodpar = {ps['curmodpar']}}}): path sum {_figure(ps['path_sum'])} "
                   f"vs first passage {_figure(ps['first_passage'])}{' (differ)' if ps['differs'] else ''}",

@@ -1,5 +1,11 @@
-"""``flcheck sweep SCENARIO -D N=2..16 -D R=1,2 [--jobs K] [--scheduler ADDRESS] [-o results.jsonl]``: check
-every instance of a grid of scenario constants in parallel (:mod:`checker.app.sweep`).
+"""``flcheck sweep SCENARIO -D N=2..16 -D R=1,2 [--jobs K] [--dask-scheduler ADDRESS] [-o results.jsonl]``:
+check every instance of a grid of scenario constants in parallel (:mod:`checker.app.sweep`).
+
+The grid has at most :data:`MAX_INSTANCES` instances and ``--jobs`` is at most :data:`MAX_JOBS` (exit 2
+naming the option past either). ``--dask-scheduler`` (a Dask cluster's address) and ``--executor``
+(dask, processes or auto) were called ``--scheduler`` and ``--engine`` before, names that mean a
+scheduler class and a probability engine in the other commands; the old spellings still work, with a
+deprecation note on stderr.
 
 Each finished instance is appended to the JSON-lines file ``-o`` at once (one record per line, in the
 envelope of every ``--json`` output; ``spec/schema/sweep.schema.json``, ``records``); instances the file
@@ -14,6 +20,7 @@ incomplete, failed or crashed, 2 on bad input.
 from __future__ import annotations
 
 import argparse
+import math
 import os
 import sys
 from pathlib import Path
@@ -21,11 +28,15 @@ from typing import Any
 
 from checker.cli.defines import parse_define_values
 from checker.cli.json_output import emit_json, envelope
-from checker.cli.options import output_file, positive_int, seconds
+from checker.cli.options import Integer, output_file, seconds, states
 from checker.cli.tables import table_text
 from checker.errors import InputError, Position
 from checker.io.files import check_output_path, write_atomic
 from checker.verdict import EXIT_HOLDS, EXIT_VIOLATED
+
+#: The most instances one sweep may run (the product of its -D grids), and the most worker processes.
+MAX_INSTANCES = 10_000
+MAX_JOBS = 256
 
 
 def _cpus() -> int:
@@ -36,11 +47,10 @@ def register(sub: argparse._SubParsersAction) -> None:
     """Add ``sweep``."""
     p = sub.add_parser(
         "sweep",
-        help="check a scenario on every instance of a grid of its constants, in parallel",
         description=(
             "Run 'flcheck check' on every combination of the given constant values (-D N=2..16 -D R=1,2), "
-            "on a Dask cluster (a local one by default, or --scheduler ADDRESS) or, without Dask, on local "
-            "processes. Each result is appended to a JSON-lines file as it finishes; a rerun skips the "
+            "on a Dask cluster (a local one by default, or --dask-scheduler ADDRESS) or, without Dask, on "
+            "local processes. Each result is appended to a JSON-lines file as it finishes; a rerun skips the "
             "instances already there. Ends with a table and plots of ε*, δ, states and time against each "
             "constant."),
         epilog="Exit codes: 0 every instance ran and all properties hold, 1 some property is violated or "
@@ -50,20 +60,27 @@ def register(sub: argparse._SubParsersAction) -> None:
     p.add_argument("-D", "--set", dest="sweep", action="append", type=parse_define_values, required=True,
                    metavar="NAME=VALUES",
                    help="the values of the constant NAME: integers and ranges A..B[:STEP], comma-separated "
-                        "(N=2..16, R=1,2); repeatable, the grid is every combination")
+                        f"(N=2..16, R=1,2); repeatable, the grid is every combination (at most "
+                        f"{MAX_INSTANCES:,} instances)")
     p.add_argument("-o", "--output", metavar="FILE.jsonl", type=output_file, default=None,
                    help="results, one JSON line per instance (default: SCENARIO_sweep.jsonl here)")
-    p.add_argument("--jobs", type=positive_int, default=None, metavar="K",
-                   help="worker processes (default: the CPUs available)")
-    p.add_argument("--scheduler", metavar="ADDRESS", default=None,
+    p.add_argument("--jobs", type=Integer(1, MAX_JOBS, what="a number of workers"), default=None, metavar="K",
+                   help=f"worker processes (default: the CPUs available; at most {MAX_JOBS})")
+    p.add_argument("--dask-scheduler", metavar="ADDRESS", default=None,
                    help="run on an existing Dask cluster (e.g. tcp://10.0.0.5:8786) instead of a local one")
-    p.add_argument("--engine", choices=("auto", "dask", "processes"), default="auto",
+    p.add_argument("--scheduler", dest="old_scheduler", metavar="ADDRESS", default=None,
+                   help="deprecated spelling of --dask-scheduler (kept for scripts; --scheduler is a "
+                        "scheduler class in privacy and ctl)")
+    p.add_argument("--executor", choices=("auto", "dask", "processes"), default=None,
                    help="dask (needs the [sweep] extra), processes (concurrent.futures) or auto (dask when "
-                        "installed)")
-    p.add_argument("--max-states", type=positive_int, default=None,
-                   help="exploration limit per instance (default 2e6)")
+                        "installed; the default)")
+    p.add_argument("--engine", dest="old_engine", choices=("auto", "dask", "processes"), default=None,
+                   help="deprecated spelling of --executor (kept for scripts; --engine is the probability "
+                        "engine in check)")
+    p.add_argument("--max-states", type=states, default=None,
+                   help="exploration limit per instance (default 2,000,000)")
     p.add_argument("--max-seconds", type=seconds, default=None,
-                   help="exploration time limit per instance (default 600)")
+                   help="time limit per instance, in CPU seconds of its worker (default 600)")
     p.add_argument("--observe", choices=("sequence", "final"), default="sequence",
                    help="privacy properties: what the attacker observes (as in check)")
     p.add_argument("--plot", metavar="FILE.png", type=output_file, default=None,
@@ -83,7 +100,24 @@ def _values(args: argparse.Namespace) -> dict[str, tuple[int, ...]]:
         if name in out:
             raise InputError(f"-D {name} given twice", Position("<command line>"), f"one -D for {name}")
         out[name] = vals
+    count = math.prod(len(v) for v in out.values())
+    if count > MAX_INSTANCES:
+        raise InputError(f"-D: the grid has {count:,} instances", Position("-D"),
+                         f"at most {MAX_INSTANCES:,} (the product of the -D value counts)")
     return out
+
+
+def _deprecated(args: argparse.Namespace) -> None:
+    """The old spellings ``--scheduler`` and ``--engine``: their values, with a note on stderr."""
+    for old, new in (("scheduler", "dask_scheduler"), ("engine", "executor")):
+        value = getattr(args, f"old_{old}")
+        if value is None:
+            continue
+        if getattr(args, new) is not None:
+            raise InputError(f"--{old} and --{new.replace('_', '-')} given together", Position(f"--{old}"),
+                             f"--{new.replace('_', '-')} alone (--{old} is its deprecated spelling)")
+        print(f"flcheck: note: sweep --{old} is deprecated; use --{new.replace('_', '-')}", file=sys.stderr)
+        setattr(args, new, value)
 
 
 def _progress(quiet: bool) -> Any:
@@ -105,6 +139,7 @@ def run(args: argparse.Namespace) -> int:
     # lazy: the sweep engine imports the check pipeline's loader
     from checker.app.sweep import SweepSpec, check_swept_names, plot_png, run_sweep, table_rows
 
+    _deprecated(args)
     values = _values(args)
     spec = SweepSpec.of(args.scenario, max_states=args.max_states, max_seconds=args.max_seconds,
                         observe=args.observe, reduce=not args.no_reduce)
@@ -114,17 +149,18 @@ def run(args: argparse.Namespace) -> int:
     plot = None if args.no_plot else Path(args.plot or out.with_suffix(".png"))
     if plot is not None:
         check_output_path(plot, [spec.scenario, out])
-    if args.scheduler is not None and args.engine == "processes":
-        raise InputError("--scheduler is a Dask cluster's address; --engine processes runs local processes",
-                         Position("--scheduler"), "--engine dask or auto")
+    executor = args.executor or "auto"
+    if args.dask_scheduler is not None and executor == "processes":
+        raise InputError("--dask-scheduler is a Dask cluster's address; --executor processes runs local "
+                         "processes", Position("--dask-scheduler"), "--executor dask or auto")
     jobs = args.jobs or _cpus()
 
     def wrap(record: dict[str, Any]) -> dict[str, Any]:
         return envelope(args.flcheck_command, record)
 
     try:
-        summary = run_sweep(spec, values, out, engine="dask" if args.scheduler else args.engine, jobs=jobs,
-                            scheduler=args.scheduler, progress=_progress(args.quiet or args.json),
+        summary = run_sweep(spec, values, out, engine="dask" if args.dask_scheduler else executor, jobs=jobs,
+                            scheduler=args.dask_scheduler, progress=_progress(args.quiet or args.json),
                             envelope=wrap)
     finally:
         if sys.stderr.isatty() and not args.quiet:

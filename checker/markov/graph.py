@@ -9,7 +9,6 @@ from dataclasses import dataclass
 from functools import cached_property
 
 import numpy as np
-import scipy.sparse.csgraph as csgraph
 
 from checker.markov.models import Dtmc, Mdp, state_mask
 from checker.mc import reach
@@ -53,6 +52,8 @@ def recurrent_target(dtmc: Dtmc, candidates: np.ndarray) -> int | None:
     if not candidates.any():
         return None
     mat = dtmc.matrix()
+    import scipy.sparse.csgraph as csgraph  # lazy: scipy's import costs a tenth of a second
+
     _, comp = csgraph.connected_components(mat, directed=True, connection="strong")
     src = dtmc.src
     leaves = comp[src] != comp[dtmc.idx]
@@ -73,6 +74,8 @@ def bottom_components(dtmc: Dtmc) -> list[list[int]]:
     n = dtmc.num_states
     if n == 0:
         return []
+    import scipy.sparse.csgraph as csgraph  # lazy: scipy's import costs a tenth of a second
+
     _, comp = csgraph.connected_components(dtmc.matrix(), directed=True, connection="strong")
     src = dtmc.src
     leaves = comp[src] != comp[dtmc.idx]

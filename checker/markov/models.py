@@ -16,13 +16,15 @@ from collections.abc import Callable, Iterable, Mapping, Sequence
 from dataclasses import dataclass, field
 from fractions import Fraction
 from functools import cached_property
-from typing import Literal, TypeVar
+from typing import TYPE_CHECKING, Literal, TypeVar
 
 import numpy as np
-import scipy.sparse as sp
 
 from checker.mc.kripke import Kripke
 from checker.mc.ts import Action
+
+if TYPE_CHECKING:  # scipy is imported where a matrix is built (start-up time)
+    import scipy.sparse as sp
 
 __all__ = [
     "Dtmc",
@@ -99,6 +101,8 @@ class Dtmc:
 
     def matrix(self) -> sp.csr_matrix:
         """The transition matrix ``P`` (float, CSR)."""
+        import scipy.sparse as sp  # lazy: scipy's import costs a tenth of a second
+
         return sp.csr_matrix((self.prob, self.idx, self.ptr), shape=(self.num_states, self.num_states))
 
     def rows_exact(self) -> list[dict[int, Fraction]]:
@@ -188,6 +192,8 @@ class Mdp:
     @cached_property
     def choice_matrix(self) -> sp.csr_matrix:
         """The float matrix ``choices × states`` of the choices' distributions."""
+        import scipy.sparse as sp  # lazy: scipy's import costs a tenth of a second
+
         return sp.csr_matrix((self.edge_prob, (self.edge_choice, self.edge_dst)),
                              shape=(self.num_choices, self.num_states))
 

@@ -36,6 +36,7 @@ from checker.markov.mdp import mdp_reach
 from checker.markov.models import Mdp, Values, mdp_from_kripke
 from checker.markov.solve import use_exact_solve
 from checker.mc import ctl_ast
+from checker.mc.exploration import Limits, check_limits
 from checker.mc.kripke import Kripke
 
 Objective = Literal["min", "max"]
@@ -163,7 +164,14 @@ def _flip(objective: Objective) -> Objective:
 
 
 def _until(mdp: Mdp, left: np.ndarray, right: np.ndarray, bound: int | None, objective: Objective,
-           exact: bool) -> Values:
+           exact: bool, limits: Limits | None = None) -> Values:
+    """``opt P[left U<=bound right]`` per state: unbounded by :func:`checker.markov.mdp.mdp_reach` on the
+    structure with the states outside ``left ∪ right`` blocked; bounded by ``bound`` steps of value
+    iteration ``x_{k+1}(s) = opt_c Σ_t P_c(t) x_k(t)`` on the free states ([BK08] 10.2). The iteration
+    is a function of ``x_k`` alone, so once ``x_{k+1} = x_k`` every later step is the same and the
+    remaining steps are skipped (exact). Each step checks ``limits``
+    (:func:`checker.mc.exploration.check_limits`): a bound of a million steps stops at the time or
+    memory limit, never past it."""
     blocked = ~left & ~right
     if bound is None:
         return mdp_reach(block_states(mdp, blocked), right, objective, exact=exact).values
@@ -171,34 +179,38 @@ def _until(mdp: Mdp, left: np.ndarray, right: np.ndarray, bound: int | None, obj
     fixed = right | blocked | (np.diff(mdp.choice_ptr) == 0)
     free = np.flatnonzero(~fixed)
     for _ in range(bound):
+        check_limits(limits)
         step = _optimise(mdp, _choice_sums(mdp, x, exact), objective, exact)
+        if np.array_equal(step[free], x[free]):  # a fixpoint: the remaining steps change nothing
+            break
         x = x.copy()
         x[free] = step[free]
     return x
 
 
 def path_values(mdp: Mdp, path: ctl_ast.PathFormula, sat: Callable[[ctl_ast.Formula], np.ndarray],
-                objective: Objective, *, exact: bool | None = None) -> Values:
+                objective: Objective, *, exact: bool | None = None, limits: Limits | None = None) -> Values:
     """The optimal (``objective``) probability of ``path`` from every state of ``mdp`` (a chain: one
-    choice per state, where min and max agree); ``sat`` decides the state formulas inside."""
+    choice per state, where min and max agree); ``sat`` decides the state formulas inside; ``limits``
+    bound the step-bounded iterations (:func:`_until`)."""
     use_exact = use_exact_solve(exact, mdp.edge_prob_exact is not None, mdp.num_states)
-    values = _path_values(mdp, path, sat, objective, use_exact)
+    values = _path_values(mdp, path, sat, objective, use_exact, limits)
     return values if use_exact else np.clip(values, 0.0, 1.0)  # float sums may pass 1 by an ulp
 
 
 def _path_values(mdp: Mdp, path: ctl_ast.PathFormula, sat: Callable[[ctl_ast.Formula], np.ndarray],
-                 objective: Objective, use_exact: bool) -> Values:
+                 objective: Objective, use_exact: bool, limits: Limits | None = None) -> Values:
     n = mdp.num_states
     true = np.ones(n, dtype=bool)
     if isinstance(path, ctl_ast.Next):
         return _optimise(mdp, _choice_sums(mdp, _indicator(sat(path.arg), use_exact), use_exact), objective,
                          use_exact)
     if isinstance(path, ctl_ast.Eventually):
-        return _until(mdp, true, sat(path.arg), path.bound, objective, use_exact)
+        return _until(mdp, true, sat(path.arg), path.bound, objective, use_exact, limits)
     if isinstance(path, ctl_ast.Globally):
-        return _complement(_until(mdp, true, ~sat(path.arg), path.bound, _flip(objective), use_exact))
+        return _complement(_until(mdp, true, ~sat(path.arg), path.bound, _flip(objective), use_exact, limits))
     if isinstance(path, ctl_ast.Until):
-        return _until(mdp, sat(path.left), sat(path.right), path.bound, objective, use_exact)
+        return _until(mdp, sat(path.left), sat(path.right), path.bound, objective, use_exact, limits)
     raise TypeError(f"not a path formula: {path!r}")  # pragma: no cover
 
 
@@ -216,15 +228,16 @@ class PctlEvaluator:
     ``sat`` decides state formulas (a :class:`~checker.mc.satisfaction.SatisfactionSets`' ``sat``);
     ``default`` resolves a plain ``P`` on an MDP (see :data:`DefaultScheduler`); ``total`` loops the
     deadlocks; ``timed`` marks a CTMC's embedded chain, on which step bounds are refused (they would
-    count jumps, not time)."""
+    count jumps, not time). ``limits`` bound the step-bounded queries (:func:`path_values`)."""
 
     def __init__(self, kripke: Kripke, sat: Callable[[ctl_ast.Formula], np.ndarray], *,
                  default: DefaultScheduler = None, total: bool = False, ctmc: bool = False,
-                 exact: bool | None = None):
+                 exact: bool | None = None, limits: Limits | None = None):
         if not kripke.complete:
             raise InputError(f"probabilities need the whole state space; the exploration stopped "
                              f"({kripke.limit_reason})", None, "a larger --max-states / --max-seconds")
         self.kripke, self.sat, self.default, self.ctmc, self.exact = kripke, sat, default, ctmc, exact
+        self.limits = limits
         mdp = mdp_from_kripke(kripke)
         self.mdp = loop_deadlocks(mdp) if total else mdp
         self._uniform: Mdp | None = None
@@ -250,7 +263,7 @@ class PctlEvaluator:
                 raise InputError(f"time-bounded CSL is not supported: {q.path} on a CTMC", q.pos,
                                  "an untimed path formula (F, G, U, X on the embedded chain)")
             mdp, objective = self._model(q)
-            got = path_values(mdp, q.path, self.sat, objective, exact=self.exact)
+            got = path_values(mdp, q.path, self.sat, objective, exact=self.exact, limits=self.limits)
             self._memo[q] = got
         return got
 

@@ -11,10 +11,12 @@ from __future__ import annotations
 import heapq
 from collections.abc import Iterable, Mapping, Sequence
 from fractions import Fraction
+from typing import TYPE_CHECKING
 
 import numpy as np
-import scipy.sparse as sp
-import scipy.sparse.linalg as spla
+
+if TYPE_CHECKING:  # scipy is imported by the float solve that uses it (start-up time)
+    import scipy.sparse as sp
 
 __all__ = ["EXACT_AUTO_LIMIT", "FLOAT_RESIDUAL_TOLERANCE", "solve_exact", "solve_float", "use_exact_solve"]
 
@@ -127,6 +129,9 @@ def solve_float(mat: sp.csr_matrix, b: np.ndarray, unknowns: np.ndarray) -> np.n
     ``‖(I − A)⁻¹‖∞`` is the largest expected number of steps spent among the unknowns (first passage:
     before the target is reached or missed)."""
     a_uu = mat[unknowns][:, unknowns]
+    import scipy.sparse as sp  # lazy: see the imports
+    import scipy.sparse.linalg as spla
+
     system = (sp.identity(len(unknowns), format="csc") - a_uu.tocsc()).tocsc()
     sol = np.atleast_1d(np.asarray(spla.spsolve(system, b), dtype=np.float64))
     residual = float(np.max(np.abs(system @ sol - b), initial=0.0))

@@ -16,12 +16,11 @@ Example::
 
 from __future__ import annotations
 
-import sys
 from fractions import Fraction
 from typing import Any
 
 import lark
-from flcheck_spec import describe_terminals, lalr_parser, unquote
+from flcheck_spec import MAX_NESTING, describe_terminals, lalr_parser, too_deep, unquote
 from lark import Lark, Token, Transformer, v_args
 
 from checker.errors import InputError, Position
@@ -45,24 +44,15 @@ _TERMINAL_TEXT = {
 }
 
 
-#: The deepest nesting of operators a formula may have (an exit-2 error beyond: real properties nest a
-#: few dozen deep at most, while the AST's structural equality, hashing and printing recurse per level).
-MAX_FORMULA_DEPTH = 10_000
-
-# Python frames per nesting level: equality and hashing of the rewritten AST (AG f is !EF !f, three
-# levels), printing, and lark's tree transformer.
-sys.setrecursionlimit(max(sys.getrecursionlimit(), 10 * MAX_FORMULA_DEPTH + 1_000))
+#: The deepest nesting of operators a formula may have (:data:`flcheck_spec.MAX_NESTING`; an exit-2 error
+#: beyond, with the position: real properties nest a few dozen deep at most, while the AST's structural
+#: equality, hashing and printing recurse per level).
+MAX_FORMULA_DEPTH = MAX_NESTING
 
 
-def _tree_depth(tree: lark.Tree[Token]) -> int:
-    """Nesting depth of a parse tree, on an explicit stack."""
-    deepest = 0
-    stack: list[tuple[lark.Tree[Token], int]] = [(tree, 1)]
-    while stack:
-        node, depth = stack.pop()
-        deepest = max(deepest, depth)
-        stack.extend((child, depth + 1) for child in node.children if isinstance(child, lark.Tree))
-    return deepest
+def _is_chain(node: lark.Tree[Token]) -> bool:
+    """``a <-> b <-> c`` is one parse node that :meth:`_ToAst.iff` folds into nested ``Iff`` nodes."""
+    return node.data == "iff"
 
 
 def _parser() -> Lark:
@@ -343,10 +333,12 @@ def parse_formula(text: str, *, source: str = "<formula>", line: int = 1, column
         line_no, col_no = _end_position(text)
         raise InputError("unexpected end of formula", off.position(line_no, col_no),
                          _expected_text(set(exc.expected))) from None
-    depth = _tree_depth(tree)
-    if depth > MAX_FORMULA_DEPTH:
-        raise InputError(f"formula nested {depth} levels deep", off.position(1, 1),
-                         f"at most {MAX_FORMULA_DEPTH} nested operators")
+    deep = too_deep(tree, _is_chain)
+    if deep is not None:
+        meta = deep.meta
+        where = off.position(None if meta.empty else meta.line, None if meta.empty else meta.column)
+        raise InputError(f"formula nested more than {MAX_FORMULA_DEPTH} levels deep here", where,
+                         f"at most {MAX_FORMULA_DEPTH} nested operators, parentheses or chained '<->'")
     try:
         result = _ToAst(off).transform(tree)
     except lark.exceptions.VisitError as exc:

@@ -29,49 +29,39 @@ Example::
 
 from __future__ import annotations
 
-import signal
 import sys
-import threading
 import time
 from array import array
-from collections.abc import Callable, Hashable, Iterator, Sequence
-from contextlib import contextmanager
+from collections.abc import Hashable, Sequence
 from fractions import Fraction
-from types import FrameType, TracebackType
-from typing import Any, TypeVar
+from typing import TypeVar
 
 import numpy as np
 
+from checker.errors import LimitReached
 from checker.mc import reach
 from checker.mc.collector import exploring
 from checker.mc.exploration import (
+    CHECK_SECONDS,
+    EXPLORATION_MEMORY_SHARE,
     LazyObservables,
     Limits,
     Progress,
     ProgressCallback,
+    Watchdog,
     stop_reason,
-    time_limit_text,
 )
-from checker.mc.exploration import current_rss_mb as _current_rss_mb
 from checker.mc.exploration import peak_rss_mb as _peak_rss_mb
 from checker.mc.exploration import progress_report as _progress
 from checker.mc.explore_batch import BatchTransitionSystem, explore_batch
 from checker.mc.kripke import Kripke
 from checker.mc.ts import Action, TransitionSystem, as_action
 
+__all__ = ["LimitReached", "Limits", "Progress", "ProgressCallback", "Watchdog", "depth_of_structure",
+           "explore", "explorer_of", "stderr_progress"]
+
 #: The state type of the explored transition system.
 State = TypeVar("State", bound=Hashable)
-
-
-class LimitReached(BaseException):
-    """A limit of :class:`Limits` was hit outside an exploration (while a property was decided):
-    :class:`Watchdog` raises it in the main thread; ``reason`` names the limit like
-    ``Kripke.limit_reason`` does (``time limit of 120 s reached``). A ``BaseException`` (like
-    ``KeyboardInterrupt``), so that no ``except Exception`` of an engine swallows it."""
-
-    def __init__(self, reason: str):
-        super().__init__(reason)
-        self.reason = reason
 
 
 def stderr_progress(interval: float = 0.5) -> ProgressCallback | None:
@@ -85,101 +75,6 @@ def stderr_progress(interval: float = 0.5) -> ProgressCallback | None:
         sys.stderr.flush()
 
     return show
-
-
-class Watchdog:
-    """Enforces a job's :class:`Limits` while it is not exploring, and reports its progress.
-
-    Inside ``with Watchdog(limits, report=..., interval=...)`` a timer (``SIGALRM``, main thread only;
-    elsewhere the watchdog only reports when asked) fires every ``tick`` seconds: it raises
-    :class:`LimitReached` once ``limits.deadline`` (plus ``grace`` seconds, so that an exploration's own
-    cooperative stop, which returns a partial structure, comes first) has passed or the resident
-    memory exceeds ``max_memory_mb``, and every ``interval`` seconds passes a line to ``report``: the
-    phase set by :meth:`phase`, the last exploration :class:`Progress` fed to :meth:`explored`, the
-    elapsed time and the time left before the deadline (the only ETA a check knows before it is done).
-
-    Library code never prints: ``report`` is the CLI's (e.g. a line on stderr)."""
-
-    def __init__(self, limits: Limits, *, report: Callable[[str], None] | None = None,
-                 interval: float = 5.0, grace: float = 1.0, tick: float = 0.25):
-        self.limits = limits
-        self.report = report
-        self.interval = interval
-        self.tick = min(tick, interval)
-        self.grace = grace
-        self.start = time.perf_counter()
-        self._next_report = self.start + interval
-        self._phase = "starting"
-        self._progress: Progress | None = None
-        self._armed = False
-        self._previous: Any = None
-        self._exploring = False
-        self._finished = False
-
-    def phase(self, text: str) -> None:
-        """Name what the job does now (``checking ni_fl_dp (privacy, 5 of 7)``)."""
-        self._phase = text
-        self._progress = None
-
-    @contextmanager
-    def exploring(self) -> Iterator[None]:
-        """Inside: an exploration that stops itself at the limits (returning a partial structure), so
-        the timer only reports."""
-        self._exploring = True
-        try:
-            yield
-        finally:
-            self._exploring = False
-
-    def finish(self) -> None:
-        """The job is done: the timer neither checks nor reports any more."""
-        self._finished = True
-
-    def explored(self, p: Progress) -> None:
-        """A :data:`ProgressCallback` for the explorations of the job."""
-        self._progress = p
-
-    def line(self) -> str:
-        """The progress line: phase, exploration figures, elapsed seconds, time left."""
-        now = time.perf_counter()
-        parts = [self._phase]
-        if self._progress is not None:
-            parts.append(self._progress.text())
-        parts.append(f"{now - self.start:.0f} s elapsed")
-        if self.limits.deadline is not None:
-            parts.append(f"time limit in {max(0.0, self.limits.deadline - now):.0f} s")
-        return "; ".join(parts)
-
-    def check(self) -> None:
-        """Raise :class:`LimitReached` when the deadline (plus grace) or the memory limit is passed."""
-        lim = self.limits
-        if lim.deadline is not None and time.perf_counter() > lim.deadline + self.grace:
-            raise LimitReached(time_limit_text(lim))
-        if lim.max_memory_mb is not None and _current_rss_mb() > lim.max_memory_mb:
-            raise LimitReached(f"memory limit of {lim.max_memory_mb:g} MB reached")
-
-    def _tick(self, _signum: int, _frame: FrameType | None) -> None:
-        if self._finished:
-            return
-        if not self._exploring:
-            self.check()
-        if self.report is not None and time.perf_counter() >= self._next_report:
-            self._next_report = time.perf_counter() + self.interval
-            self.report(self.line())
-
-    def __enter__(self) -> Watchdog:
-        if threading.current_thread() is threading.main_thread() and hasattr(signal, "setitimer"):
-            self._previous = signal.signal(signal.SIGALRM, self._tick)
-            signal.setitimer(signal.ITIMER_REAL, self.tick, self.tick)
-            self._armed = True
-        return self
-
-    def __exit__(self, exc_type: type[BaseException] | None, exc: BaseException | None,
-                 tb: TracebackType | None) -> None:
-        if self._armed:
-            signal.setitimer(signal.ITIMER_REAL, 0, 0)
-            signal.signal(signal.SIGALRM, self._previous)
-            self._armed = False
 
 
 _ONE = 1
@@ -277,7 +172,8 @@ def explore(
     reason: str | None = None
     expanded = 0
     next_progress = t0 + progress_interval
-    stop_at = lim.stop_at(t0)
+    next_check = t0
+    stops = lim.stops()
     successors = ts.successors
     index_setdefault = index.setdefault
     states_append, depth_append = states.append, depth_of.append
@@ -286,71 +182,80 @@ def explore(
     max_states = lim.max_states
     max_trans = lim.max_transitions
 
+    n_before = e_before = 0
+
+    def roll_back() -> None:
+        """Undo the partial expansion of the state being expanded: it stays on the frontier."""
+        for s in states[n_before:]:
+            index.pop(s, None)
+        del states[n_before:]
+        del depth_of[n_before:]
+        for col in obs_values:
+            del col[n_before:]
+        del dst[e_before:]
+        del act[e_before:]
+        del probs[e_before:]
+
     # the collector neither pauses the loop nor, afterwards, traverses what it explored
     # (checker.mc.collector)
     with exploring() as frozen:
-        while expanded < len(states):
-            if expanded % lim.check_every == 0 and expanded:
-                now = time.perf_counter()
-                reason = stop_reason(lim, stop_at, now)
-                if reason is not None:
-                    break
-                if progress is not None and now >= next_progress:
-                    next_progress = now + progress_interval
-                    progress(_progress(len(states), expanded, len(dst), now - t0, depth_of[expanded]))
-            state = states[expanded]
-            d = depth_of[expanded] + 1
-            n_before = len(states)
-            e_before = len(dst)
-            overflow = None
-            for step in successors(state):
-                if len(step) == 3:
-                    a_obj, target, p = step
-                else:  # (action, target): probability 1
-                    a_obj, target = step
-                    p = 1
-                fresh = len(states)
-                tid = index_setdefault(target, fresh)  # one hash per step, new or not
-                if tid == fresh:
-                    if max_states is not None and fresh >= max_states:
-                        del index[target]
-                        overflow = f"state limit of {max_states} reached"
+        try:
+            while expanded < len(states):
+                n_before, e_before = len(states), len(dst)
+                if expanded % lim.check_every == 0 and expanded and time.perf_counter() >= next_check:
+                    now = time.perf_counter()
+                    next_check = now + CHECK_SECONDS
+                    reason = stop_reason(lim, stops, EXPLORATION_MEMORY_SHARE)
+                    if reason is not None:
                         break
-                    states_append(target)
-                    depth_append(d)
-                    if eager_names:
-                        for col, name in zip(obs_values, eager_names, strict=True):
-                            col.append(observe(target, name))
-                aid = action_ids_get(a_obj)
-                if aid is None:
-                    action = as_action(a_obj)
-                    aid = action_index.get(action)
+                    if progress is not None and now >= next_progress:
+                        next_progress = now + progress_interval
+                        progress(_progress(len(states), expanded, len(dst), now - t0, depth_of[expanded]))
+                state = states[expanded]
+                d = depth_of[expanded] + 1
+                overflow = None
+                for step in successors(state):
+                    if len(step) == 3:
+                        a_obj, target, p = step
+                    else:  # (action, target): probability 1
+                        a_obj, target = step
+                        p = 1
+                    fresh = len(states)
+                    tid = index_setdefault(target, fresh)  # one hash per step, new or not
+                    if tid == fresh:
+                        if max_states is not None and fresh >= max_states:
+                            del index[target]
+                            overflow = f"state limit of {max_states} reached"
+                            break
+                        states_append(target)
+                        depth_append(d)
+                        if eager_names:
+                            for col, name in zip(obs_values, eager_names, strict=True):
+                                col.append(observe(target, name))
+                    aid = action_ids_get(a_obj)
                     if aid is None:
-                        aid = action_index[action] = len(actions)
-                        actions.append(action)
-                    action_ids[a_obj] = aid
-                dst_append(tid)
-                act_append(aid)
-                if p is not _ONE and p != 1:
-                    nontrivial_prob = True
-                probs_append(p)
-            if overflow is None and max_trans is not None and len(dst) > max_trans:
-                overflow = f"transition limit of {max_trans} reached"
-            if overflow is not None:
-                # roll back this state's partial expansion: it stays on the frontier
-                for s in states[n_before:]:
-                    del index[s]
-                del states[n_before:]
-                del depth_of[n_before:]
-                for col in obs_values:
-                    del col[n_before:]
-                del dst[e_before:]
-                del act[e_before:]
-                del probs[e_before:]
-                reason = overflow
-                break
-            ptr.append(len(dst))
-            expanded += 1
+                        action = as_action(a_obj)
+                        aid = action_index.get(action)
+                        if aid is None:
+                            aid = action_index[action] = len(actions)
+                            actions.append(action)
+                        action_ids[a_obj] = aid
+                    dst_append(tid)
+                    act_append(aid)
+                    if p is not _ONE and p != 1:
+                        nontrivial_prob = True
+                    probs_append(p)
+                if overflow is None and max_trans is not None and len(dst) > max_trans:
+                    overflow = f"transition limit of {max_trans} reached"
+                if overflow is not None:
+                    roll_back()
+                    reason = overflow
+                    break
+                ptr.append(len(dst))
+                expanded += 1
+        except LimitReached as exc:  # the watchdog stopped a state's expansion: the structure so far
+            roll_back()
+            reason = exc.reason
 
     n = len(states)
     ptr_arr = np.frombuffer(ptr, dtype=np.int64).copy()

@@ -24,7 +24,9 @@ system's own ``successors`` would (the contract of :class:`BatchTransitionSystem
 Limits behave as in :func:`~checker.mc.explore.explore`: a state or transition limit keeps every state
 expanded before the one whose expansion crosses it, rolls that one back to the frontier and stops with
 the same ``limit_reason``; time, memory and progress are checked between slices (a slice holds at most
-``slice_states`` states), where the plain explorer checks every ``check_every`` states.
+``slice_states`` states, fewer while expanding a slice takes longer than
+:data:`~checker.mc.exploration.CHECK_SECONDS`: the slices adapt, so the limits are checked about every
+``CHECK_SECONDS`` on every model), where the plain explorer checks every ``check_every`` states.
 """
 
 from __future__ import annotations
@@ -36,8 +38,11 @@ from typing import NamedTuple, Protocol, overload, runtime_checkable
 
 import numpy as np
 
+from checker.errors import LimitReached
 from checker.mc.collector import exploring
 from checker.mc.exploration import (
+    CHECK_SECONDS,
+    EXPLORATION_MEMORY_SHARE,
     LazyObservables,
     Limits,
     ProgressCallback,
@@ -50,6 +55,8 @@ from checker.mc.ts import Action, as_action
 
 #: Bits of a key word (keys are non-negative int64 values).
 WORD_BITS = 63
+#: States of the first slice (the slices then adapt to ``CHECK_SECONDS``, up to ``slice_states``).
+FIRST_SLICE = 512
 _GOLDEN = np.uint64(0x9E3779B97F4A7C15)  # Fibonacci hashing: multiply, keep the high bits
 
 
@@ -367,41 +374,53 @@ def explore_batch(
     reason: str | None = None
     expanded = 0
     next_progress = t0 + progress_interval
-    stop_at = lim.stop_at(t0)
+    stops = lim.stops()
+    width = max(1, min(slice_states, FIRST_SLICE) // 2)  # doubled before the first slice
+    slice_start = time.perf_counter()
     with exploring() as frozen:  # checker.mc.collector
         while expanded < rows.size:
             n = rows.size
             if expanded:
                 now = time.perf_counter()
-                reason = stop_reason(lim, stop_at, now)
+                reason = stop_reason(lim, stops, EXPLORATION_MEMORY_SHARE)
                 if reason is not None:
                     break
                 if progress is not None and now >= next_progress:
                     next_progress = now + progress_interval
                     progress(progress_report(n, expanded, n_edges, now - t0, int(depth.data[expanded])))
-            a, b = expanded, min(n, expanded + max(1, slice_states))
-            steps = ts.successors_batch(rows.data[a:b])
-            src = np.asarray(steps.source, dtype=np.int64)
-            m = len(src)
-            targets = np.asarray(steps.target, dtype=rows.data.dtype)
-            counts = np.bincount(src, minlength=b - a) if m else np.zeros(b - a, dtype=np.int64)
-            if m:
-                if len(counts) != b - a or np.any(src[1:] < src[:-1]):
-                    raise ValueError("successors_batch: sources outside the batch or not grouped by row")
-                tmax = targets.max(axis=0)
-                if targets.min() < 0:
-                    raise ValueError("rows must be non-negative")
-                if not index.fits(tmax):
-                    maxima = np.maximum(maxima, tmax)
-                    index.rebuild(rows.view(), maxima)
+            # the slice grows while it takes under CHECK_SECONDS and shrinks when it takes longer, so that
+            # the limits are checked about as often on a swarm of 128 satellites as on a small model
+            took = time.perf_counter() - slice_start
+            width = (min(slice_states, width * 2) if took < CHECK_SECONDS / 2
+                     else max(1, width // 2) if took > 2 * CHECK_SECONDS else width)
+            slice_start = time.perf_counter()
+            a, b = expanded, min(n, expanded + max(1, width))
+            try:  # a stop by the watchdog here leaves the structure of the slices before this one
+                steps = ts.successors_batch(rows.data[a:b])
+                src = np.asarray(steps.source, dtype=np.int64)
+                m = len(src)
+                targets = np.asarray(steps.target, dtype=rows.data.dtype)
+                counts = np.bincount(src, minlength=b - a) if m else np.zeros(b - a, dtype=np.int64)
+                if m:
+                    if len(counts) != b - a or np.any(src[1:] < src[:-1]):
+                        raise ValueError("successors_batch: sources outside the batch or not grouped by row")
+                    tmax = targets.max(axis=0)
+                    if targets.min() < 0:
+                        raise ValueError("rows must be non-negative")
+                    if not index.fits(tmax):
+                        maxima = np.maximum(maxima, tmax)
+                        index.rebuild(rows.view(), maxima)
+                    else:
+                        maxima = np.maximum(maxima, tmax)
+                    uniq, first, inverse = first_unique(index.pack(targets))
+                    found = index.lookup(uniq)
+                    new = np.flatnonzero(found < 0)
+                    new = new[np.argsort(first[new], kind="stable")]  # ids in the order of first discovery
                 else:
-                    maxima = np.maximum(maxima, tmax)
-                uniq, first, inverse = first_unique(index.pack(targets))
-                found = index.lookup(uniq)
-                new = np.flatnonzero(found < 0)
-                new = new[np.argsort(first[new], kind="stable")]  # ids in the order of first discovery
-            else:
-                new = np.zeros(0, dtype=np.int64)
+                    new = np.zeros(0, dtype=np.int64)
+            except LimitReached as exc:
+                reason = exc.reason
+                break
             # the limits: the first state whose expansion crosses one is rolled back, with the rest
             # (as in explore, the actions and the probabilities other than 1 met while expanding the
             # rolled-back state count: those of its steps before the new state that crosses the state

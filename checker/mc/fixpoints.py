@@ -35,7 +35,6 @@ from enum import StrEnum
 from functools import cached_property
 
 import numpy as np
-from scipy.sparse import csgraph
 
 from checker.mc import reach
 from checker.mc.kripke import Kripke
@@ -137,6 +136,8 @@ class Graph:
                 np.cumsum(keep, out=csum[1:])
                 ptr = csum[self.ptr]
                 graph = reach.csr_graph(self.dst[keep], ptr, self.n)
+                from scipy.sparse import csgraph  # lazy: scipy's import costs a tenth of a second
+
                 _, labels = csgraph.connected_components(graph, directed=True, connection="strong")
                 sizes = np.bincount(labels)
                 seeds |= f & (sizes[labels] > 1)

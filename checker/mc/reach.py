@@ -25,10 +25,12 @@ predecessors) and :func:`distances` (breadth-first distance from the nearest sou
 from __future__ import annotations
 
 from collections.abc import Sequence
+from typing import TYPE_CHECKING
 
 import numpy as np
-import scipy.sparse as sp
-from scipy.sparse import csgraph
+
+if TYPE_CHECKING:  # scipy is imported where a search hands over to it (its import costs a tenth of a second)
+    import scipy.sparse as sp
 
 #: Level-synchronous search levels before handing over to scipy's C breadth-first search.
 LEVELS_BEFORE_SCIPY = 48
@@ -50,6 +52,8 @@ def csr_graph(indices: np.ndarray, indptr: np.ndarray, n: int) -> sp.csr_matrix:
     if len(indices) < 2**31 - 1 and n < 2**31 - 1:
         indices = indices.astype(np.int32, copy=False)
         indptr = indptr.astype(np.int32, copy=False)
+    import scipy.sparse as sp  # lazy: see the imports
+
     return sp.csr_matrix((np.ones(len(indices), dtype=np.int8), indices, indptr), shape=(n, n))
 
 
@@ -63,14 +67,25 @@ def csr_from_edges(n: int, src: np.ndarray, dst: np.ndarray) -> tuple[np.ndarray
     return ptr, np.asarray(dst)[order]
 
 
+#: Graphs with at most this many edges are transposed by a stable numpy sort (no scipy import: a small
+#: query starts faster), larger ones by scipy's O(E) conversion.
+SMALL_GRAPH_EDGES = 1 << 16
+
+
 def transpose(ptr: np.ndarray, idx: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
     """The reversed graph ``(pred_ptr, pred_idx)``: the predecessors of ``t`` are
     ``pred_idx[pred_ptr[t]:pred_ptr[t+1]]`` in increasing order of their id (scipy's CSR→CSC
-    conversion, O(E) in C)."""
+    conversion, O(E) in C; up to :data:`SMALL_GRAPH_EDGES` edges the same arrays by a stable sort of the
+    edges by target, the sources being in increasing order already)."""
     n = len(ptr) - 1
     itype = index_dtype(max(n, len(idx)) + 1)
     if len(idx) == 0:
         return np.zeros(n + 1, dtype=np.int64), np.zeros(0, dtype=itype)
+    if len(idx) <= SMALL_GRAPH_EDGES:
+        counts: np.ndarray = np.diff(np.asarray(ptr, dtype=np.int64))
+        src = np.repeat(np.arange(n, dtype=np.int64), counts)
+        pred_ptr, pred_idx = csr_from_edges(n, np.asarray(idx), src)
+        return pred_ptr, pred_idx.astype(itype, copy=False)
     reverse = csr_graph(np.asarray(idx), np.asarray(ptr), n).tocsc()
     return reverse.indptr.astype(np.int64, copy=False), reverse.indices.astype(itype, copy=False)
 
@@ -187,6 +202,8 @@ class _Search:
     def _finish_in_c(self, level: np.ndarray, depth: int) -> None:
         """Continue the search from ``level`` (reached at ``depth``) with scipy, on the edges still
         allowed plus a virtual node ``n`` whose successors are ``level`` in order."""
+        from scipy.sparse import csgraph  # lazy: see the imports
+
         n = self.n
         keep = self.allowed[self.idx]
         if self.leave is not None:

@@ -41,6 +41,7 @@ from dataclasses import dataclass
 from fractions import Fraction
 
 from checker.errors import Undecided
+from checker.io.render import value_text
 from checker.privacy.blind import word_choice, word_programme, word_tree
 from checker.privacy.ni_fl_dp import Eps, Number
 from checker.privacy.observable_mdp import Action, History, HistoryTree
@@ -130,8 +131,8 @@ def _memoryless_choices(tree: HistoryTree) -> tuple[list[Hashable], list[tuple[A
             continue
         o = tree.observation(node)
         if offered.setdefault(o, tree.enabled[node]) != tree.enabled[node]:
-            raise Undecided(f"observation {o!r} offers different actions at different histories: "
-                            "no memoryless scheduler exists")
+            raise Undecided(f"observation {value_text(o)} offers different actions at different "
+                            "histories: no memoryless scheduler exists")
     keys = list(offered)
     return keys, [offered[k] for k in keys]
 

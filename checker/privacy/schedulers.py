@@ -77,6 +77,7 @@ from fractions import Fraction
 from typing import Generic, Literal, TypeVar
 
 from checker.errors import Undecided
+from checker.io.render import value_text
 from checker.privacy.blind import maximal_words, word_choice, word_of, word_tree
 from checker.privacy.ni_fl_dp import Eps, Number
 from checker.privacy.observable_mdp import (
@@ -366,7 +367,7 @@ def _memoryless_key(tree: HistoryTree) -> Key:
         other = offered.setdefault(o, node)
         if tree.enabled[other] != tree.enabled[node]:
             raise Undecided(
-                f"observation {o!r} offers different actions at history "
+                f"observation {value_text(o)} offers different actions at history "
                 f"{format_history(tree.histories[other])} "
                 f"({', '.join(tree.enabled[other])}) and at {format_history(tree.histories[node])} "
                 f"({', '.join(tree.enabled[node])}): no memoryless scheduler exists")

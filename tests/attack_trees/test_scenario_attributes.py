@@ -215,12 +215,13 @@ def test_a_defence_that_leaves_an_attack_names_it(tmp_path: Path) -> None:
     path = tmp_path / "q.fl"
     path.write_text(quorum_scenario(quorum=1, extra=STEPS), encoding="utf-8")
     code, out, _ = run(["attack-tree", str(path), "--goal", "round = 1", "--defence", "revoke"])
-    assert code == 0
+    assert code == 1  # with --defence the exit code is the defence's: an attack remains
     assert out.rstrip().splitlines()[-1] == (
         "defence revoke: removing transitions of rule get_grad_round by c1 does not block every attack of "
         "any cost: get_grad_round by c2 at b2; eval_quorum by s at a [reporters=c2] (cost 1) remains")
     code, out, _ = run(["attack-tree", str(path), "--goal", "round = 1", "--defence", "revoke",
                         "--budget", "1/2"])
+    assert code == 0  # it blocks every attack within the budget
     assert out.rstrip().splitlines()[-1] == (
         "defence revoke: removing transitions of rule get_grad_round by c1 blocks every attack of cost "
         "<= 1/2")
@@ -229,7 +230,7 @@ def test_a_defence_that_leaves_an_attack_names_it(tmp_path: Path) -> None:
 @pytest.mark.parametrize(("args", "message"), [
     (["--defence", "nope"], "unknown defence 'nope'"),
     (["--budget", "3"], "--budget needs --defence"),
-    (["--defence", "revoke", "--budget", "-1"], "'-1' is not a number >= 0"),
+    (["--defence", "revoke", "--budget", "-1"], "'-1' is not a cost >= 0"),
 ])
 def test_bad_defence_options_exit_2(scenario_file: Path, args: list[str], message: str) -> None:
     code, _, err = run(["attack-tree", str(scenario_file), "--goal", "round = 1", *args])

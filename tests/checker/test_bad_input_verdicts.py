@@ -87,4 +87,5 @@ def test_a_thousand_nested_operators_end_to_end(tmp_path: Path, capsys: pytest.C
 def test_too_deep_a_formula_is_bad_input(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
     path = _files(tmp_path, "m", b"dtmc\n0 0 1\n")
     code, err = _run(capsys, "ctl", path, "!" * 10_001 + "p")
-    assert code == 2 and "<formula>:1:1: formula nested" in err and "Traceback" not in err
+    assert code == 2 and "<formula>:1:" in err and "formula nested more than 1000 levels" in err
+    assert "Traceback" not in err

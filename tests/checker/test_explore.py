@@ -20,7 +20,8 @@ import checker.mc.ctl_parse
 import checker.mc.explore
 from checker.mc.ctl import ModelChecker
 from checker.mc.ctl_parse import parse_formula
-from checker.mc.explore import Limits, Progress, _current_rss_mb, _peak_rss_mb, depth_of_structure, explore
+from checker.mc.exploration import current_rss_mb as _current_rss_mb
+from checker.mc.explore import Limits, Progress, _peak_rss_mb, depth_of_structure, explore
 from checker.mc.ts import Action, Step, TransitionSystem
 from checker.verdict import Verdict
 from tests.checker.ctl_reference import ReferenceChecker

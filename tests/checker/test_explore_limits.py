@@ -12,6 +12,7 @@ import pytest
 
 from checker.app.check import check_scenario
 from checker.app.load import resolve_scenario_path
+from checker.mc.exploration import Stops
 from checker.mc.explore import LimitReached, Limits, Progress, Watchdog, explore
 from checker.mc.ts import Action, Step
 from checker.verdict import Verdict
@@ -35,18 +36,27 @@ class Line:
 
 
 def test_sharing_sets_one_deadline() -> None:
-    lim = Limits(max_seconds=10).sharing(100.0)
-    assert lim.deadline == 110.0
-    assert lim.sharing(200.0).deadline == 110.0  # already shared: unchanged
-    assert lim.stop_at(105.0) == 110.0 and lim.stop_at(50.0) == 60.0
-    assert Limits().sharing(1.0).deadline is None and Limits().stop_at(1.0) is None
+    """``max_seconds`` counts CPU seconds from now, ``max_wall_seconds`` wall seconds from ``start``."""
+    before = time.process_time()
+    lim = Limits(max_seconds=10, max_wall_seconds=20).sharing(100.0)
+    assert before + 10 <= lim.deadline <= time.process_time() + 10  # type: ignore[operator]  # set
+    assert lim.wall_deadline == 120.0
+    again = lim.sharing(200.0)
+    assert (again.deadline, again.wall_deadline) == (lim.deadline, 120.0)  # already shared: unchanged
+    stops = lim.stops()
+    assert stops.cpu == lim.deadline and stops.wall == 120.0  # the job's deadlines come first
+    assert Limits().sharing(1.0).deadline is None and Limits().stops() == Stops(None, None)
+    assert lim.json()["clock"] == "cpu"
 
 
 def test_exploration_stops_at_a_passed_deadline() -> None:
-    lim = Limits(max_seconds=100, deadline=time.perf_counter() - 1, check_every=16)
+    lim = Limits(max_seconds=100, deadline=time.process_time() - 1, check_every=16)
     k = explore(Line(), limits=lim)
-    assert not k.complete and k.limit_reason == "time limit of 100 s reached"
+    assert not k.complete and k.limit_reason == "time limit of 100 CPU s reached"
     assert k.num_states <= 17
+    wall = Limits(max_wall_seconds=100, wall_deadline=time.perf_counter() - 1, check_every=16)
+    k = explore(Line(), limits=wall)
+    assert not k.complete and k.limit_reason == "wall-clock limit of 100 s reached"
 
 
 def test_watchdog_interrupts_a_computation_and_reports() -> None:
@@ -59,27 +69,29 @@ def test_watchdog_interrupts_a_computation_and_reports() -> None:
             watch.check()
             while time.perf_counter() - t0 < 30:
                 pass
-    assert info.value.reason == "time limit of 0.3 s reached"
+    assert info.value.reason == "time limit of 0.3 CPU s reached"
     assert time.perf_counter() - t0 < 10
     assert lines and all(line.startswith("spinning;") and "time limit in" in line for line in lines)
 
 
 def test_watchdog_lets_an_exploration_stop_itself() -> None:
+    """Within its grace (1 s past the deadline) the watchdog leaves the exploration to stop itself with a
+    partial structure."""
     lim = Limits(max_seconds=0.2, check_every=64).sharing()
-    with Watchdog(lim, interval=0.05, grace=0.0, tick=0.02) as watch, watch.exploring():
+    with Watchdog(lim, interval=0.05, tick=0.02) as watch, watch.exploring():
         k = explore(Line(), limits=lim)
-    assert not k.complete and k.limit_reason == "time limit of 0.2 s reached"
+    assert not k.complete and k.limit_reason == "time limit of 0.2 CPU s reached"
 
 
 def test_check_after_the_deadline_is_unknown() -> None:
     scenario = load_scenario(resolve_scenario_path("moniteo"))
-    lim = Limits(max_seconds=100, deadline=time.perf_counter() - 10)
+    lim = Limits(max_seconds=100, deadline=time.process_time() - 10)
     report = check_scenario(scenario, limits=lim)
     assert not report.kripke.complete
     assert all(r.verdict is Verdict.UNKNOWN for r in report.results)
     first, *rest = report.results
-    assert first.evidence == "time limit of 100 s reached while checking it"
-    assert all(r.evidence == "not checked: time limit of 100 s reached before it" for r in rest)
+    assert first.evidence == "time limit of 100 CPU s reached while checking it"
+    assert all(r.evidence == "not checked: time limit of 100 CPU s reached before it" for r in rest)
     assert report.exit_code == 1
 
 
@@ -108,7 +120,7 @@ def test_privacy_uses_the_same_limits() -> None:
     proc = subprocess.run([sys.executable, "-m", "checker", "privacy", "moniteo_swarm8", "-D", "N=8",
                            "--no-literal", "--max-seconds", "1"], capture_output=True, text=True, timeout=300)
     assert proc.returncode == 1, proc.stderr
-    assert "unknown" in proc.stderr and "time limit of 1 s reached" in proc.stderr
+    assert "unknown" in proc.stderr and "time limit of 1 CPU s reached" in proc.stderr
     helped = subprocess.run([sys.executable, "-m", "checker", "privacy", "--help"], capture_output=True,
                             text=True, timeout=120).stdout
-    assert "default 2e6" in helped and "--max-seconds" in helped
+    assert "default 2,000,000" in helped and "--max-seconds" in helped and "CPU seconds" in helped

@@ -48,12 +48,12 @@ def test_every_command_lives_in_the_module_named_after_it() -> None:
 
 def test_engine_failure_is_exit_3_with_one_line(monkeypatch: pytest.MonkeyPatch,
                                                  capsys: pytest.CaptureFixture[str]) -> None:
-    import checker.cli.explore
+    import checker.app.load
 
     def broken(*_args: object, **_kwargs: object) -> None:
         raise RuntimeError("engine exploded\nsecond line")
 
-    monkeypatch.setattr(checker.cli.explore, "load_model", broken)
+    monkeypatch.setattr(checker.app.load, "load_model", broken)
     assert main(["explore", str(LINK_LOSS)]) == EXIT_INTERNAL
     err = capsys.readouterr().err
     assert err == ("flcheck: internal error: RuntimeError: engine exploded "

@@ -5,6 +5,7 @@ exploration is exit 1), and every command reads bundled scenarios by name."""
 
 from __future__ import annotations
 
+import importlib
 import json
 from pathlib import Path
 
@@ -113,8 +114,13 @@ def test_bad_output_destinations_are_refused_before_any_work(
     def never(*_args: object, **_kwargs: object) -> None:
         raise AssertionError("the command started working")
 
-    for target in ("checker.cli.explore.load_model", "checker.cli.attack_tree.load_model",
-                   "checker.app.check.check_scenario", "checker.cli.export.load_export"):
+    # the commands import their engines when they run: import them first, so that no module imported
+    # while the patches are on keeps a patched name after the test
+    for module in ("checker.app.check", "checker.app.isabelle.export_files", "checker.app.isabelle.theory",
+                   "checker.cli.attack_tree", "checker.cli.audit"):
+        importlib.import_module(module)
+    for target in ("checker.app.load.load_model", "checker.app.check.check_scenario",
+                   "checker.app.isabelle.sources.load_export"):
         monkeypatch.setattr(target, never)
     line = _one_line_error(capsys, [a.replace("{tmp}", str(tmp_path)) for a in argv])
     assert str(tmp_path) in line

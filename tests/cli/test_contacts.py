@@ -17,11 +17,14 @@ WALKER = flcheck_spec.bundled_scenarios()["walker12_relay"]
 
 
 def test_the_walker_case_study_is_the_commands_output(capsys: pytest.CaptureFixture[str]) -> None:
-    """walker12_relay's contact lines (one hour at 60 s samples, Toulouse, links up to 3000 km)."""
-    assert main(["contacts", "--station", "toulouse", "--isl-km", "3000"]) == EXIT_HOLDS
+    """walker12_relay's contact lines (one hour at 60 s samples, Toulouse as the location 'ground', links
+    up to 3000 km); without '=ground' the station is named by its name."""
+    assert main(["contacts", "--station", "toulouse=ground", "--isl-km", "3000"]) == EXIT_HOLDS
     out = capsys.readouterr().out
     lines = [ln for ln in WALKER.read_text(encoding="utf-8").splitlines() if ln.startswith("contact ")]
     assert out.splitlines() == lines and len(lines) == 15
+    assert main(["contacts", "--station", "toulouse", "--isl-km", "3000"]) == EXIT_HOLDS
+    assert capsys.readouterr().out.splitlines() == [ln.replace(" ground ", " toulouse ") for ln in lines]
 
 
 def test_steps_refine_rounds(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
@@ -32,7 +35,9 @@ def test_steps_refine_rounds(tmp_path: Path, capsys: pytest.CaptureFixture[str])
     assert main([*common, "--unit", "steps", "--plot", str(tmp_path / "w.png")]) == EXIT_HOLDS
     rounds = parse_contact_text((tmp_path / "rounds.txt").read_text(encoding="utf-8"))
     steps = parse_contact_text(capsys.readouterr().out)
-    assert rounds.keys() == steps.keys() and any("gs[" in b for _, b in rounds)
+    assert rounds.keys() == steps.keys()
+    assert {b for _, b in rounds if not b.startswith("orbit[")} <= {"kiruna", "toulouse", "hartebeesthoek"}
+    assert not any("gs[" in b or b == "ground" for _, b in rounds)  # every station by its own name
     for link, (_, numbers) in steps.items():
         assert rounds[link] == ("rounds", tuple(sorted({(k - 1) // 3 + 1 for k in numbers})))
     assert (tmp_path / "w.png").read_bytes()[:8] == b"\x89PNG\r\n\x1a\n"
@@ -42,8 +47,12 @@ def test_steps_refine_rounds(tmp_path: Path, capsys: pytest.CaptureFixture[str])
     (["--station", "nowhere"], "no station 'nowhere'"),
     (["--walker", "no_such_shell.toml"], "no Walker shell file"),
     (["--epoch", "2024-01-01"], "no UTC offset"),
-    (["--sample-seconds", "7200"], "longer than a protocol step"),
-    (["--isl-km", "-1"], "is not a number > 0"),
+    (["--sample-seconds", "7200"], "--sample-seconds 7200 is longer than a protocol step"),
+    (["--isl-km", "-1"], "argument --isl-km: '-1' is not a range in km > 0"),
+    (["--isl-km", "1e308"], "argument --isl-km"),
+    (["--sample-seconds", "1e-7"], "argument --sample-seconds"),
+    (["--sample-seconds", "0.5", "--rounds", "1000"], "--sample-seconds 0.5 gives 7,200,000 samples"),
+    (["--station", "toulouse=2x"], "'2x' is not a scenario name"),
 ])
 def test_bad_input_is_exit_2(argv: list[str], message: str, capsys: pytest.CaptureFixture[str]) -> None:
     assert main(["contacts", *argv]) == EXIT_BAD_INPUT

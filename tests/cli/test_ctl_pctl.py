@@ -299,12 +299,12 @@ def test_cli_on_a_scenario_uses_its_markov_model(capsys: pytest.CaptureFixture[s
 
 def test_cli_type_checks_before_exploring(monkeypatch: pytest.MonkeyPatch,
                                           capsys: pytest.CaptureFixture[str]) -> None:
-    import checker.app.load as load
+    import checker.mc.explore
 
     def no_exploring(*args: object, **kwargs: object) -> None:
         raise AssertionError("explored before checking the formula")
 
-    monkeypatch.setattr(load, "explore", no_exploring)
+    monkeypatch.setattr(checker.mc.explore, "explore", no_exploring)
     assert main(["ctl", "moniteo", "EF rond = 1"]) == 2
     assert "did you mean round" in capsys.readouterr().err
     assert main(["ctl", "moniteo", "P=? [F rond = 1]"]) == 2

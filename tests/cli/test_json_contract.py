@@ -22,8 +22,10 @@ SCHEMAS = Path(__file__).resolve().parents[2] / "spec" / "schema"
 
 def run_json(argv: list[str]) -> tuple[int, dict[str, Any]]:
     out = io.StringIO()
-    with contextlib.redirect_stdout(out), contextlib.redirect_stderr(io.StringIO()):
+    err = io.StringIO()
+    with contextlib.redirect_stdout(out), contextlib.redirect_stderr(err):
         code = main(argv)
+    assert out.getvalue().strip(), (code, err.getvalue())
     return code, json.loads(out.getvalue())
 
 

@@ -160,8 +160,8 @@ def run_cli(argv: list[str]) -> tuple[int, str, str]:
 def test_cli_failures_and_limits_are_recorded(scenario: Path, tmp_path: Path) -> None:
     out = tmp_path / "f.jsonl"
     # N = 1 has at most 7 states (fewer under check's reductions), N = 6 more than 10 under any of them
-    code, text, err = run_cli(["sweep", str(scenario), "-D", "N=0,1,6", "-D", "X=1", "--engine", "processes",
-                               "--jobs", "2", "-o", str(out), "--max-states", "10", "--json"])
+    code, text, err = run_cli(["sweep", str(scenario), "-D", "N=0,1,6", "-D", "X=1", "--executor",
+                               "processes", "--jobs", "2", "-o", str(out), "--max-states", "10", "--json"])
     assert code == 1, err
     doc = json.loads(text)
     jsonschema.Draft202012Validator(SCHEMA).validate(doc)
@@ -173,11 +173,11 @@ def test_cli_failures_and_limits_are_recorded(scenario: Path, tmp_path: Path) ->
     for line in out.read_text(encoding="utf-8").splitlines():
         validate_record(json.loads(line))
     # the table names every instance; a rerun skips all three
-    code, text, err = run_cli(["sweep", str(scenario), "-D", "N=0,1,6", "-D", "X=1", "--engine", "processes",
-                               "-o", str(out), "--max-states", "10", "--no-plot"])
+    code, text, err = run_cli(["sweep", str(scenario), "-D", "N=0,1,6", "-D", "X=1", "--executor",
+                               "processes", "-o", str(out), "--max-states", "10", "--no-plot"])
     assert code == 1 and "ran 0, skipped 3" in text and "incomplete" in text and err == ""
     # other limits are another run: nothing is skipped
-    code, text, _ = run_cli(["sweep", str(scenario), "-D", "N=1", "-D", "X=1", "--engine", "processes",
+    code, text, _ = run_cli(["sweep", str(scenario), "-D", "N=1", "-D", "X=1", "--executor", "processes",
                              "-o", str(out), "--no-plot", "--quiet"])
     assert code == 1 and "ran 1, skipped 0" in text
 
@@ -198,7 +198,7 @@ def test_rounds_are_swept_as_a_constant(scenario: Path, tmp_path: Path) -> None:
     of ratio 2, and the rounds' noise is independent, so ε* = R · ln 2 (composition is exact here: the
     worst outcome sequence multiplies the per-round ratios)."""
     out = tmp_path / "r.jsonl"
-    code, text, err = run_cli(["sweep", str(scenario), "-D", "N=1", "-D", "R=1,2", "-D", "X=1", "--engine",
+    code, text, err = run_cli(["sweep", str(scenario), "-D", "N=1", "-D", "R=1,2", "-D", "X=1", "--executor",
                                "processes", "--jobs", "1", "-o", str(out), "--no-plot", "--json"])
     doc = json.loads(text)
     assert code == 1 and doc["statuses"] == {"ok": 2}, err
@@ -214,8 +214,8 @@ def test_an_unreduced_sweep_counts_the_closed_form(tmp_path: Path) -> None:
     values: N - 0 .. 3 reported values per satellite before the aggregation, 3^N after), the reduced
     sweep fewer, with the same figures; a rerun with the other setting runs again."""
     out = tmp_path / "n.jsonl"
-    args = ["sweep", "moniteo_swarm8", "-D", "N=1..4", "--engine", "processes", "--jobs", "2", "-o", str(out),
-            "--no-plot", "--json"]
+    args = ["sweep", "moniteo_swarm8", "-D", "N=1..4", "--executor", "processes", "--jobs", "2", "-o",
+            str(out), "--no-plot", "--json"]
     _, text, err = run_cli([*args, "--no-reduce"])
     plain = {r["instance"]: r for r in json.loads(text)["records"]}
     assert [plain[f"N={n}"]["states"] for n in range(1, 5)] == [4**n + 3**n for n in range(1, 5)], err
@@ -234,7 +234,7 @@ def test_an_unreduced_sweep_counts_the_closed_form(tmp_path: Path) -> None:
     (["-D", "Y=1"], "Y is not an integer constant of swarm_x.fl"),
     (["-D", "N=1", "-D", "N=2"], "given twice"),
     (["-D", "N=3..1"], "empty range"),
-    (["-D", "N=1", "--engine", "processes", "--scheduler", "tcp://127.0.0.1:1"], "--scheduler"),
+    (["-D", "N=1", "--executor", "processes", "--dask-scheduler", "tcp://127.0.0.1:1"], "--dask-scheduler"),
 ])
 def test_cli_bad_input(scenario: Path, tmp_path: Path, argv: list[str], message: str) -> None:
     code, _, err = run_cli(["sweep", str(scenario), "-o", str(tmp_path / "x.jsonl"), *argv])

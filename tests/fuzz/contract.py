@@ -4,10 +4,11 @@ The contract: exit 0 holds, 1 violated or unknown, 2 bad input, with a one-line 
 that is positioned (``file:line[:col]: ...``) where the input has positions; 3 is an internal error
 (a bug). Never a traceback, never a hang, never an output file that replaced an input.
 
-Outcome classes (:func:`classify`): ``VERDICT`` (exit 0/1), ``POSITIONED`` (exit 2 with every stderr
-line positioned in one of the inputs, at most :data:`MAX_MESSAGE_LINES` of them), ``OPTION`` (exit 2
-on input without positions: one ``flcheck: error:`` line, or argparse's usage lines followed by one
-``flcheck CMD: error:`` line); anything else is a contract violation and its class says what went wrong.
+Outcome classes (:func:`classify`): ``VERDICT`` (exit 0/1), ``POSITIONED`` (exit 2 with one stderr line,
+``flcheck: error: FILE:LINE[:COL]: ...``, positioned in one of the inputs: the README promises one line,
+the further problems are located on it), ``OPTION`` (exit 2 on input without positions: one
+``flcheck: error:`` line); anything else is a contract violation and its class says what went wrong. No
+output ever shows a Python object's representation (``Fraction(0, 1)``, ``np.float64(...)``).
 """
 
 from __future__ import annotations
@@ -108,11 +109,11 @@ def run_cli(argv: Sequence[str], inputs: Sequence[Path] = ()) -> Outcome:
     return Outcome(list(argv), code, out.getvalue(), err.getvalue(), exception, changed)
 
 
-_USAGE_ERROR = re.compile(r"^flcheck(?: [\w-]+)*: error: \S")
+#: Lines of a bad-input message: one (the README's promise; the further problems are located on it).
+MAX_MESSAGE_LINES = 1
 
-
-#: At most this many lines of positioned messages count as "a few" (one per error found).
-MAX_MESSAGE_LINES = 10
+#: Python representations that must never reach a user (a value printed with repr instead of its text).
+_REPR = re.compile(r"\bFraction\(|\bnp\.\w+\(|\bnumpy\.\w+\(|<[\w.]+ object at 0x")
 
 
 def positioned_line(line: str, sources: Sequence[str], *, first: bool) -> bool:
@@ -129,11 +130,7 @@ def positioned_line(line: str, sources: Sequence[str], *, first: bool) -> bool:
 
 
 def _option_message(lines: list[str]) -> bool:
-    if len(lines) == 1 and lines[0].startswith("flcheck: error: "):
-        return True
-    # argparse: "usage: ..." (possibly wrapped, continuation lines indented), then one error line
-    return (len(lines) >= 2 and lines[0].startswith("usage: ")
-            and all(line.startswith(" ") for line in lines[1:-1]) and bool(_USAGE_ERROR.match(lines[-1])))
+    return len(lines) == 1 and lines[0].startswith("flcheck: error: ")
 
 
 def classify(outcome: Outcome, sources: Sequence[str] | None) -> str:
@@ -145,6 +142,8 @@ def classify(outcome: Outcome, sources: Sequence[str] | None) -> str:
         return f"uncaught {type(outcome.exception).__name__}"
     if "Traceback" in outcome.stderr or "Traceback" in outcome.stdout:
         return "traceback printed"
+    if _REPR.search(outcome.stderr) or _REPR.search(outcome.stdout):
+        return "a Python repr printed"
     if outcome.code in (0, 1):
         return VERDICT
     if outcome.code == 3:

@@ -114,3 +114,21 @@ def proof_summary(text: str) -> tuple[int, int]:
     statements = len(re.findall(r"^(?:lemma|theorem|corollary)\b", text, re.M))
     open_ = len(re.findall(r"^\s*oops\s*$", text, re.M))
     return statements, open_
+
+
+_PROPERTY = re.compile(r"^subsection \\<open>Property (.+?)\\<close>", re.M)
+
+
+def unstated_properties(text: str) -> tuple[int, list[str]]:
+    """``(properties, not stated)`` of a scenario theory's text: how many properties it has (one
+    ``subsection Property NAME`` each) and the names of those with no lemma (quantitative kinds, formulas
+    outside the translatable fragment, structures past the export's limit: only a comment).
+    """
+    heads = list(_PROPERTY.finditer(text))
+    unstated = []
+    for i, head in enumerate(heads):
+        end = heads[i + 1].start() if i + 1 < len(heads) else len(text)
+        if not re.search(r"^(?:lemma|theorem|corollary)\b", text[head.end():end], re.M):
+            unstated.append(head.group(1))
+    return len(heads), unstated
+
