@@ -201,9 +201,13 @@ class Report(Draw):
 
     def guard_reads(self, scope: Scope) -> Iterable[str]:
         """A mechanism that refuses some values (a strict grid) makes whether the report exists depend
-        on the value it noises."""
-        mechanism = None if scope.system is None else scope.system.ctx.noise_of(scope.actor)[0]
-        return self.reads(scope) if mechanism is not None and mechanism.refuses else ()
+        on the value it noises, unless the system shows that no report meets a refused value
+        (:meth:`flmodel.system.FLSystem.reports_never_refused`)."""
+        system = scope.system
+        mechanism = None if system is None else system.ctx.noise_of(scope.actor)[0]
+        if mechanism is None or not mechanism.refuses or system.reports_never_refused(scope.actor):
+            return ()
+        return self.reads(scope)
 
     def outcomes(self, c: Candidate) -> Iterable[tuple[str, Any, Fraction]]:
         return (("", v, p) for v, p in update_distribution(c.ctx, c.g, c.actor))

@@ -231,6 +231,7 @@ class FLSystem:
                              "through their weighted sum (flmodel.rules.Rule.gradients)")
         self._sum = bool(sum_gradients)
         self._canon_memo: dict[tuple[object, ...], FrozenMap[str, Vector]] = {}
+        self._facts: dict[tuple[str, str], bool] = {}
         self.initial = initial
         if reset or forgotten or self._sum:
             self.initial = initial = self._dead_reset(initial)
@@ -327,6 +328,53 @@ class FLSystem:
         if self.bounds.max_events is not None:
             return True
         return self.rules.name == "fedavg_rounds" and self.bounds.max_rounds is not None
+
+    def reports_never_refused(self, client: str) -> bool:
+        """Whether no report of ``client`` can meet a value its noise mechanism refuses (a strict or
+        bounded grid, :attr:`flmodel.noise.Mechanism.refuses`), shown without exploring: the model is
+        written only by aggregations and the rounds bound stops the system at the first one (every
+        step is disabled once ``round = max_rounds``, and runs start in round 0), so every report is
+        drawn at the initial model; the mechanism then accepts the report of every part the client
+        can hold (its initial part, or every subset of the data when a rule that can be enabled writes
+        the partition; at most 2^12 of them). ``False`` when this cannot be shown: whether a report exists may then
+        depend on the model, and the cone of influence keeps what the report reads."""
+        key = ("never_refused", client)
+        hit = self._facts.get(key)
+        if hit is None:
+            hit = self._facts[key] = self._reports_never_refused(client)
+        return hit
+
+    def _reports_never_refused(self, client: str) -> bool:
+        from itertools import combinations
+
+        from flmodel.steps import update_distribution
+
+        if self.bounds.max_rounds is None or self.bounds.max_rounds > 1:
+            return False
+        drop = self.ctx.trace_mode == "drop"
+        partitions_move = False
+        for rule in self.rules.rules:
+            for actor in rule.actors.names(self):
+                scope = Scope(self._clients, actor, drop, self)
+                if self.initial_partitioned and ("partitioned", False) in rule.literals(scope):
+                    continue  # needs the data undeployed: never enabled (as in action_classes)
+                written = rule.written(scope)
+                if "curmodpar" in written and not rule.aggregates:
+                    return False
+                partitions_move = partitions_move or any(v.startswith("partition:") for v in written)
+        g = self.initial.igra
+        parts: list[frozenset[DataPoint]] = [g.part(client)]
+        if partitions_move:
+            data = sorted(g.dataset, key=repr)
+            if len(data) > 12:
+                return False
+            parts = [frozenset(sub) for k in range(len(data) + 1) for sub in combinations(data, k)]
+        try:
+            for part in parts:
+                update_distribution(self.ctx, g._replace(partition=g.partition.set(client, part)), client)
+        except ModelError:
+            return False
+        return True
 
     def gradients_summed(self) -> bool:
         """Whether every rule reads the ready clients' gradients only through their weighted sum

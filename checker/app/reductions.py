@@ -40,7 +40,7 @@ in the reduced structure ([ES96]; a functional bisimulation): by [AT_EF] and [Co
 attack tree exists in one iff in the other, and the verdict is exact. The tree itself is the reduced
 structure's (validated there): its ways are the quotient's, each standing for the ways of the model
 that rename interchangeable clients or differ in forgotten values; ``check`` replays every way on the
-model (:func:`checker.app.lift.lift_trace`). Without ``reduced`` an attack tree keeps the structure
+model (:class:`checker.app.lift.Replayer`). Without ``reduced`` an attack tree keeps the structure
 whole, its ways and their count those of the model. The partial order is not used for attack trees.
 
 Partial order and the privacy explorations: :class:`ObservationReducer`.

@@ -348,7 +348,7 @@ def test_an_engine_failure_in_dp_is_an_internal_error(monkeypatch: pytest.Monkey
     from tests.strategies import star_scenario_text
 
     path = tmp_path / "dp.fl"
-    path.write_text(star_scenario_text([1, 2], noise="rr grid {0, 1} r 1/2", hot=True,
+    path.write_text(star_scenario_text([1, 2], noise="rr grid {0, 1, 2, 3, 4} r 1/2", hot=True,
                                        properties=["dp D{ln(2), 0}[F curmodpar == 1] between hot;"]))
     assert main(["check", str(path)]) in (0, 1)
     monkeypatch.setattr(check, "dp_check", broken)
