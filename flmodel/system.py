@@ -336,8 +336,8 @@ class FLSystem:
         step is disabled once ``round = max_rounds``, and runs start in round 0), so every report is
         drawn at the initial model; the mechanism then accepts the report of every part the client
         can hold (its initial part, or every subset of the data when a rule that can be enabled writes
-        the partition; at most 2^12 of them). ``False`` when this cannot be shown: whether a report exists may then
-        depend on the model, and the cone of influence keeps what the report reads."""
+        the partition; at most 2^12 of them). ``False`` when this cannot be shown: whether a report
+        exists may then depend on the model, and the cone of influence keeps what the report reads."""
         key = ("never_refused", client)
         hit = self._facts.get(key)
         if hit is None:

@@ -138,7 +138,7 @@ def _decided(data: Any) -> Any:
                 if k not in ("seconds", "explorations", "reductions", "states", "transitions")}
     if isinstance(data, list):
         return [_decided(x) for x in data]
-    return re.sub(r"in \d+ states", "in N states", data) if isinstance(data, str) else data
+    return re.sub(r"in \d+ states( \(reduced\))?", "in N states", data) if isinstance(data, str) else data
 
 
 def test_observing_on_the_command_line_keeps_the_gradient(capsys: pytest.CaptureFixture[str]) -> None:
@@ -154,3 +154,44 @@ def test_observing_on_the_command_line_keeps_the_gradient(capsys: pytest.Capture
         main(["privacy", "moniteo", "--observing", "gradient_sat3", "--json", *extra])
         runs.append(json.loads(capsys.readouterr().out))
     assert _decided(runs[0]) == _decided(runs[1])
+
+
+def _strict_system(values: list[int], **kw: Any) -> Any:
+    from tests.strategies import star_scenario_text
+
+    text = star_scenario_text(values, noise="rr grid {0, 1, 2} epsilon ln(2)", **kw)
+    return parse_scenario(text + "\nproperty p: ctl AG round <= 1;\n", "strict.fl")
+
+
+@pytest.mark.parametrize(("values", "kw", "never", "refused"), [
+    ([2, 4], {}, True, False),  # one round, the updates 1 and 2 on the grid: the cone may forget the model
+    ([2, 6], {}, False, True),  # sat2's update 3 is off the grid {0, 1, 2}
+    ([2, 4], {"rounds": 2}, False, True),  # a report of round 2 is drawn at a model the run computed
+    ([2, 4], {"partitioned": False, "protocol": "published", "events": 3}, False, True),  # {d1, d2}: 3/2
+    ([2, 2], {"partitioned": False, "protocol": "published", "events": 3}, True, False),  # 0 or 1
+])
+def test_a_strict_grid_keeps_the_model_only_where_a_report_may_be_refused(
+        values: list[int], kw: dict[str, Any], never: bool, refused: bool) -> None:
+    """A strict grid refuses values off it: whether a report exists then depends on the model and
+    the client's part, and the cone keeps them, unless every report is drawn at the initial model and
+    the mechanism accepts every part the client can hold (``FLSystem.reports_never_refused``). The
+    reduced verdict equals the unreduced one either way (both refuse the same scenarios)."""
+    from flmodel.errors import ModelError
+    from flmodel.scenario_build import build_system
+
+    scenario = _strict_system(values, **kw)
+    fl = build_system(scenario).fl
+    assert all(fl.reports_never_refused(c) for c in sorted(fl.initial.igra.clients)) is never
+    outcomes = []
+    for choice in (Reductions(), Reductions.none()):
+        try:
+            report = check_scenario(scenario, limits=Limits(max_seconds=60), reductions=choice)
+            outcomes.append([str(r.verdict) for r in report.results])
+        except ModelError as exc:  # the first refused value met depends on the order of exploration
+            assert "is not on the grid" in exc.diagnostics[0].message
+            outcomes.append(["refused"])
+    assert outcomes[0] == outcomes[1]
+    assert (outcomes[0] == ["refused"]) is refused
+    if never:
+        report = check_scenario(scenario, limits=Limits(max_seconds=60))
+        assert "curmodpar" in report.reductions.details["cone"]["forgotten"]
