@@ -26,8 +26,8 @@ RUNS: tuple[tuple[str, tuple[str, ...]], ...] = (
 )
 #: keys whose values are times, rates, sizes in memory or the limits of the machine: never compared
 VOLATILE = frozenset({"seconds", "explore_seconds", "check_seconds", "load_seconds", "states_per_second",
-                      "cpu_seconds", "peak_memory_mb", "memory_mb", "max_rss_mb", "time", "elapsed", "flcheck",
-                      "limits"})
+                      "cpu_seconds", "peak_memory_mb", "memory_mb", "max_rss_mb", "time", "elapsed",
+                      "flcheck", "limits"})
 
 
 def normalised(data: Any) -> Any:
