@@ -44,6 +44,7 @@ from __future__ import annotations
 from collections.abc import Callable, Iterable, Sequence
 from dataclasses import dataclass
 from fractions import Fraction
+from itertools import combinations
 from typing import Any, NamedTuple
 
 from flcheck_spec.vocab import Action
@@ -64,6 +65,7 @@ from flmodel.rules import (
     TraceMode,
     abstract_evs,
 )
+from flmodel.steps import update_distribution
 
 
 class FLState(NamedTuple):
@@ -345,10 +347,6 @@ class FLSystem:
         return hit
 
     def _reports_never_refused(self, client: str) -> bool:
-        from itertools import combinations
-
-        from flmodel.steps import update_distribution
-
         if self.bounds.max_rounds is None or self.bounds.max_rounds > 1:
             return False
         drop = self.ctx.trace_mode == "drop"

@@ -17,12 +17,10 @@ from collections.abc import Mapping
 from dataclasses import dataclass
 from fractions import Fraction
 from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 import numpy as np
 
-from checker.app.privacy_dp import DPCheck, dp_check
-from checker.app.scenario_vocabulary import scenario_vocabulary
 from checker.errors import ExplorationIncomplete, InputError, Position, Undecided
 from checker.io.render import number_text
 from checker.markov.pctl import PctlEvaluator
@@ -31,16 +29,17 @@ from checker.mc.ctl_ast import DPQuery, ProbQuery
 from checker.mc.explore import Limits
 from checker.mc.fixpoints import Semantics
 from checker.mc.kripke import Kripke
-from checker.mc.vocabulary import check_formula
 from checker.privacy.schedulers import (
     SchedulerClass,
     canonical_class,
     scheduler_class_json,
     scheduler_class_text,
 )
-from flmodel.readings import Reading, readings_of
-from flmodel.scenario import load_scenario
-from flmodel.scenario_build import build_system, neighbour_system
+
+if TYPE_CHECKING:  # the model layer is imported by the functions that read a scenario: `ctl` on an
+    # explicit model needs none of it
+    from checker.app.privacy_dp import DPCheck
+    from flmodel.readings import Reading
 
 __all__ = ["DPBetween", "ProbabilityValues", "dp_between", "probabilistic_checker", "probability_values",
            "scenario_readings", "value_json", "value_text", "with_readings"]
@@ -52,6 +51,11 @@ def scenario_readings(scenario_path: Path | None, defines: Mapping[str, int] | N
     for other rule sets; ``None`` for a model that is not a scenario)."""
     if scenario_path is None:
         return None
+    # lazy: the model layer, for scenarios only
+    from flmodel.readings import readings_of
+    from flmodel.scenario import load_scenario  # lazy: as the import above
+    from flmodel.scenario_build import build_system  # lazy: as the import above
+
     return readings_of(build_system(load_scenario(scenario_path, defines=defines)).fl.rules.name)
 
 
@@ -169,6 +173,13 @@ def dp_between(scenario_path: Path | None, formula: DPQuery, between: str | None
     """Decide ``formula`` between the scenario's dataset and its declared neighbour ``between`` over the
     ``scheduler`` class (``where``: how the caller names the neighbour option, ``--between`` or
     ``between=``, for the messages)."""
+    # lazy: the model layer and the dpCTL pipeline, for D queries only
+    from checker.app.privacy_dp import dp_check
+    from checker.app.scenario_vocabulary import scenario_vocabulary  # lazy: as the import above
+    from checker.mc.vocabulary import check_formula  # lazy: as the import above
+    from flmodel.scenario import load_scenario  # lazy: as the import above
+    from flmodel.scenario_build import build_system, neighbour_system  # lazy: as the import above
+
     option = f"{where}NAME" if where.endswith("=") else f"{where} NAME"
     if scenario_path is None:
         raise InputError("D{ε,δ} compares a scenario's dataset with a declared neighbour; this model is "

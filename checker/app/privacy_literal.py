@@ -101,8 +101,10 @@ def published_form(p0: Mapping[Hashable, Number], p1: Mapping[Hashable, Number])
     >>> published_form({"a": Fraction(1)}, {"b": Fraction(1)}).text()  # pure ε* = ∞, published 0
     '0'
     """
-    s0 = [(o, v) for o, v in p0.items() if v > 0]
-    s1 = [(o, v) for o, v in p1.items() if v > 0]
+    # in the order of the outcomes' text: among equal probabilities the decisive pair is the same
+    # whatever order the exploration met them in
+    s0 = sorted(((o, v) for o, v in p0.items() if v > 0), key=lambda t: repr(t[0]))
+    s1 = sorted(((o, v) for o, v in p1.items() if v > 0), key=lambda t: repr(t[0]))
     exact = all(isinstance(v, Fraction | int) for _, v in s0 + s1)
     if not s0 or not s1:
         return EpsilonResult(0.0, Fraction(1) if exact else 1.0, None, 0, Fraction(0), Fraction(0), exact)

@@ -27,7 +27,8 @@ from typing import Any
 
 from checker.attack_trees.export import display_children, node_label
 from checker.io.files import write_unit
-from checker.io.render import TerminalText, terminal_text, value_text
+from checker.io.render import value_text
+from checker.io.terminal import TerminalText, terminal_text
 
 __all__ = ["figure_png", "md_block", "md_code", "md_text", "render_table", "write_report"]
 
@@ -302,7 +303,7 @@ def _pictures(report: Any) -> list[tuple[str, str, bytes]]:
 
 def md_text(text: object) -> str:
     """Text from the input as inline CommonMark that renders as that text: one line, its control
-    characters shown as escapes (:func:`checker.io.render.terminal_text`), and every character that could
+    characters shown as escapes (:func:`checker.io.terminal.terminal_text`), and every character that could
     open markup (emphasis, links, images, raw HTML, entities, table cells, code) escaped with a
     backslash, so a title ``<script>...`` is shown, never run.
 

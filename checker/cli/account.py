@@ -217,7 +217,7 @@ def register(sub: argparse._SubParsersAction) -> None:
     a.add_argument("--sampling-rate", type=sampling_rate, metavar="Q", help="probability a client takes part")
     a.add_argument("--clients", type=positive_int, metavar="N", help="clients in all (with --per-round)")
     a.add_argument("--per-round", type=positive_int, metavar="K", help="clients per round (with --clients)")
-    a.add_argument("--rounds", type=_rounds, metavar="T")
+    a.add_argument("--rounds", type=_rounds, metavar="T", help="rounds (compositions) of the run")
     a.add_argument("--delta", type=_open_unit, metavar="D", help="report ε(δ)")
     a.add_argument("--epsilon", type=nonneg_float, metavar="E", help="report δ(ε) instead")
     a.add_argument("--sampling", choices=SAMPLING_CHOICES, default=None,
@@ -227,6 +227,6 @@ def register(sub: argparse._SubParsersAction) -> None:
                    help="read Z, Q (or K of N), T, δ and the sampling from the scenario's run statement")
     a.add_argument("--tolerance", type=_open_unit, default=5e-3,
                    help="relative width at which the grid stops being refined (default 0.005)")
-    a.add_argument("--json", action="store_true")
+    a.add_argument("--json", action="store_true", help="print the brackets as JSON")
     a.set_defaults(func=_cmd_account)
 

@@ -317,8 +317,9 @@ def register(sub: argparse._SubParsersAction) -> None:
                    help="canary clients, each included w.p. 1/2")
     f.add_argument("--canary", choices=("gradient", "loss"), default="gradient",
                    help="white-box gradient canaries (default) or black-box loss canaries")
-    f.add_argument("--rounds", type=positive_int, default=20)
-    f.add_argument("--noise-multiplier", type=positive_float, default=4.0)
+    f.add_argument("--rounds", type=positive_int, default=20, help="training rounds (default 20)")
+    f.add_argument("--noise-multiplier", type=positive_float, default=4.0,
+                   help="noise std / clip norm Z of the Gaussian on the clipped sum (default 4)")
     f.add_argument("--sampling-rate", type=sampling_rate, default=0.5,
                    help="Poisson sampling rate of the clients")
     f.add_argument("--clip", type=positive_float, default=1.0, help="client update clip norm C")

@@ -13,18 +13,8 @@ import argparse
 import sys
 import time
 from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
-from checker.app.ctl_query import (
-    dp_between,
-    probabilistic_checker,
-    probability_values,
-    scenario_readings,
-    value_json,
-    value_text,
-    with_readings,
-)
-from checker.app.load import load_model, model_kind, resolve_model_files
 from checker.cli.defines import add_define_option, defines_of
 from checker.cli.explore import MODEL_HELP, clear_progress, explicit_notes, model_files
 from checker.cli.json_output import emit_json, json_text
@@ -35,14 +25,17 @@ from checker.mc.ctl import ModelChecker
 from checker.mc.ctl_ast import DPQuery, Formula, ProbQuery, has_probabilistic
 from checker.mc.ctl_parse import parse_formula
 from checker.mc.fixpoints import Semantics
-from checker.mc.kripke import Kripke
 from checker.verdict import EXIT_HOLDS
-from flmodel.readings import Reading, readings_line
+
+if TYPE_CHECKING:
+    from checker.mc.kripke import Kripke
+    from flmodel.readings import Reading
 
 
 def _scenario_path(args: argparse.Namespace) -> Path | None:
     """The scenario file the model arguments name (a path or a bundled name), or ``None`` for an
     explicit or JSON model."""
+    from checker.app.load import model_kind, resolve_model_files  # lazy: the loader imports the model layer
 
     resolved = resolve_model_files(list(args.model))
     if not isinstance(resolved, str | Path):
@@ -75,6 +68,8 @@ def _check_vocabulary_first(args: argparse.Namespace, formula: Formula) -> bool:
 def _write_all_states(path: str, formula: Formula, values: Any, inputs: list[Path]) -> Path:
     """Every state's value (a query) or verdict (a condition): CSV (``state,value,exact`` or
     ``state,satisfies``) or JSON by the extension of ``path``."""
+    from checker.app.ctl_query import value_json  # lazy: the probabilistic engines
+
     is_bool = values.dtype == bool
     if path.lower().endswith(".json"):
         rows = [{"state": i, "satisfies": bool(v)} if is_bool else {"state": i, **value_json(v)}
@@ -98,6 +93,9 @@ def _run_probabilistic(args: argparse.Namespace, kripke: Kripke, formula: Formul
                        t_load: float) -> int:
     """P/Pmin/Pmax (and CTL around them): a query prints the probability at the initial states, a
     condition a verdict."""
+    # lazy: the Markov engines, for probabilities only
+    from checker.app.ctl_query import probabilistic_checker, probability_values, value_text
+
     t0 = time.perf_counter()
     init = [int(i) for i in kripke.initial]
     inputs = model_files(args.model)
@@ -146,6 +144,8 @@ def _run_dp(args: argparse.Namespace, formula: DPQuery) -> int:
     """``D{ε,δ}[ψ]`` ([dpCTL]) between the scenario's dataset and ``--between NAME``, over the
     ``--scheduler`` class (:func:`checker.app.ctl_query.dp_between`, the engine of ``check``'s ``dp``
     properties)."""
+    from checker.app.ctl_query import dp_between  # lazy: the model layer and the dpCTL engine
+
     t0 = time.perf_counter()
     res = dp_between(_scenario_path(args), formula, args.between, defines=defines_of(args),
                      scheduler=args.scheduler, limits=limits_of(args))
@@ -181,7 +181,8 @@ def _formula_among_models(args: argparse.Namespace) -> None:
 
 
 def run_ctl(args: argparse.Namespace) -> int:
-    from checker.mc.explore import stderr_progress
+    from checker.app.load import load_model  # lazy: the loader imports the model layer
+    from checker.mc.explore import stderr_progress  # lazy: as the import above
 
     _formula_among_models(args)
     formula = parse_formula(args.formula, source="<formula>")
@@ -222,13 +223,29 @@ def run_ctl(args: argparse.Namespace) -> int:
 
 def _readings(args: argparse.Namespace) -> tuple[Reading, ...] | None:
     """The published rules' readings a check of the scenario relies on (``None``: not a scenario)."""
-    return scenario_readings(_scenario_path(args), defines_of(args))
+    path = _scenario_path(args)
+    if path is None:
+        return None
+    from checker.app.ctl_query import scenario_readings  # lazy: the model layer, for scenarios only
+
+    return scenario_readings(path, defines_of(args))
+
+
+def with_readings(data: dict[str, Any], readings: tuple[Reading, ...] | None) -> dict[str, Any]:
+    """:func:`checker.app.ctl_query.with_readings`, imported only for a scenario."""
+    if readings is None:
+        return data
+    from checker.app.ctl_query import with_readings as add  # lazy: the model layer, for scenarios only
+
+    return add(data, readings)
 
 
 def _print_readings(args: argparse.Namespace) -> None:
-    line = readings_line(_readings(args) or ())
-    if line:
-        print(line)
+    readings = _readings(args)
+    if readings:
+        from flmodel.readings import readings_line  # lazy: the model layer, for scenarios only
+
+        print(readings_line(readings))
 
 
 def register(sub: argparse._SubParsersAction) -> None:

@@ -28,7 +28,7 @@ from typing import Any, NamedTuple
 from checker import __version__
 from checker.cli.options import Parser, UsageError, job_limits
 from checker.errors import ExplorationIncomplete, InputError, LimitReached, Position
-from checker.io.render import terminal_safe_output
+from checker.io.terminal import terminal_safe_output
 from checker.mc.exploration import Watchdog
 from checker.verdict import EXIT_BAD_INPUT, EXIT_INTERNAL, EXIT_INTERRUPTED, EXIT_VIOLATED, Verdict
 
@@ -208,7 +208,7 @@ def _report_unknown(reason: str, limit_reason: str | None, args: argparse.Namesp
 
 def main(argv: Sequence[str] | None = None, *, keep: list[object] | None = None) -> int:
     """Run the CLI; returns the exit code. Everything it prints shows the control characters of text
-    from the input as escapes (:func:`checker.io.render.terminal_safe_output`); output that cannot be
+    from the input as escapes (:func:`checker.io.terminal.terminal_safe_output`); output that cannot be
     written (a full disk behind ``>``) is exit 2 with the file and the reason. ``keep`` receives the
     command's large results (an explored structure, a report, the frames of a computation a limit
     stopped): the console script ends the process without freeing them object by object

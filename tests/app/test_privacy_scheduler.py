@@ -254,15 +254,15 @@ LEAK = "D{ln(2), 0}[F (round = 2 & curmodpar == 1)]"
 
 def two_round_deadline_text() -> str:
     """``moniteo_deadline.fl`` over two rounds, made small enough for a brute force: one-dimensional
-    models (``squared_nobias``, every feature 1), targets 0, 0, 1 (hot 2), noise on the grid {0, 1}; its
-    properties replaced by the leak query over each class and the privacy bound over both."""
+    models (``squared_nobias``, every feature 1), targets 0, 0, 1 (hot 2), noise clipped to the grid
+    {0, 1}; its properties replaced by the leak query over each class and the privacy bound over both."""
     text = DEADLINE.read_text(encoding="utf-8")
     for old, new in [("data loc_a = (0) -> 3", "data loc_a = (1) -> 0"),
                      ("data loc_b = (1) -> 2", "data loc_b = (1) -> 0"),
                      ("data loc_c = (2) -> 1 secret", "data loc_c = (1) -> 1 secret"),
                      ("data loc_c_hot = (2) -> 3 secret", "data loc_c_hot = (1) -> 2 secret"),
                      ("model squared rate 1/2 initial (0, 0)", "model squared_nobias rate 1/2 initial (0)"),
-                     ("noise rr grid {0, 1, 2, 3} r 1/3", "noise rr grid {0, 1} r 1/3"),
+                     ("noise rr grid {0, 1, 2, 3} r 1/3", "noise rr grid {0, 1} r 1/3 clip"),
                      ("bounds rounds 1", "bounds rounds 2")]:
         assert old in text, old
         text = text.replace(old, new)

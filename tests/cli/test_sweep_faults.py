@@ -42,7 +42,7 @@ def run(argv: list[str]) -> tuple[int, str, str]:
 
 
 def _argv(scenario: Path, out: Path, grid: str = "N=1..2", engine: str = "processes") -> list[str]:
-    return ["sweep", str(scenario), "-D", grid, "--engine", engine, "--jobs", "2", "-o", str(out),
+    return ["sweep", str(scenario), "-D", grid, "--executor", engine, "--jobs", "2", "-o", str(out),
             "--no-plot", "--quiet"]
 
 

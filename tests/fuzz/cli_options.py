@@ -39,6 +39,7 @@ BASE: dict[str, str] = {
     "dp secagg": "dp secagg --entries uniform --n 10 --eps 1",
     "dp fig1": "dp fig1 --dims 1 --eps 1",
     "audit": "audit rr:p=3/4 --trials 200",
+    "account": "account --noise-multiplier 1 --sampling-rate 0.01 --rounds 100 --delta 1e-5",
     "export isabelle": "export isabelle {L} -o {D}/theories --max-states 300 --max-seconds 20",
     "sweep": "sweep moniteo_swarm8 -D N=1 --jobs 1 --executor processes -o {D}/s.jsonl --no-plot "
              "--max-states 300 --max-seconds 20 --quiet",
@@ -51,7 +52,7 @@ BASE: dict[str, str] = {
 
 #: Commands without a time limit (the simulated trainings, the numerical curves): a value their option
 #: type accepts is not run here (the size it asks for may take minutes by design); a refused one is.
-UNTIMED = ("attack ", "dp ", "audit", "contacts")
+UNTIMED = ("attack ", "dp ", "audit", "account", "contacts")
 
 #: Type functions of options that are not numbers (paths, names, definitions).
 _NOT_NUMERIC = ("output_file", "plot_file", "output_directory", "parse_define", "parse_define_values")

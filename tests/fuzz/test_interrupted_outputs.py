@@ -30,7 +30,7 @@ import pytest
 from flcheck_spec import resource
 
 import checker.app.check
-import checker.cli.export
+import checker.app.isabelle.sources
 from checker.app.isabelle.export_files import MANIFEST_NAME
 from checker.app.sweep import read_records
 from checker.cli import main
@@ -112,13 +112,18 @@ def cases(folder: Path) -> dict[str, Case]:
     }
 
 
+#: Arguments that differ from run to run without changing the result (the limits carry the run's own
+#: deadlines; progress and the watchdog are the run's).
+_PER_RUN = frozenset({"limits", "progress", "watchdog", "watch"})
+
+
 def _memo(function: Callable[..., Any]) -> Callable[..., Any]:
-    """``function`` computed once per argument list (keyed by its text: the arguments are lists and
-    limits, not hashable)."""
+    """``function`` computed once per argument list (keyed by its text: the arguments are lists, not
+    hashable; the per-run arguments left out)."""
     seen: dict[str, Any] = {}
 
     def once(*args: Any, **kwargs: Any) -> Any:
-        key = repr((args, sorted(kwargs.items())))
+        key = repr((args, sorted((k, v) for k, v in kwargs.items() if k not in _PER_RUN)))
         if key not in seen:
             seen[key] = function(*args, **kwargs)
         return seen[key]
@@ -130,11 +135,12 @@ def _memo(function: Callable[..., Any]) -> Callable[..., Any]:
 def reuse_the_checks() -> Any:
     """Every stopped run reuses the check and the export computed by the first (only writing is
     exercised again), through the attributes the commands look up when they run."""
-    saved = checker.app.check.check_file, checker.cli.export.load_export
+    sources = checker.app.isabelle.sources  # `export` imports load_export from it when it runs
+    saved = checker.app.check.check_file, sources.load_export
     checker.app.check.check_file = _memo(saved[0])
-    checker.cli.export.load_export = _memo(saved[1])
+    sources.load_export = _memo(saved[1])
     yield
-    checker.app.check.check_file, checker.cli.export.load_export = saved
+    checker.app.check.check_file, sources.load_export = saved
 
 
 def stop_randomly(case: Case, tmp_path: Path, runs: int, seed: int) -> dict[str, int]:
@@ -231,7 +237,7 @@ FAMILY = resource("scenarios", "moniteo_swarm8.fl").read_text(encoding="utf-8")
 
 
 def _sweep_argv(scenario: Path, out: Path, grid: str) -> list[str]:
-    return ["sweep", str(scenario), "-D", grid, "--engine", "processes", "--jobs", "1", "-o", str(out),
+    return ["sweep", str(scenario), "-D", grid, "--executor", "processes", "--jobs", "1", "-o", str(out),
             "--no-plot", "--quiet"]
 
 

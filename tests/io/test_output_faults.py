@@ -42,9 +42,9 @@ OUTPUTS: dict[str, tuple[tuple[str, ...], str]] = {
     "dp --plot": (("dp", "gaussian", "--mu", "1", "--eps", "0", "1", "--plot", "{out}"), "g.png"),
     "audit --plot": (("audit", "rr:p=3/4", "--trials", "200", "--plot", "{out}"), "a.png"),
     "contacts -o": (("contacts", "--station", "toulouse", "--isl-km", "3000", "-o", "{out}"), "c.txt"),
-    "sweep -o": (("sweep", "{swarm}", "-D", "N=1", "--engine", "processes", "--jobs", "1", "-o", "{out}",
+    "sweep -o": (("sweep", "{swarm}", "-D", "N=1", "--executor", "processes", "--jobs", "1", "-o", "{out}",
                   "--no-plot"), "s.jsonl"),
-    "sweep --plot": (("sweep", "{swarm}", "-D", "N=1", "--engine", "processes", "--jobs", "1", "-o",
+    "sweep --plot": (("sweep", "{swarm}", "-D", "N=1", "--executor", "processes", "--jobs", "1", "-o",
                       "{dir}/s2.jsonl", "--plot", "{out}"), "s.png"),
     "export isabelle -o": (("export", "isabelle", "example:seed", "-o", "{dir}"), "ROOT"),
 }
