@@ -6,8 +6,8 @@ prints goes through :class:`TerminalSafeStream`, which shows every control chara
 :class:`TerminalText` (coloured tables) and :data:`CLEAR_LINE` at the start of a write (the progress
 line). Imported by every command at start-up: no numpy here.
 
->>> terminal_text("a\x1b[2Jb")
-'a\\x1b[2Jb'
+>>> terminal_text("a\\x1b[2Jb")
+'a\\\\x1b[2Jb'
 """
 
 from __future__ import annotations

@@ -59,7 +59,7 @@ def test_generated_many(text: str) -> None:
     agree(text)
 
 
-@settings(max_examples=8, deadline=None, derandomize=True, database=None,
+@settings(max_examples=4, deadline=None, derandomize=True, database=None,
           suppress_health_check=list(HealthCheck))
 @given(bundled_variants())
 def test_bundled_variants_sample(text: str) -> None:
