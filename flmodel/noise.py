@@ -99,6 +99,11 @@ class Mechanism(ABC):
         return self.name
 
     @property
+    def output_range(self) -> tuple[Fraction, Fraction] | None:
+        """The least and largest value the mechanism outputs (``None``: not bounded by a range)."""
+        return None
+
+    @property
     def refuses(self) -> bool:
         """Whether some input values are refused with a positioned error instead of noised (a strict or
         bounded mechanism of a scenario's noise statement, not clipping): whether a report exists then
@@ -163,6 +168,10 @@ class RandomizedResponse(Mechanism):
     clip: bool = False
     where: Position | None = field(default=None, compare=False)
 
+    @property
+    def output_range(self) -> tuple[Fraction, Fraction] | None:
+        return self.grid[0], self.grid[-1]
+
     def __post_init__(self) -> None:
         grid = tuple(sorted({Fraction(g) for g in self.grid}))
         if not grid:
@@ -205,6 +214,10 @@ class _Lattice(Mechanism):
     clip: bool = False
     bounded: bool = False
     where: Position | None = field(default=None, compare=False)
+
+    @property
+    def output_range(self) -> tuple[Fraction, Fraction] | None:
+        return self.lo, self.hi
 
     def _validate_lattice(self) -> None:
         for f in ("lo", "hi", "step"):

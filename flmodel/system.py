@@ -333,13 +333,24 @@ class FLSystem:
 
     def reports_never_refused(self, client: str) -> bool:
         """Whether no report of ``client`` can meet a value its noise mechanism refuses (a strict or
-        bounded grid, :attr:`flmodel.noise.Mechanism.refuses`), shown without exploring: the model is
-        written only by aggregations and the rounds bound stops the system at the first one (every
-        step is disabled once ``round = max_rounds``, and runs start in round 0), so every report is
-        drawn at the initial model; the mechanism then accepts the report of every part the client
-        can hold (its initial part, or every subset of the data when a rule that can be enabled writes
-        the partition; at most 2^12 of them). ``False`` when this cannot be shown: whether a report
-        exists may then depend on the model, and the cone of influence keeps what the report reads."""
+        bounded grid, :attr:`flmodel.noise.Mechanism.refuses`), shown without exploring, for every part
+        the client can hold (its initial part, or every subset of the data when a rule that can be
+        enabled writes the partition; at most 2^12 of them), in one of two ways:
+
+        * one round: the model is written only by aggregations and the rounds bound stops the system
+          at the first one (every step is disabled once ``round = max_rounds``; runs start in round
+          0), so every report is drawn at the initial model, which the mechanism accepts;
+        * a box of models: every client's noise is on the update and outputs values in a range, the
+          loss is squared (the update ``w − η∇L(w, P)`` affine in ``w``), every rule that writes a
+          gradient is a report, and the data are not counted twice (``Σ_c |Part c| ≤ |dataset|``); then
+          every model of every run is a combination with non-negative weights summing to at most 1
+          (FedAvg, also renormalised over the reporters) of the initial model, the initial gradients
+          and the reports, so it lies in the box ``B`` spanned by them, the reports' ranges and 0; a
+          mechanism that refuses only values outside its range (not strict) then accepts every report
+          iff it accepts the updates at the corners of ``B`` (the update is affine, the range convex).
+
+        ``False`` when neither can be shown: whether a report exists may then depend on the model, and
+        the cone of influence keeps what the report reads."""
         key = ("never_refused", client)
         hit = self._facts.get(key)
         if hit is None:
@@ -347,9 +358,29 @@ class FLSystem:
         return hit
 
     def _reports_never_refused(self, client: str) -> bool:
-        if self.bounds.max_rounds is None or self.bounds.max_rounds > 1:
+        model_writers_aggregate, partitions_move, gradients_by_reports = self._writers()
+        g = self.initial.igra
+        parts: list[frozenset[DataPoint]] = [g.part(client)]
+        if partitions_move:
+            data = sorted(g.dataset, key=repr)
+            if len(data) > 12:
+                return False
+            parts = [frozenset(sub) for k in range(len(data) + 1) for sub in combinations(data, k)]
+        one_round = model_writers_aggregate and self.bounds.max_rounds is not None \
+            and self.bounds.max_rounds <= 1
+        if one_round:
+            return self._accepts(client, parts, [g.curmodpar])
+        mechanism = self.ctx.noise_of(client)[0]
+        if mechanism is None or getattr(mechanism, "strict", False) or not gradients_by_reports:
             return False
+        box = self._model_box()
+        return box is not None and self._accepts(client, parts, box)
+
+    def _writers(self) -> tuple[bool, bool, bool]:
+        """Of the rules that can be enabled: whether only aggregations write the model, whether some
+        rule writes a partition, whether only reports write the gradients."""
         drop = self.ctx.trace_mode == "drop"
+        model_by_aggregations = gradients_by_reports = True
         partitions_move = False
         for rule in self.rules.rules:
             for actor in rule.actors.names(self):
@@ -358,18 +389,41 @@ class FLSystem:
                     continue  # needs the data undeployed: never enabled (as in action_classes)
                 written = rule.written(scope)
                 if "curmodpar" in written and not rule.aggregates:
-                    return False
+                    model_by_aggregations = False
+                if any(v.startswith("gradient:") for v in written) and not rule.noisy:
+                    gradients_by_reports = False
                 partitions_move = partitions_move or any(v.startswith("partition:") for v in written)
+        return model_by_aggregations, partitions_move, gradients_by_reports
+
+    def _model_box(self) -> list[Vector] | None:
+        """The corners of the box ``B`` every model of a run lies in (:meth:`reports_never_refused`),
+        or ``None`` when it cannot be shown (a loss other than the squared one, a client whose reports
+        are not noised on the update into a range, parts counting data twice, 2^dim above 64)."""
         g = self.initial.igra
-        parts: list[frozenset[DataPoint]] = [g.part(client)]
-        if partitions_move:
-            data = sorted(g.dataset, key=repr)
-            if len(data) > 12:
-                return False
-            parts = [frozenset(sub) for k in range(len(data) + 1) for sub in combinations(data, k)]
+        dim = len(g.curmodpar)
+        if not isinstance(self.ctx.loss, SquaredLoss) or dim > 6 \
+                or sum(len(p) for p in g.partition.values()) > len(g.dataset):
+            return None
+        points: list[Vector] = [g.curmodpar, Vec([Fraction(0)] * dim), *g.gradient.values()]
+        lo = [min(v[i] for v in points) for i in range(dim)]
+        hi = [max(v[i] for v in points) for i in range(dim)]
+        for c in self._clients:
+            mechanism, target = self.ctx.noise_of(c)
+            reach = None if mechanism is None or target != "update" else mechanism.output_range
+            if reach is None:
+                return None
+            lo = [min(x, reach[0]) for x in lo]
+            hi = [max(x, reach[1]) for x in hi]
+        return [Vec(hi[i] if (k >> i) & 1 else lo[i] for i in range(dim)) for k in range(1 << dim)]
+
+    def _accepts(self, client: str, parts: Sequence[frozenset[DataPoint]], models: Sequence[Vector]) -> bool:
+        """Whether ``client``'s mechanism accepts its update at every model of ``models`` for every part."""
+        g = self.initial.igra
         try:
             for part in parts:
-                update_distribution(self.ctx, g._replace(partition=g.partition.set(client, part)), client)
+                for w in models:
+                    at = g._replace(curmodpar=w, partition=g.partition.set(client, part))
+                    update_distribution(self.ctx, at, client)
         except ModelError:
             return False
         return True

@@ -159,8 +159,11 @@ def test_observing_on_the_command_line_keeps_the_gradient(capsys: pytest.Capture
 def _strict_system(values: list[int], **kw: Any) -> Any:
     from tests.strategies import star_scenario_text
 
-    text = star_scenario_text(values, noise="rr grid {0, 1, 2} epsilon ln(2)", **kw)
+    text = star_scenario_text(values, **{"noise": "rr grid {0, 1, 2} epsilon ln(2)", **kw})
     return parse_scenario(text + "\nproperty p: ctl AG round <= 1;\n", "strict.fl")
+
+
+_RANGE = "rr grid {0, 1, 2} r 1/2"
 
 
 @pytest.mark.parametrize(("values", "kw", "never", "refused"), [
@@ -169,6 +172,10 @@ def _strict_system(values: list[int], **kw: Any) -> Any:
     ([2, 4], {"rounds": 2}, False, True),  # a report of round 2 is drawn at a model the run computed
     ([2, 4], {"partitioned": False, "protocol": "published", "events": 3}, False, True),  # {d1, d2}: 3/2
     ([2, 2], {"partitioned": False, "protocol": "published", "events": 3}, True, False),  # 0 or 1
+    # a range (not strict): every model lies in [0, 2], where the update (w + y)/2 stays for y <= 2
+    ([1, 2], {"rounds": 2, "noise": _RANGE}, True, False),
+    ([1, 2], {"rounds": 3, "protocol": "published", "events": 5, "noise": _RANGE}, True, False),
+    ([2, 4], {"rounds": 2, "noise": _RANGE}, False, True),  # (2 + 4)/2 = 3 once the model reaches 2
 ])
 def test_a_strict_grid_keeps_the_model_only_where_a_report_may_be_refused(
         values: list[int], kw: dict[str, Any], never: bool, refused: bool) -> None:
