@@ -18,21 +18,44 @@ enumeration.
 
 from __future__ import annotations
 
-from collections.abc import Callable, Hashable, Sequence
+from collections.abc import Callable, Hashable, Mapping, Sequence
 from dataclasses import dataclass
 from fractions import Fraction
 from typing import Any
 
+from checker.app.privacy_budget import (
+    DEFAULT_DELTA_PRIME,
+    DEFAULT_INTERVAL,
+    BudgetReport,
+    LevelFigures,
+    SequenceFigures,
+    decomposition_readings,
+    rows_of,
+)
 from checker.app.privacy_observation import DEFAULT_LIMITS, ObservedSystem, Recorded, StepReducer
 from checker.errors import ExplorationIncomplete
 from checker.markov.models import dtmc_from_kripke, mdp_from_kripke
 from checker.mc.exploration import Limits, check_limits
 from checker.mc.explore import explore
-from checker.privacy.observed_pld import SILENT, Level, ObservedChain, forward_pld
+from checker.privacy.ni_fl_dp import Eps, delta_for_epsilon, pure_epsilon
+from checker.privacy.ni_fl_dp import EpsilonResult
+from checker.privacy.observed_pld import (
+    SILENT,
+    CyclicChain,
+    ForwardPass,
+    Level,
+    ObservedChain,
+    epsilon_for_delta,
+    forward_pld,
+    pld_delta,
+    pld_pair,
+)
 from flmodel.data import DataPoint
 from flmodel.system import FLState, FLSystem
 
-__all__ = ["EmittingSystem", "ObservedRun", "observed_chain", "observed_levels"]
+__all__ = ["MAX_ATOMS", "MAX_BELIEFS", "EmittingSystem", "ForwardPrivacy", "ObservedRun", "StreamPass",
+           "cached_pass", "forward_budget", "forward_privacy", "observed_chain", "observed_levels",
+           "pass_figures", "stream_pass"]
 
 #: A state of :class:`EmittingSystem`: the FL state and what the step into it showed (``None``:
 #: nothing; else the 1-tuple of the entry).
@@ -119,6 +142,135 @@ def observed_chain(system: FLSystem, dataset: Sequence[DataPoint] | frozenset[Da
 
 def observed_levels(r0: ObservedRun, r1: ObservedRun, limits: Limits | None = None) -> list[Level]:
     """The :class:`~checker.privacy.observed_pld.Level` of every prefix length of the record of two
-    neighbouring runs (:func:`checker.privacy.observed_pld.forward_pld`), under ``limits`` (their
-    shared deadline, checked after each level)."""
-    return forward_pld(r0.chain, r1.chain, progress=lambda _n, _s: check_limits(limits))
+    neighbouring runs (:func:`checker.privacy.observed_pld.forward_pld`, without bounds), under
+    ``limits`` (their shared deadline, checked after each level)."""
+    return forward_pld(r0.chain, r1.chain, progress=lambda _n, _s: check_limits(limits)).levels
+
+
+#: Defaults of the forward pass (:func:`checker.privacy.observed_pld.forward_pld`): past this many
+#: atoms in a level the PLD is no longer kept (ε*, the elements and conditionals stay exact), and a
+#: level with more pairs of beliefs (what is observed does not reveal the state) is not extended.
+MAX_ATOMS = 100_000
+MAX_BELIEFS = 5_000
+
+
+@dataclass(frozen=True)
+class StreamPass:
+    """The forward pass of one observed stream (the sequence the attacker observes, or one client's
+    updates) of a neighbouring pair, with the two explorations behind it."""
+
+    result: ForwardPass
+    runs: tuple[ObservedRun, ObservedRun]
+
+
+def stream_pass(system: Any, d0: frozenset[DataPoint], d1: frozenset[DataPoint], *, client: str | None,
+                observing: Sequence[str], reducer: StepReducer | None, limits: Limits | None = None,
+                max_atoms: int | None = MAX_ATOMS, max_beliefs: int | None = MAX_BELIEFS) -> StreamPass:
+    """:func:`observed_chain` on ``d0`` and ``d1`` and the forward pass over them. ``system``: a
+    scenario's system (its FL system as ``fl``, its observables as ``observe``) or an FL system."""
+    fl, observer = (system.fl, system.observe) if hasattr(system, "fl") else (system, None)
+    runs = tuple(observed_chain(fl, d, client=client, observing=observing, observer=observer,
+                                reducer=reducer, limits=limits) for d in (d0, d1))
+    result = forward_pld(runs[0].chain, runs[1].chain, max_atoms=max_atoms, max_beliefs=max_beliefs,
+                         progress=lambda _n, _s: check_limits(limits))
+    return StreamPass(result, (runs[0], runs[1]))
+
+
+def pass_figures(what: str, sp: StreamPass, *, delta_prime: float = DEFAULT_DELTA_PRIME,
+                 eps_ref: Eps | None = None, interval: float = DEFAULT_INTERVAL) -> SequenceFigures:
+    """The :class:`~checker.app.privacy_budget.SequenceFigures` of a stream from its forward pass:
+    every figure of :func:`~checker.app.privacy_budget.sequence_figures` on the enumerated
+    sequences, exactly (δ and ε(δ') only for the levels whose PLD was kept)."""
+    levels: list[LevelFigures] = []
+    for lv in sp.result.levels:
+        e0, e1 = lv.element
+        exact_delta = at = None
+        if lv.atoms is not None:
+            exact_delta = None if eps_ref is None else pld_delta(lv.atoms, eps_ref)
+            p0, p1 = pld_pair(lv.atoms)
+            at = epsilon_for_delta(p0, p1, Fraction(str(delta_prime)))
+        levels.append(LevelFigures(pure_epsilon(e0, e1),
+                                   None if eps_ref is None else delta_for_epsilon(e0, e1, eps_ref),
+                                   lv.epsilon, exact_delta, at, lv.atoms is not None))
+    conditional = [lv.conditional for lv in sp.result.levels if lv.conditional is not None]
+    rows = rows_of(levels, conditional, delta_prime=delta_prime, eps_ref=eps_ref, interval=interval)
+    stopped = None if sp.result.complete else f"figures through round {len(levels)}: {sp.result.stopped}"
+    return SequenceFigures(what, rows, {}, {}, stopped=stopped, method="forward pass")
+
+
+def forward_budget(system: Any, d0: frozenset[DataPoint], d1: frozenset[DataPoint], label: str, *,
+                   observing: Sequence[str], reducer: StepReducer | None, relation: Mapping[str, str] | None,
+                   limits: Limits | None = None, delta_prime: float = DEFAULT_DELTA_PRIME,
+                   eps_ref: Eps | None = None, cache: dict[Hashable, StreamPass] | None = None
+                   ) -> BudgetReport:
+    """The :class:`~checker.app.privacy_budget.BudgetReport` of the pair ``(d0, d1)`` from forward
+    passes (:func:`stream_pass`) over the sequence the attacker observes and each client's updates,
+    as :func:`~checker.app.privacy_budget.budget_of_pair` gives it from the enumerated sequences.
+    ``cache``: the passes already made (keyed by datasets, what is observed and the stream), filled."""
+    fl = system.fl if hasattr(system, "fl") else system
+
+    def get(client: str | None) -> StreamPass:
+        return cached_pass(cache, system, d0, d1, client=client, observing=observing, reducer=reducer,
+                           limits=limits)
+
+    kw: dict[str, Any] = {"delta_prime": delta_prime, "eps_ref": eps_ref}
+    releases = pass_figures("releases", get(None), **kw)
+    clients = {}
+    for c in fl.clients:
+        figs = pass_figures(f"client {c}", get(c), **kw)
+        if figs.rows:
+            clients[c] = figs
+    return BudgetReport(label, delta_prime, eps_ref, releases, clients,
+                        decomposition_readings(releases, clients, relation))
+
+
+def cached_pass(cache: dict[Hashable, StreamPass] | None, system: Any, d0: frozenset[DataPoint],
+                d1: frozenset[DataPoint], *, client: str | None, observing: Sequence[str],
+                reducer: StepReducer | None, limits: Limits | None = None) -> StreamPass:
+    """:func:`stream_pass`, kept in ``cache`` (keyed by the datasets, what is observed and the
+    stream) for the other figures of the same pair."""
+    k = (d0, d1, tuple(observing), client)
+    if cache is None:
+        return stream_pass(system, d0, d1, client=client, observing=observing, reducer=reducer, limits=limits)
+    if k not in cache:
+        cache[k] = stream_pass(system, d0, d1, client=client, observing=observing, reducer=reducer,
+                               limits=limits)
+    return cache[k]
+
+
+@dataclass(frozen=True)
+class ForwardPrivacy:
+    """NI-FL-DP of the sequence the attacker observes from the forward pass: ``epsilon`` (ε* of the
+    whole sequence, with a worst outcome and its probabilities), ``outcomes`` (how many sequences
+    each dataset charges), ``pair`` (the PLD as two distributions over representative sequences,
+    ``None`` when not kept), ``independent`` (per dataset: ``True`` when the explored structure has
+    one action per state, so every scheduler gives the same distribution; ``None``: not checked) and
+    ``explorations`` (the two explorations, for the JSON)."""
+
+    epsilon: EpsilonResult
+    outcomes: tuple[int, int]
+    pair: tuple[dict[Hashable, Fraction], dict[Hashable, Fraction]] | None
+    independent: list[bool | None]
+    explorations: dict[str, Any]
+
+
+def forward_privacy(system: Any, d0: frozenset[DataPoint], d1: frozenset[DataPoint], *,
+                    observing: Sequence[str], reducer: StepReducer | None, limits: Limits | None = None,
+                    cache: dict[Hashable, StreamPass] | None = None) -> ForwardPrivacy:
+    """ε* of the sequence the attacker observes on ``d0`` against ``d1`` under the uniform scheduler,
+    from the forward pass (:func:`cached_pass`). Raises
+    :class:`~checker.privacy.observed_pld.CyclicChain` where it does not apply."""
+    sp = cached_pass(cache, system, d0, d1, client=None, observing=observing, reducer=reducer, limits=limits)
+    levels = sp.result.levels
+    if not sp.result.complete:
+        raise CyclicChain(f"the forward pass stopped: {sp.result.stopped}")
+    if levels:
+        last = levels[-1]
+        eps, outcomes = last.epsilon, last.outcomes
+        pair = None if last.atoms is None else pld_pair(last.atoms)
+    else:  # nothing is ever observed: one empty sequence on each side
+        eps = pure_epsilon({(): Fraction(1)}, {(): Fraction(1)})
+        outcomes, pair = (1, 1), ({(): Fraction(1)}, {(): Fraction(1)})
+    explorations = {side: {"states": r.states, "transitions": r.transitions, "reductions": r.reductions,
+                           "record": "forward pass"} for side, r in zip(("D0", "D1"), sp.runs, strict=True)}
+    return ForwardPrivacy(eps, outcomes, pair, [True if r.one_action else None for r in sp.runs], explorations)

@@ -34,13 +34,14 @@ Generic: knows nothing of FL and never imports ``flmodel`` (the FL application i
 from __future__ import annotations
 
 from collections.abc import Callable, Hashable, Mapping, Sequence
+import math
 from dataclasses import dataclass, field
 from fractions import Fraction
 
 from checker.privacy.ni_fl_dp import END, EpsilonResult, delta_for_epsilon, pure_epsilon
 
-__all__ = ["SILENT", "Atom", "CyclicChain", "Level", "ObservedChain", "Situation", "epsilon_for_delta",
-           "forward_pld", "pld_delta", "pld_epsilon", "situation_key"]
+__all__ = ["SILENT", "Atom", "CyclicChain", "ForwardPass", "Level", "ObservedChain", "epsilon_for_delta",
+           "forward_pld", "pld_delta", "pld_epsilon", "pld_pair", "ratio_key"]
 
 #: A belief: the normalised forward vector of one chain, as sorted ``(state, probability)`` pairs
 #: (empty when the prefix has probability 0 in that chain).
@@ -140,19 +141,9 @@ class ObservedChain:
         return acc
 
 
-@dataclass(frozen=True)
-class Situation:
-    """What the future of an observed prefix depends on: the two beliefs and the ratio
-    ``P0(h)/P1(h)`` (``None``: infinite; ``0`` when ``P0(h) = 0``)."""
-
-    belief0: Belief
-    belief1: Belief
-    ratio: Ratio
-
-
-def situation_key(s: Situation) -> Hashable:
-    """The merge key of the exact pass: the whole situation."""
-    return s
+def ratio_key(ratio: Ratio) -> Hashable:
+    """The merge key of the exact pass within one pair of beliefs: the ratio itself."""
+    return ratio
 
 
 @dataclass
@@ -176,6 +167,19 @@ class Atom:
         if _before(other.rep, self.rep):
             self.rep, self.r0, self.r1 = other.rep, other.r0, other.r1
 
+    def child(self, o: Hashable, p0: Fraction, p1: Fraction, factor: Ratio) -> Atom:
+        """The prefixes extended by ``o`` of conditional probabilities ``p0``, ``p1`` (``factor`` =
+        ``p0/p1``); by :data:`END`, the prefixes as whole runs."""
+        rep = self.rep if o == END else (*self.rep, o)
+        return Atom(_times(self.ratio, factor), self.m0 * p0, self.m1 * p1, self.count, rep,
+                    self.r0 * p0, self.r1 * p1)
+
+
+def _times(r: Ratio, f: Ratio) -> Ratio:
+    if r == 0 or f == 0:
+        return Fraction(0)
+    return None if r is None or f is None else r * f
+
 
 def _before(a: tuple[Hashable, ...], b: tuple[Hashable, ...]) -> bool:
     try:
@@ -185,18 +189,101 @@ def _before(a: tuple[Hashable, ...], b: tuple[Hashable, ...]) -> bool:
 
 
 @dataclass
+class _Group:
+    """The prefixes of one level that share a pair of beliefs: their atoms by merge key (``None``
+    once the pass keeps no ratios), total masses and count, and the atoms of the largest and the
+    smallest ratio (what ε* needs when the ratios are no longer kept)."""
+
+    atoms: dict[Hashable, Atom] | None
+    m0: Fraction = Fraction(0)
+    m1: Fraction = Fraction(0)
+    count: int = 0
+    hi: Atom | None = None
+    lo: Atom | None = None
+    #: how many prefixes each chain charges
+    count0: int = 0
+    count1: int = 0
+
+    def add(self, a: Atom, key: Callable[[Ratio], Hashable] | None) -> None:
+        self.m0 += a.m0
+        self.m1 += a.m1
+        self.count += a.count
+        self.count0 += a.count if a.m0 else 0
+        self.count1 += a.count if a.m1 else 0
+        if self.atoms is not None and key is not None:
+            k = key(a.ratio)
+            if k in self.atoms:
+                self.atoms[k].merge(a)
+            else:
+                self.atoms[k] = a
+            return
+        self.extreme(a)
+
+    def extreme(self, a: Atom) -> None:
+        """Keep ``a`` if its ratio is the largest or the smallest so far."""
+        if self.hi is None or _wins(a, self.hi, 1):
+            self.hi = a
+        if self.lo is None or _wins(a, self.lo, -1):
+            self.lo = a
+
+    def forget_ratios(self) -> None:
+        """Keep only the totals and the extreme atoms."""
+        if self.atoms is not None:
+            for a in self.atoms.values():
+                self.extreme(a)
+            self.atoms = None
+
+
+def _wins(a: Atom, b: Atom, sign: int) -> bool:
+    """Whether ``a`` replaces ``b`` as the atom of the largest (``sign`` 1) or smallest ratio
+    (ties: the least representative)."""
+    ra = math.inf if a.ratio is None else a.ratio
+    rb = math.inf if b.ratio is None else b.ratio
+    if ra != rb:
+        return (ra > rb) if sign > 0 else (ra < rb)
+    return _before(a.rep, b.rep)
+
+
+@dataclass
 class Level:
-    """The figures of prefix length ``length`` (from 1): ``atoms`` (the PLD of the prefixes of that
-    length, sequences that ended earlier included, merged by ratio), ``element`` (the distributions
-    of the ``length``-th observation under each chain, :data:`END` for ended runs) and ``conditional``
-    (the largest ε* of that observation given a prefix both chains reach: the round's mechanism,
-    :func:`checker.privacy.ni_fl_dp.per_round_epsilons`; ``None`` when no prefix is reached by both)."""
+    """The figures of prefix length ``length`` (from 1): ``epsilon`` (ε* of the prefixes of that
+    length, sequences that ended earlier included; exact), ``atoms`` (their PLD merged by ratio;
+    ``None`` past the pass's ``max_atoms``), ``element`` (the distributions of the ``length``-th
+    observation under each chain, :data:`END` for ended runs), ``conditional`` (the largest ε* of that
+    observation given a prefix both chains reach: the round's mechanism,
+    :func:`checker.privacy.ni_fl_dp.per_round_epsilons`; ``None`` when no prefix is reached by both)
+    and ``situations`` (pairs of beliefs, and atoms when kept)."""
 
     length: int
-    atoms: list[Atom]
+    epsilon: EpsilonResult
+    atoms: list[Atom] | None
     element: tuple[dict[Hashable, Fraction], dict[Hashable, Fraction]]
     conditional: EpsilonResult | None
     situations: int
+    beliefs: int
+    #: how many prefixes of this length (runs that ended earlier included) each chain charges
+    outcomes: tuple[int, int] = (0, 0)
+
+
+@dataclass
+class ForwardPass:
+    """The result of :func:`forward_pld`: the :class:`Level` of each prefix length computed, whether
+    they are all of them (``complete``; else ``stopped`` says why) and the largest number of atoms and
+    of belief pairs a level held."""
+
+    levels: list[Level]
+    complete: bool
+    stopped: str | None = None
+
+    @property
+    def exact_levels(self) -> int:
+        """How many levels (from the first) have their whole PLD."""
+        n = 0
+        for lv in self.levels:
+            if lv.atoms is None:
+                break
+            n += 1
+        return n
 
 
 def _normalise(vec: Mapping[int, Fraction], total: Fraction) -> Belief:
@@ -218,6 +305,165 @@ def _ratio(m0: Fraction, m1: Fraction) -> Ratio:
     return None if m1 == 0 else m0 / m1
 
 
+Transition = tuple[Hashable, Belief, Belief, Fraction, Fraction, Ratio]
+
+
+def _transitions(b0: Belief, b1: Belief, c0: ObservedChain, c1: ObservedChain
+                 ) -> tuple[list[Transition], dict[Hashable, Fraction], dict[Hashable, Fraction]]:
+    """From a pair of beliefs: each next observation with the next beliefs, its two conditional
+    probabilities and their ratio; and the two conditional distributions."""
+    out0 = _step(b0, c0) if b0 else {}
+    out1 = _step(b1, c1) if b1 else {}
+    cond0 = {o: sum(v.values(), Fraction(0)) for o, v in out0.items()}
+    cond1 = {o: sum(v.values(), Fraction(0)) for o, v in out1.items()}
+    trans: list[Transition] = []
+    for o in sorted(set(cond0) | set(cond1), key=repr):
+        p0, p1 = cond0.get(o, Fraction(0)), cond1.get(o, Fraction(0))
+        nb0 = _normalise(out0[o], p0) if p0 and o != END else ()
+        nb1 = _normalise(out1[o], p1) if p1 and o != END else ()
+        trans.append((o, nb0, nb1, p0, p1, _ratio(p0, p1)))
+    return trans, cond0, cond1
+
+
+def forward_pld(c0: ObservedChain, c1: ObservedChain, *, key: Callable[[Ratio], Hashable] = ratio_key,
+                max_atoms: int | None = None, max_beliefs: int | None = None,
+                progress: Callable[[int, int], None] | None = None) -> ForwardPass:
+    """The :class:`Level` of every prefix length ``1..k`` of the observed runs of ``c0`` and ``c1``
+    (``k`` the longest sequence either charges), by the merged forward pass of the module docstring.
+
+    ``key``: what prefixes of one pair of beliefs are merged by (default the ratio, which is exact; a
+    coarser key is wrong and is there for the tests). ``max_atoms``: once a level holds more atoms,
+    the ratios are no longer kept (the later levels have their ε*, elements and conditionals, exactly,
+    but no PLD: ``atoms`` is ``None``; ε* follows the largest and smallest ratio of each pair of
+    beliefs, which extend as products). ``max_beliefs``: a level that holds more pairs of beliefs is not
+    extended (the pass stops, ``complete`` false: the prefixes' beliefs differ, as when what is
+    observed does not reveal the state). ``progress(length, atoms)`` is called after each level. Raises
+    :class:`CyclicChain` when the runs' observations have no bound."""
+    def initial(c: ObservedChain) -> dict[int, Fraction]:
+        vec: dict[int, Fraction] = {}
+        for s, p in c.initial:
+            vec[s] = vec.get(s, Fraction(0)) + p
+        return vec
+
+    v0, v1 = initial(c0), initial(c1)
+    one = Fraction(1)
+    start = _Group({})
+    start.add(Atom(one, one, one, 1, (), one, one), key)
+    frontier: dict[tuple[Belief, Belief], _Group] = {
+        (_normalise(v0, sum(v0.values(), Fraction(0))), _normalise(v1, sum(v1.values(), Fraction(0)))): start}
+    ended = _Group({})  # runs that ended: their prefixes of every later length are the whole run
+    levels: list[Level] = []
+    cache: dict[tuple[Belief, Belief], tuple[list[Transition], EpsilonResult | None]] = {}
+    keep = True
+    # each observation enters a new state: in a chain without cycles no sequence is longer than that
+    max_levels = max(len(c0.rows), len(c1.rows))
+    while frontier:
+        if max_beliefs is not None and len(frontier) > max_beliefs:
+            return ForwardPass(levels, False, f"{len(frontier)} pairs of beliefs after {len(levels)} "
+                                              f"observations (more than {max_beliefs})")
+        if len(levels) > max_levels:
+            raise CyclicChain(f"observed sequences longer than {max_levels}: a cycle of observations")
+        nxt: dict[tuple[Belief, Belief], _Group] = {}
+        elem: tuple[dict[Hashable, Fraction], dict[Hashable, Fraction]] = ({}, {})
+        for e, m in zip(elem, (ended.m0, ended.m1), strict=True):
+            if m:
+                e[END] = m
+        conditional: tuple[EpsilonResult, tuple[Hashable, ...]] | None = None
+        for beliefs, g in frontier.items():
+            if beliefs not in cache:
+                trans, cond0, cond1 = _transitions(*beliefs, c0, c1)
+                cache[beliefs] = (trans, pure_epsilon(cond0, cond1) if cond0 and cond1 else None)
+            trans, cond = cache[beliefs]
+            if cond is not None and g.m0 and g.m1:
+                pool = g.atoms.values() if g.atoms is not None else (a for a in (g.hi, g.lo) if a is not None)
+                rep = min((a.rep for a in pool), key=_SortKey)
+                if conditional is None or _larger(cond, conditional[0], rep, conditional[1]):
+                    conditional = (cond, rep)
+            for o, nb0, nb1, p0, p1, factor in trans:
+                for e, m, p in ((elem[0], g.m0, p0), (elem[1], g.m1, p1)):
+                    if m and p:
+                        e[o] = e.get(o, Fraction(0)) + m * p
+                if o == END:
+                    target = ended
+                else:
+                    target = nxt.get((nb0, nb1))
+                    if target is None:
+                        target = nxt[(nb0, nb1)] = _Group({} if keep else None)
+                sources = list(g.atoms.values()) if g.atoms is not None else []
+                if g.atoms is None or target.atoms is None:
+                    # the totals and the extreme atoms extend without the ratios (the masses add up)
+                    totals = Atom(None, g.m0, g.m1, g.count, (), one, one)
+                    sources = [a for a in (g.hi, g.lo) if a is not None] if g.atoms is None else sources
+                    _add_summary(target, totals, sources, o, p0, p1, factor)
+                    continue
+                for a in sources:
+                    if (a.m0 and p0) or (a.m1 and p1):
+                        target.add(a.child(o, p0, p1, factor), key)
+        if not nxt:  # every run ended: no element at this length
+            break
+        groups = [*nxt.values(), ended]
+        if key is not ratio_key:  # a coarser key merges different ratios: an atom's is its masses'
+            for grp in groups:
+                for a in (grp.atoms or {}).values():
+                    a.ratio = _ratio(a.m0, a.m1) if a.m0 else Fraction(0)
+        atoms_now = sum(len(grp.atoms) for grp in groups if grp.atoms is not None)
+        exact = keep and all(grp.atoms is not None for grp in groups)
+        plds = _by_ratio([a for grp in groups for a in grp.atoms.values()]) if exact else None  # type: ignore[union-attr]
+        cond_res = None
+        if conditional is not None:
+            c, rep = conditional
+            cond_res = EpsilonResult(c.epsilon, c.ratio, (rep, c.outcome), c.direction, c.p0, c.p1, c.exact)
+        levels.append(Level(len(levels) + 1, _level_epsilon(groups, plds), plds, elem, cond_res,
+                            atoms_now, len(nxt), (sum(grp.count0 for grp in groups),
+                                                  sum(grp.count1 for grp in groups))))
+        frontier = nxt
+        if progress is not None:
+            progress(len(levels), atoms_now)
+        if keep and max_atoms is not None and atoms_now > max_atoms:
+            keep = False
+            for grp in [*frontier.values(), ended]:
+                grp.forget_ratios()
+    return ForwardPass(levels, True)
+
+
+class _SortKey:
+    """Orders representatives as :func:`_before` does."""
+
+    def __init__(self, rep: tuple[Hashable, ...]) -> None:
+        self.rep = rep
+
+    def __lt__(self, other: _SortKey) -> bool:
+        return _before(self.rep, other.rep)
+
+
+def _add_summary(target: _Group, totals: Atom, extremes: Sequence[Atom], o: Hashable, p0: Fraction,
+                 p1: Fraction, factor: Ratio) -> None:
+    """Extend a group without its ratios into ``target``: the totals, then the extreme atoms (their
+    children are the extreme children: ratios multiply by the same factor)."""
+    target.m0 += totals.m0 * p0
+    target.m1 += totals.m1 * p1
+    target.count += totals.count
+    target.count0 += totals.count if totals.m0 and p0 else 0
+    target.count1 += totals.count if totals.m1 and p1 else 0
+    if target.atoms is not None:
+        target.atoms = None
+    for a in extremes:
+        if (a.m0 and p0) or (a.m1 and p1):
+            child = a.child(o, p0, p1, factor)
+            if target.hi is None or _wins(child, target.hi, 1):
+                target.hi = child
+            if target.lo is None or _wins(child, target.lo, -1):
+                target.lo = child
+
+
+def _level_epsilon(groups: Sequence[_Group], plds: list[Atom] | None) -> EpsilonResult:
+    """ε* of a level: of its PLD when kept (:func:`pld_epsilon`), else of the extreme atoms."""
+    if plds is not None:
+        return pld_epsilon(plds)
+    extremes = [a for grp in groups for a in (grp.hi, grp.lo) if a is not None]
+    return pld_epsilon(_by_ratio(extremes))
+
+
 def _by_ratio(atoms: Sequence[Atom]) -> list[Atom]:
     merged: dict[Ratio, Atom] = {}
     for a in atoms:
@@ -228,98 +474,19 @@ def _by_ratio(atoms: Sequence[Atom]) -> list[Atom]:
     return list(merged.values())
 
 
-def forward_pld(c0: ObservedChain, c1: ObservedChain, *,
-                key: Callable[[Situation], Hashable] = situation_key,
-                progress: Callable[[int, int], None] | None = None) -> list[Level]:
-    """The :class:`Level` of every prefix length ``1..k`` of the observed runs of ``c0`` and ``c1``
-    (``k`` the longest sequence either charges), by the merged forward pass of the module docstring.
-
-    ``key``: what prefixes are merged by (default the whole :class:`Situation`, which is exact; a
-    coarser key is wrong and is there for the tests). ``progress(length, situations)`` is called after
-    each level. Raises :class:`CyclicChain` when the runs' observations have no bound."""
-    def initial(c: ObservedChain) -> dict[int, Fraction]:
-        vec: dict[int, Fraction] = {}
-        for s, p in c.initial:
-            vec[s] = vec.get(s, Fraction(0)) + p
-        return vec
-
-    v0, v1 = initial(c0), initial(c1)
-    start = Situation(_normalise(v0, sum(v0.values(), Fraction(0))),
-                      _normalise(v1, sum(v1.values(), Fraction(0))), Fraction(1))
-    frontier: dict[Hashable, tuple[Situation, Atom]] = {
-        key(start): (start, Atom(Fraction(1), Fraction(1), Fraction(1), 1, (), Fraction(1), Fraction(1)))}
-    ended: list[Atom] = []
-    levels: list[Level] = []
-    length = 0
-    # each observation enters a new state: in a chain without cycles no sequence is longer than that
-    max_levels = max(len(c0.rows), len(c1.rows))
-    while frontier:
-        if length > max_levels:
-            raise CyclicChain(f"observed sequences longer than {max_levels}: a cycle of observations")
-        nxt: dict[Hashable, tuple[Situation, Atom]] = {}
-        elem: tuple[dict[Hashable, Fraction], dict[Hashable, Fraction]] = ({}, {})
-        for a in ended:  # runs that ended before: their next element is END
-            for e, m in zip(elem, (a.m0, a.m1), strict=True):
-                if m:
-                    e[END] = e.get(END, Fraction(0)) + m
-        conditional: EpsilonResult | None = None
-        now_ended: list[Atom] = []
-        for sit, atom in frontier.values():
-            out0 = _step(sit.belief0, c0) if atom.m0 else {}
-            out1 = _step(sit.belief1, c1) if atom.m1 else {}
-            cond0 = {o: sum(v.values(), Fraction(0)) for o, v in out0.items()}
-            cond1 = {o: sum(v.values(), Fraction(0)) for o, v in out1.items()}
-            for e, cond, m in ((elem[0], cond0, atom.m0), (elem[1], cond1, atom.m1)):
-                for o, p in cond.items():
-                    e[o] = e.get(o, Fraction(0)) + m * p
-            if atom.m0 and atom.m1:
-                res = pure_epsilon(cond0, cond1)
-                res = EpsilonResult(res.epsilon, res.ratio, (atom.rep, res.outcome), res.direction, res.p0,
-                                    res.p1, res.exact)
-                if conditional is None or _larger(res, conditional, atom.rep):
-                    conditional = res
-            for o in sorted(set(cond0) | set(cond1), key=repr):
-                p0, p1 = cond0.get(o, Fraction(0)), cond1.get(o, Fraction(0))
-                m0, m1 = atom.m0 * p0, atom.m1 * p1
-                if o == END:
-                    now_ended.append(Atom(_ratio(m0, m1), m0, m1, atom.count, atom.rep, atom.r0 * p0,
-                                          atom.r1 * p1))
-                    continue
-                sit2 = Situation(_normalise(out0[o], p0) if p0 else (),
-                                 _normalise(out1[o], p1) if p1 else (), _ratio(m0, m1))
-                child = Atom(sit2.ratio, m0, m1, atom.count, (*atom.rep, o), atom.r0 * p0, atom.r1 * p1)
-                k = key(sit2)
-                if k in nxt:
-                    nxt[k][1].merge(child)
-                else:
-                    nxt[k] = (sit2, child)
-        length += 1
-        ended.extend(now_ended)
-        if not nxt:  # every run ended: no element at this length
-            break
-        for _, a in nxt.values():  # a wrong key may merge different ratios: the atom's is its masses'
-            a.ratio = _ratio(a.m0, a.m1)
-        atoms = _by_ratio([a for _, a in nxt.values()] + ended)
-        levels.append(Level(length, atoms, elem, conditional, len(nxt)))
-        frontier = nxt
-        if progress is not None:
-            progress(length, len(nxt))
-    return levels
+def _larger(a: EpsilonResult, b: EpsilonResult, rep_a: tuple[Hashable, ...],
+            rep_b: tuple[Hashable, ...]) -> bool:
+    """Whether the conditional ε ``a`` (after prefix ``rep_a``) replaces the best so far ``b`` (ties:
+    the smaller prefix, as :func:`~checker.privacy.ni_fl_dp.per_round_epsilons` goes through prefixes
+    in order)."""
+    ka = math.inf if a.ratio is None else a.ratio
+    kb = math.inf if b.ratio is None else b.ratio
+    if ka != kb:
+        return ka > kb
+    return _before(rep_a, rep_b)
 
 
-def _larger(a: EpsilonResult, b: EpsilonResult, rep: tuple[Hashable, ...]) -> bool:
-    """Whether the conditional ε ``a`` replaces the best so far ``b`` (ties: the smaller prefix, as
-    :func:`~checker.privacy.ni_fl_dp.per_round_epsilons` goes through prefixes in order)."""
-    if b.ratio is None:
-        return a.ratio is None and _before(rep, b.outcome[0])  # type: ignore[index]
-    if a.ratio is None:
-        return True
-    if a.ratio != b.ratio:
-        return a.ratio > b.ratio
-    return _before(rep, b.outcome[0])  # type: ignore[index]
-
-
-def _dists(atoms: Sequence[Atom]) -> tuple[dict[Hashable, Fraction], dict[Hashable, Fraction]]:
+def pld_pair(atoms: Sequence[Atom]) -> tuple[dict[Hashable, Fraction], dict[Hashable, Fraction]]:
     """The atoms as two distributions over their representatives: the loss of each representative is
     that of every prefix it stands for, so every figure of the pair is that of the run."""
     p0 = {a.rep: a.m0 for a in atoms if a.m0}
@@ -330,7 +497,7 @@ def _dists(atoms: Sequence[Atom]) -> tuple[dict[Hashable, Fraction], dict[Hashab
 def pld_epsilon(atoms: Sequence[Atom]) -> EpsilonResult:
     """ε* of a PLD: the largest ``|ln ratio|``, with the representative prefix of the worst atom and
     its own probabilities (as :func:`~checker.privacy.ni_fl_dp.pure_epsilon` reports an outcome)."""
-    p0, p1 = _dists(atoms)
+    p0, p1 = pld_pair(atoms)
     res = pure_epsilon(p0, p1)
     if res.outcome is None:
         return res
@@ -341,7 +508,7 @@ def pld_epsilon(atoms: Sequence[Atom]) -> EpsilonResult:
 def pld_delta(atoms: Sequence[Atom], eps: object) -> Fraction | float:
     """``δ(ε)`` of a PLD (both directions), exact when ``e^ε`` is rational
     (:func:`~checker.privacy.ni_fl_dp.delta_for_epsilon` over the atoms)."""
-    p0, p1 = _dists(atoms)
+    p0, p1 = pld_pair(atoms)
     return delta_for_epsilon(p0, p1, eps)  # type: ignore[arg-type]
 
 
