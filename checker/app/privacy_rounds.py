@@ -19,7 +19,7 @@ enumeration.
 from __future__ import annotations
 
 from collections.abc import Callable, Hashable, Mapping, Sequence
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from fractions import Fraction
 from typing import Any
 
@@ -151,7 +151,7 @@ def observed_levels(r0: ObservedRun, r1: ObservedRun, limits: Limits | None = No
 #: atoms in a level the PLD is no longer kept (ε*, the elements and conditionals stay exact), and a
 #: level with more pairs of beliefs (what is observed does not reveal the state) is not extended.
 MAX_ATOMS = 100_000
-MAX_BELIEFS = 5_000
+MAX_BELIEFS = 2_000
 
 
 @dataclass(frozen=True)
@@ -161,6 +161,8 @@ class StreamPass:
 
     result: ForwardPass
     runs: tuple[ObservedRun, ObservedRun]
+    #: figures already computed from the levels (δ at an ε, ε at a δ), for the other properties
+    memo: dict[Hashable, Any] = field(default_factory=dict, compare=False, repr=False)
 
 
 def stream_pass(system: Any, d0: frozenset[DataPoint], d1: frozenset[DataPoint], *, client: str | None,
@@ -182,13 +184,20 @@ def pass_figures(what: str, sp: StreamPass, *, delta_prime: float = DEFAULT_DELT
     every figure of :func:`~checker.app.privacy_budget.sequence_figures` on the enumerated
     sequences, exactly (δ and ε(δ') only for the levels whose PLD was kept)."""
     levels: list[LevelFigures] = []
-    for lv in sp.result.levels:
+    memo = sp.memo
+    for i, lv in enumerate(sp.result.levels):
         e0, e1 = lv.element
         exact_delta = at = None
         if lv.atoms is not None:
-            exact_delta = None if eps_ref is None else pld_delta(lv.atoms, eps_ref)
-            p0, p1 = pld_pair(lv.atoms)
-            at = epsilon_for_delta(p0, p1, Fraction(str(delta_prime)))
+            if eps_ref is not None:
+                if ("delta", i, eps_ref) not in memo:
+                    memo[("delta", i, eps_ref)] = pld_delta(lv.atoms, eps_ref)
+                exact_delta = memo[("delta", i, eps_ref)]
+            if ("at", i, delta_prime) not in memo:
+                p0 = {j: a.m0 for j, a in enumerate(lv.atoms) if a.m0}
+                p1 = {j: a.m1 for j, a in enumerate(lv.atoms) if a.m1}
+                memo[("at", i, delta_prime)] = epsilon_for_delta(p0, p1, Fraction(str(delta_prime)))
+            at = memo[("at", i, delta_prime)]
         levels.append(LevelFigures(pure_epsilon(e0, e1),
                                    None if eps_ref is None else delta_for_epsilon(e0, e1, eps_ref),
                                    lv.epsilon, exact_delta, at, lv.atoms is not None))
@@ -267,7 +276,7 @@ def forward_privacy(system: Any, d0: frozenset[DataPoint], d1: frozenset[DataPoi
     if levels:
         last = levels[-1]
         eps, outcomes = last.epsilon, last.outcomes
-        pair = None if last.atoms is None else pld_pair(last.atoms)
+        pair = None if last.atoms is None else pld_pair(last.atoms, last.decode)
     else:  # nothing is ever observed: one empty sequence on each side
         eps = pure_epsilon({(): Fraction(1)}, {(): Fraction(1)})
         outcomes, pair = (1, 1), ({(): Fraction(1)}, {(): Fraction(1)})

@@ -38,7 +38,7 @@ import math
 from dataclasses import dataclass, field
 from fractions import Fraction
 
-from checker.privacy.ni_fl_dp import END, EpsilonResult, delta_for_epsilon, pure_epsilon
+from checker.privacy.ni_fl_dp import END, Eps, EpsilonResult, delta_for_epsilon, pure_epsilon
 
 __all__ = ["SILENT", "Atom", "CyclicChain", "ForwardPass", "Level", "ObservedChain", "epsilon_for_delta",
            "forward_pld", "pld_delta", "pld_epsilon", "pld_pair", "ratio_key"]
@@ -142,21 +142,23 @@ class ObservedChain:
 
 
 def ratio_key(ratio: Ratio) -> Hashable:
-    """The merge key of the exact pass within one pair of beliefs: the ratio itself."""
-    return ratio
+    """The merge key of the exact pass within one pair of beliefs: the ratio itself (as its numerator
+    and denominator, which hash faster than a ``Fraction``)."""
+    return None if ratio is None else (ratio.numerator, ratio.denominator)
 
 
 @dataclass
 class Atom:
     """Merged prefixes: their ``ratio`` (``None`` = ∞), total masses ``m0``, ``m1``, how many prefixes
-    (``count``), and a representative prefix ``rep`` (the least one in sort order) with its own
-    probabilities ``r0``, ``r1``."""
+    (``count``), and a representative prefix ``rep`` (the least one in sort order, as the ranks of
+    its observations: :attr:`Level.decode` gives the observations) with its own probabilities
+    ``r0``, ``r1``."""
 
     ratio: Ratio
     m0: Fraction
     m1: Fraction
     count: int
-    rep: tuple[Hashable, ...]
+    rep: tuple[int, ...]
     r0: Fraction
     r1: Fraction
 
@@ -167,10 +169,10 @@ class Atom:
         if _before(other.rep, self.rep):
             self.rep, self.r0, self.r1 = other.rep, other.r0, other.r1
 
-    def child(self, o: Hashable, p0: Fraction, p1: Fraction, factor: Ratio) -> Atom:
-        """The prefixes extended by ``o`` of conditional probabilities ``p0``, ``p1`` (``factor`` =
-        ``p0/p1``); by :data:`END`, the prefixes as whole runs."""
-        rep = self.rep if o == END else (*self.rep, o)
+    def child(self, o: int, p0: Fraction, p1: Fraction, factor: Ratio) -> Atom:
+        """The prefixes extended by the observation of rank ``o`` with conditional probabilities
+        ``p0``, ``p1`` (``factor`` = ``p0/p1``); by :data:`END` (rank -1), the prefixes as whole runs."""
+        rep = self.rep if o < 0 else (*self.rep, o)
         return Atom(_times(self.ratio, factor), self.m0 * p0, self.m1 * p1, self.count, rep,
                     self.r0 * p0, self.r1 * p1)
 
@@ -181,11 +183,9 @@ def _times(r: Ratio, f: Ratio) -> Ratio:
     return None if r is None or f is None else r * f
 
 
-def _before(a: tuple[Hashable, ...], b: tuple[Hashable, ...]) -> bool:
-    try:
-        return bool(a < b)  # type: ignore[operator]  # observations are usually ordered; else by repr
-    except TypeError:
-        return repr(a) < repr(b)
+def _before(a: tuple[int, ...], b: tuple[int, ...]) -> bool:
+    """Whether representative ``a`` comes before ``b`` (the ranks follow the observations' order)."""
+    return a < b
 
 
 @dataclass
@@ -263,6 +263,8 @@ class Level:
     beliefs: int
     #: how many prefixes of this length (runs that ended earlier included) each chain charges
     outcomes: tuple[int, int] = (0, 0)
+    #: the observations of a representative (:attr:`Atom.rep`)
+    decode: Callable[[tuple[int, ...]], tuple[Hashable, ...]] = field(default=tuple, repr=False)
 
 
 @dataclass
@@ -305,24 +307,47 @@ def _ratio(m0: Fraction, m1: Fraction) -> Ratio:
     return None if m1 == 0 else m0 / m1
 
 
-Transition = tuple[Hashable, Belief, Belief, Fraction, Fraction, Ratio]
+#: ``(observation, its rank, next beliefs' ids, p0, p1, p0/p1)``
+Transition = tuple[Hashable, int, int, int, Fraction, Fraction, Ratio]
 
 
-def _transitions(b0: Belief, b1: Belief, c0: ObservedChain, c1: ObservedChain
-                 ) -> tuple[list[Transition], dict[Hashable, Fraction], dict[Hashable, Fraction]]:
-    """From a pair of beliefs: each next observation with the next beliefs, its two conditional
-    probabilities and their ratio; and the two conditional distributions."""
-    out0 = _step(b0, c0) if b0 else {}
-    out1 = _step(b1, c1) if b1 else {}
-    cond0 = {o: sum(v.values(), Fraction(0)) for o, v in out0.items()}
-    cond1 = {o: sum(v.values(), Fraction(0)) for o, v in out1.items()}
-    trans: list[Transition] = []
-    for o in sorted(set(cond0) | set(cond1), key=repr):
-        p0, p1 = cond0.get(o, Fraction(0)), cond1.get(o, Fraction(0))
-        nb0 = _normalise(out0[o], p0) if p0 and o != END else ()
-        nb1 = _normalise(out1[o], p1) if p1 and o != END else ()
-        trans.append((o, nb0, nb1, p0, p1, _ratio(p0, p1)))
-    return trans, cond0, cond1
+class _Beliefs:
+    """Interns beliefs (a pair of them is a level's group key) and observations (a representative
+    prefix is the tuple of its observations' ranks, in the order of the observations)."""
+
+    def __init__(self, c0: ObservedChain, c1: ObservedChain) -> None:
+        self.c0, self.c1 = c0, c1
+        self.ids: dict[Belief, int] = {(): 0}
+        labels = {x for c in (c0, c1) for x in c.labels if x is not SILENT}
+        try:
+            self.order: list[Hashable] = sorted(labels)  # type: ignore[type-var]
+        except TypeError:
+            self.order = sorted(labels, key=repr)
+        self.rank = {x: i for i, x in enumerate(self.order)}
+
+    def intern(self, b: Belief) -> int:
+        if b not in self.ids:
+            self.ids[b] = len(self.ids)
+        return self.ids[b]
+
+    def decode(self, rep: tuple[int, ...]) -> tuple[Hashable, ...]:
+        return tuple(self.order[i] for i in rep)
+
+    def transitions(self, b0: Belief, b1: Belief
+                    ) -> tuple[list[Transition], dict[Hashable, Fraction], dict[Hashable, Fraction]]:
+        """From a pair of beliefs: each next observation with the next beliefs, its two conditional
+        probabilities and their ratio; and the two conditional distributions."""
+        out0 = _step(b0, self.c0) if b0 else {}
+        out1 = _step(b1, self.c1) if b1 else {}
+        cond0 = {o: sum(v.values(), Fraction(0)) for o, v in out0.items()}
+        cond1 = {o: sum(v.values(), Fraction(0)) for o, v in out1.items()}
+        trans: list[Transition] = []
+        for o in sorted(set(cond0) | set(cond1), key=repr):
+            p0, p1 = cond0.get(o, Fraction(0)), cond1.get(o, Fraction(0))
+            nb0 = self.intern(_normalise(out0[o], p0)) if p0 and o != END else 0
+            nb1 = self.intern(_normalise(out1[o], p1)) if p1 and o != END else 0
+            trans.append((o, self.rank.get(o, -1), nb0, nb1, p0, p1, _ratio(p0, p1)))
+        return trans, cond0, cond1
 
 
 def forward_pld(c0: ObservedChain, c1: ObservedChain, *, key: Callable[[Ratio], Hashable] = ratio_key,
@@ -349,11 +374,14 @@ def forward_pld(c0: ObservedChain, c1: ObservedChain, *, key: Callable[[Ratio], 
     one = Fraction(1)
     start = _Group({})
     start.add(Atom(one, one, one, 1, (), one, one), key)
-    frontier: dict[tuple[Belief, Belief], _Group] = {
-        (_normalise(v0, sum(v0.values(), Fraction(0))), _normalise(v1, sum(v1.values(), Fraction(0)))): start}
+    beliefs = _Beliefs(c0, c1)
+    frontier: dict[tuple[int, int], _Group] = {
+        (beliefs.intern(_normalise(v0, sum(v0.values(), Fraction(0)))),
+         beliefs.intern(_normalise(v1, sum(v1.values(), Fraction(0))))): start}
+    by_id: list[Belief] = []
     ended = _Group({})  # runs that ended: their prefixes of every later length are the whole run
     levels: list[Level] = []
-    cache: dict[tuple[Belief, Belief], tuple[list[Transition], EpsilonResult | None]] = {}
+    cache: dict[tuple[int, int], tuple[list[Transition], EpsilonResult | None]] = {}
     keep = True
     # each observation enters a new state: in a chain without cycles no sequence is longer than that
     max_levels = max(len(c0.rows), len(c1.rows))
@@ -363,23 +391,25 @@ def forward_pld(c0: ObservedChain, c1: ObservedChain, *, key: Callable[[Ratio], 
                                               f"observations (more than {max_beliefs})")
         if len(levels) > max_levels:
             raise CyclicChain(f"observed sequences longer than {max_levels}: a cycle of observations")
-        nxt: dict[tuple[Belief, Belief], _Group] = {}
+        nxt: dict[tuple[int, int], _Group] = {}
+        if len(by_id) < len(beliefs.ids):
+            by_id = list(beliefs.ids)
         elem: tuple[dict[Hashable, Fraction], dict[Hashable, Fraction]] = ({}, {})
         for e, m in zip(elem, (ended.m0, ended.m1), strict=True):
             if m:
                 e[END] = m
-        conditional: tuple[EpsilonResult, tuple[Hashable, ...]] | None = None
-        for beliefs, g in frontier.items():
-            if beliefs not in cache:
-                trans, cond0, cond1 = _transitions(*beliefs, c0, c1)
-                cache[beliefs] = (trans, pure_epsilon(cond0, cond1) if cond0 and cond1 else None)
-            trans, cond = cache[beliefs]
+        conditional: tuple[EpsilonResult, tuple[int, ...]] | None = None
+        for pair, g in frontier.items():
+            if pair not in cache:
+                trans, cond0, cond1 = beliefs.transitions(by_id[pair[0]], by_id[pair[1]])
+                cache[pair] = (trans, pure_epsilon(cond0, cond1) if cond0 and cond1 else None)
+            trans, cond = cache[pair]
             if cond is not None and g.m0 and g.m1:
                 pool = g.atoms.values() if g.atoms is not None else (a for a in (g.hi, g.lo) if a is not None)
-                rep = min((a.rep for a in pool), key=_SortKey)
+                rep = min(a.rep for a in pool)
                 if conditional is None or _larger(cond, conditional[0], rep, conditional[1]):
                     conditional = (cond, rep)
-            for o, nb0, nb1, p0, p1, factor in trans:
+            for o, rank, nb0, nb1, p0, p1, factor in trans:
                 for e, m, p in ((elem[0], g.m0, p0), (elem[1], g.m1, p1)):
                     if m and p:
                         e[o] = e.get(o, Fraction(0)) + m * p
@@ -394,11 +424,11 @@ def forward_pld(c0: ObservedChain, c1: ObservedChain, *, key: Callable[[Ratio], 
                     # the totals and the extreme atoms extend without the ratios (the masses add up)
                     totals = Atom(None, g.m0, g.m1, g.count, (), one, one)
                     sources = [a for a in (g.hi, g.lo) if a is not None] if g.atoms is None else sources
-                    _add_summary(target, totals, sources, o, p0, p1, factor)
+                    _add_summary(target, totals, sources, rank, p0, p1, factor)
                     continue
                 for a in sources:
                     if (a.m0 and p0) or (a.m1 and p1):
-                        target.add(a.child(o, p0, p1, factor), key)
+                        target.add(a.child(rank, p0, p1, factor), key)
         if not nxt:  # every run ended: no element at this length
             break
         groups = [*nxt.values(), ended]
@@ -412,10 +442,12 @@ def forward_pld(c0: ObservedChain, c1: ObservedChain, *, key: Callable[[Ratio], 
         cond_res = None
         if conditional is not None:
             c, rep = conditional
-            cond_res = EpsilonResult(c.epsilon, c.ratio, (rep, c.outcome), c.direction, c.p0, c.p1, c.exact)
-        levels.append(Level(len(levels) + 1, _level_epsilon(groups, plds), plds, elem, cond_res,
-                            atoms_now, len(nxt), (sum(grp.count0 for grp in groups),
-                                                  sum(grp.count1 for grp in groups))))
+            cond_res = EpsilonResult(c.epsilon, c.ratio, (beliefs.decode(rep), c.outcome), c.direction, c.p0,
+                                     c.p1, c.exact)
+        levels.append(Level(len(levels) + 1, _level_epsilon(groups, plds, beliefs.decode), plds, elem,
+                            cond_res, atoms_now, len(nxt), (sum(grp.count0 for grp in groups),
+                                                            sum(grp.count1 for grp in groups)),
+                            beliefs.decode))
         frontier = nxt
         if progress is not None:
             progress(len(levels), atoms_now)
@@ -426,17 +458,7 @@ def forward_pld(c0: ObservedChain, c1: ObservedChain, *, key: Callable[[Ratio], 
     return ForwardPass(levels, True)
 
 
-class _SortKey:
-    """Orders representatives as :func:`_before` does."""
-
-    def __init__(self, rep: tuple[Hashable, ...]) -> None:
-        self.rep = rep
-
-    def __lt__(self, other: _SortKey) -> bool:
-        return _before(self.rep, other.rep)
-
-
-def _add_summary(target: _Group, totals: Atom, extremes: Sequence[Atom], o: Hashable, p0: Fraction,
+def _add_summary(target: _Group, totals: Atom, extremes: Sequence[Atom], o: int, p0: Fraction,
                  p1: Fraction, factor: Ratio) -> None:
     """Extend a group without its ratios into ``target``: the totals, then the extreme atoms (their
     children are the extreme children: ratios multiply by the same factor)."""
@@ -456,26 +478,27 @@ def _add_summary(target: _Group, totals: Atom, extremes: Sequence[Atom], o: Hash
                 target.lo = child
 
 
-def _level_epsilon(groups: Sequence[_Group], plds: list[Atom] | None) -> EpsilonResult:
+def _level_epsilon(groups: Sequence[_Group], plds: list[Atom] | None,
+                   decode: Callable[[tuple[int, ...]], tuple[Hashable, ...]]) -> EpsilonResult:
     """ε* of a level: of its PLD when kept (:func:`pld_epsilon`), else of the extreme atoms."""
     if plds is not None:
-        return pld_epsilon(plds)
+        return pld_epsilon(plds, decode)
     extremes = [a for grp in groups for a in (grp.hi, grp.lo) if a is not None]
-    return pld_epsilon(_by_ratio(extremes))
+    return pld_epsilon(_by_ratio(extremes), decode)
 
 
 def _by_ratio(atoms: Sequence[Atom]) -> list[Atom]:
-    merged: dict[Ratio, Atom] = {}
+    merged: dict[Hashable, Atom] = {}
     for a in atoms:
-        if a.ratio in merged:
-            merged[a.ratio].merge(a)
+        k = ratio_key(a.ratio)
+        if k in merged:
+            merged[k].merge(a)
         else:
-            merged[a.ratio] = Atom(a.ratio, a.m0, a.m1, a.count, a.rep, a.r0, a.r1)
+            merged[k] = Atom(a.ratio, a.m0, a.m1, a.count, a.rep, a.r0, a.r1)
     return list(merged.values())
 
 
-def _larger(a: EpsilonResult, b: EpsilonResult, rep_a: tuple[Hashable, ...],
-            rep_b: tuple[Hashable, ...]) -> bool:
+def _larger(a: EpsilonResult, b: EpsilonResult, rep_a: tuple[int, ...], rep_b: tuple[int, ...]) -> bool:
     """Whether the conditional ε ``a`` (after prefix ``rep_a``) replaces the best so far ``b`` (ties:
     the smaller prefix, as :func:`~checker.privacy.ni_fl_dp.per_round_epsilons` goes through prefixes
     in order)."""
@@ -486,30 +509,59 @@ def _larger(a: EpsilonResult, b: EpsilonResult, rep_a: tuple[Hashable, ...],
     return _before(rep_a, rep_b)
 
 
-def pld_pair(atoms: Sequence[Atom]) -> tuple[dict[Hashable, Fraction], dict[Hashable, Fraction]]:
-    """The atoms as two distributions over their representatives: the loss of each representative is
-    that of every prefix it stands for, so every figure of the pair is that of the run."""
-    p0 = {a.rep: a.m0 for a in atoms if a.m0}
-    p1 = {a.rep: a.m1 for a in atoms if a.m1}
+def pld_pair(atoms: Sequence[Atom], decode: Callable[[tuple[int, ...]], tuple[Hashable, ...]] = tuple
+             ) -> tuple[dict[Hashable, Fraction], dict[Hashable, Fraction]]:
+    """The atoms as two distributions over their representatives (``decode``: the observations of a
+    representative): the loss of each representative is that of every prefix it stands for, so every
+    figure of the pair is that of the run."""
+    p0 = {decode(a.rep): a.m0 for a in atoms if a.m0}
+    p1 = {decode(a.rep): a.m1 for a in atoms if a.m1}
     return p0, p1
 
 
-def pld_epsilon(atoms: Sequence[Atom]) -> EpsilonResult:
-    """ε* of a PLD: the largest ``|ln ratio|``, with the representative prefix of the worst atom and
-    its own probabilities (as :func:`~checker.privacy.ni_fl_dp.pure_epsilon` reports an outcome)."""
-    p0, p1 = pld_pair(atoms)
-    res = pure_epsilon(p0, p1)
-    if res.outcome is None:
-        return res
-    (atom,) = [a for a in atoms if a.rep == res.outcome]
-    return EpsilonResult(res.epsilon, res.ratio, res.outcome, res.direction, atom.r0, atom.r1, res.exact)
+def pld_epsilon(atoms: Sequence[Atom], decode: Callable[[tuple[int, ...]], tuple[Hashable, ...]] = tuple
+                ) -> EpsilonResult:
+    """ε* of a PLD: the largest ``|ln ratio|``, with the representative prefix of the worst atom (the
+    least among the atoms of that loss) and its own probabilities, as
+    :func:`~checker.privacy.ni_fl_dp.pure_epsilon` reports an outcome."""
+    best: Atom | None = None
+    size: Fraction | float = 1
+    for a in atoms:
+        r = a.ratio
+        this: Fraction | float = math.inf if r is None or r == 0 else (r if r >= 1 else 1 / r)
+        if best is None or this > size or (this == size and _before(a.rep, best.rep)):
+            best, size = a, this
+    if best is None or size == 1:
+        return pure_epsilon({}, {}) if best is None else EpsilonResult(
+            0.0, Fraction(1), decode(best.rep), 0, best.r0, best.r1, True)
+    direction = 0 if best.ratio is None or best.ratio > 1 else 1
+    if size == math.inf:
+        return EpsilonResult(math.inf, None, decode(best.rep), direction, best.r0, best.r1, True)
+    return EpsilonResult(math.log(size), size, decode(best.rep), direction, best.r0, best.r1, True)
 
 
-def pld_delta(atoms: Sequence[Atom], eps: object) -> Fraction | float:
-    """``δ(ε)`` of a PLD (both directions), exact when ``e^ε`` is rational
-    (:func:`~checker.privacy.ni_fl_dp.delta_for_epsilon` over the atoms)."""
-    p0, p1 = pld_pair(atoms)
-    return delta_for_epsilon(p0, p1, eps)  # type: ignore[arg-type]
+def pld_delta(atoms: Sequence[Atom], eps: Eps) -> Fraction | float:
+    """``δ(ε)`` of a PLD (both directions): ``Σ_{ratio > e^ε} (m0 − e^ε m1)`` and its mirror, exact
+    when ``e^ε`` is rational, else :func:`~checker.privacy.ni_fl_dp.delta_for_epsilon` over the
+    atoms."""
+    alpha = None if eps.infinite else eps.exp_exact()
+    if alpha is None and not eps.infinite:
+        p0 = {i: a.m0 for i, a in enumerate(atoms) if a.m0}
+        p1 = {i: a.m1 for i, a in enumerate(atoms) if a.m1}
+        return delta_for_epsilon(p0, p1, eps)
+    fwd = bwd = Fraction(0)
+    for a in atoms:
+        if alpha is None:  # ε = ∞: the mass the other side does not charge
+            fwd += a.m0 if not a.m1 else 0
+            bwd += a.m1 if not a.m0 else 0
+            continue
+        v = a.m0 - alpha * a.m1
+        if v > 0:
+            fwd += v
+        w = a.m1 - alpha * a.m0
+        if w > 0:
+            bwd += w
+    return max(fwd, bwd)
 
 
 def epsilon_for_delta(p0: Mapping[Hashable, Fraction], p1: Mapping[Hashable, Fraction],
