@@ -151,7 +151,7 @@ def observed_levels(r0: ObservedRun, r1: ObservedRun, limits: Limits | None = No
 #: atoms in a level the PLD is no longer kept (ε*, the elements and conditionals stay exact), and a
 #: level with more pairs of beliefs (what is observed does not reveal the state) is not extended.
 MAX_ATOMS = 100_000
-MAX_BELIEFS = 2_000
+MAX_BELIEFS = 1_000
 
 
 @dataclass(frozen=True)
