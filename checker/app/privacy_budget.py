@@ -204,6 +204,9 @@ class SequenceFigures:
     #: how the figures were computed: ``"enumeration"`` (of the sequences, ``p0``/``p1``) or
     #: ``"forward pass"`` (:mod:`checker.app.privacy_rounds`; ``p0``/``p1`` are then empty)
     method: str = "enumeration"
+    #: the atoms (distinct pairs of beliefs and ratio) of the forward pass's last level (``None``:
+    #: enumerated)
+    atoms: int | None = None
 
     @property
     def whole(self) -> EpsilonResult:
@@ -212,7 +215,8 @@ class SequenceFigures:
 
     def json(self) -> dict[str, Any]:
         return {"what": self.what, "epsilon": self.whole.json(), "epsilon_exact": self.whole.text(),
-                "rounds": [r.json() for r in self.rows], "method": self.method, "stopped": self.stopped}
+                "rounds": [r.json() for r in self.rows], "method": self.method, "stopped": self.stopped,
+                "atoms": self.atoms}
 
 
 @dataclass(frozen=True)
