@@ -654,12 +654,21 @@ def _budget(ctx: _Context, p: PropertyDecl) -> PropertyResult:
     budget_text = f"(ε, δ) = ({eps.text()}, {_number_text(delta)}) {scope_text}"
     undecided = [r for r in rows if r["exceeded"] is None]
     stopped = [s.stopped for s in seqs if s.stopped]
+    exact_run = {s.what: _run_figures(s, dprime) for s in seqs if s.rows} if scope != "round" else {}
+    details: dict[str, Any] = {
+        "scope": scope, "epsilon_bound": eps.text(), "delta_bound": float(delta), "neighbour": p.neighbour,
+        "exceeded": None if found is None else {
+            "round": found.round, "client": found.client, "epsilon": found.epsilon.json(),
+            "epsilon_exact": found.epsilon.text(),
+            "delta": None if found.delta is None else float(found.delta)},
+        "rounds": rows, "accountant_first_exceeded": accountant, "budget": table.json(),
+        "exact_run": exact_run}
     if found is None and (undecided or stopped):
         why = (f"δ(ε_B) not computed from round {undecided[0]['round']} (the privacy loss distribution "
-               "past the forward pass's bound)" if undecided else stopped[0])
+               "has more atoms than the forward pass keeps)" if undecided else stopped[0])
         return PropertyResult(p.name, p.kind, Verdict.UNKNOWN, None, "",
                               f"budget {budget_text} not exceeded in the rounds computed; not decided: {why}",
-                              {"scope": scope, "rounds": rows, "budget": table.json()})
+                              details)
     if found is None:
         verdict = Verdict.HOLDS
         worst = max((r for r in rows), key=lambda r: math.inf if r["epsilon"] == "inf" else r["epsilon"],
@@ -674,21 +683,13 @@ def _budget(ctx: _Context, p: PropertyDecl) -> PropertyResult:
         value_text = found.epsilon.text()
     acc = "; ".join(f"{n} composition exceeds it from round {v['round']}" if v else f"{n} composition never"
                     for n, v in accountant.items())
-    exact_run = {s.what: _run_figures(s, dprime) for s in seqs if s.rows}
     evidence = f"{head}; a DP accountant's bounds: {acc} (δ' = {dprime:g})" if accountant else head
-    if scope != "round" and exact_run:
+    if exact_run:
         w = max(exact_run, key=lambda x: math.inf if exact_run[x]["epsilon"] == "inf" else exact_run[x]["epsilon"])
         v = exact_run[w]
         if v["delta"] is not None:
             evidence += (f"; the exact run ({w}, {v['rounds']} rounds): δ(ε_B) = {v['delta_text']}, "
                          f"ε(δ') = {v['epsilon_at_delta_text']}")
-    details: dict[str, Any] = {
-        "scope": scope, "epsilon_bound": eps.text(), "delta_bound": float(delta), "neighbour": p.neighbour,
-        "exceeded": None if found is None else {
-            "round": found.round, "client": found.client, "epsilon": found.epsilon.json(),
-            "epsilon_exact": found.epsilon.text(), "delta": float(found.delta)},
-        "rounds": rows, "accountant_first_exceeded": accountant, "budget": table.json(),
-        "exact_run": exact_run if scope != "round" else {}}
     return PropertyResult(p.name, p.kind, verdict, value, value_text, evidence, details)
 
 

@@ -151,30 +151,28 @@ def ratio_key(ratio: Ratio) -> Hashable:
 class Atom:
     """Merged prefixes: their ``ratio`` (``None`` = ∞), total masses ``m0``, ``m1``, how many prefixes
     (``count``), and a representative prefix ``rep`` (the least one in sort order, as the ranks of
-    its observations: :attr:`Level.decode` gives the observations) with its own probabilities
-    ``r0``, ``r1``."""
+    its observations: :attr:`Level.decode` gives the observations; ``whole``: a whole run, i.e. the
+    prefixes ended there), whose own probabilities :attr:`Level.own` gives."""
 
     ratio: Ratio
     m0: Fraction
     m1: Fraction
     count: int
     rep: tuple[int, ...]
-    r0: Fraction
-    r1: Fraction
+    whole: bool = False
 
     def merge(self, other: Atom) -> None:
         self.m0 += other.m0
         self.m1 += other.m1
         self.count += other.count
         if _before(other.rep, self.rep):
-            self.rep, self.r0, self.r1 = other.rep, other.r0, other.r1
+            self.rep, self.whole = other.rep, other.whole
 
     def child(self, o: int, p0: Fraction, p1: Fraction, factor: Ratio) -> Atom:
         """The prefixes extended by the observation of rank ``o`` with conditional probabilities
         ``p0``, ``p1`` (``factor`` = ``p0/p1``); by :data:`END` (rank -1), the prefixes as whole runs."""
         rep = self.rep if o < 0 else (*self.rep, o)
-        return Atom(_times(self.ratio, factor), self.m0 * p0, self.m1 * p1, self.count, rep,
-                    self.r0 * p0, self.r1 * p1)
+        return Atom(_times(self.ratio, factor), self.m0 * p0, self.m1 * p1, self.count, rep, o < 0)
 
 
 def _times(r: Ratio, f: Ratio) -> Ratio:
@@ -333,6 +331,24 @@ class _Beliefs:
     def decode(self, rep: tuple[int, ...]) -> tuple[Hashable, ...]:
         return tuple(self.order[i] for i in rep)
 
+    def own(self, atom: Atom) -> tuple[Fraction, Fraction]:
+        """The probabilities of the representative of ``atom`` in each chain (the forward algorithm
+        along it; for a whole run, times the probability of ending there)."""
+        seq = self.decode(atom.rep)
+        out: list[Fraction] = []
+        for c in (self.c0, self.c1):
+            vec: dict[int, Fraction] = {}
+            for s, p in c.initial:
+                vec[s] = vec.get(s, Fraction(0)) + p
+            for o in (*seq, *((END,) if atom.whole else ())):
+                nxt: dict[int, Fraction] = {}
+                for s, p in vec.items():
+                    for t, q in c.kernel(s).get(o, {}).items():
+                        nxt[t] = nxt.get(t, Fraction(0)) + p * q
+                vec = nxt
+            out.append(sum(vec.values(), Fraction(0)))
+        return out[0], out[1]
+
     def transitions(self, b0: Belief, b1: Belief
                     ) -> tuple[list[Transition], dict[Hashable, Fraction], dict[Hashable, Fraction]]:
         """From a pair of beliefs: each next observation with the next beliefs, its two conditional
@@ -373,7 +389,7 @@ def forward_pld(c0: ObservedChain, c1: ObservedChain, *, key: Callable[[Ratio], 
     v0, v1 = initial(c0), initial(c1)
     one = Fraction(1)
     start = _Group({})
-    start.add(Atom(one, one, one, 1, (), one, one), key)
+    start.add(Atom(one, one, one, 1, ()), key)
     beliefs = _Beliefs(c0, c1)
     frontier: dict[tuple[int, int], _Group] = {
         (beliefs.intern(_normalise(v0, sum(v0.values(), Fraction(0)))),
@@ -422,7 +438,7 @@ def forward_pld(c0: ObservedChain, c1: ObservedChain, *, key: Callable[[Ratio], 
                 sources = list(g.atoms.values()) if g.atoms is not None else []
                 if g.atoms is None or target.atoms is None:
                     # the totals and the extreme atoms extend without the ratios (the masses add up)
-                    totals = Atom(None, g.m0, g.m1, g.count, (), one, one)
+                    totals = Atom(None, g.m0, g.m1, g.count, ())
                     sources = [a for a in (g.hi, g.lo) if a is not None] if g.atoms is None else sources
                     _add_summary(target, totals, sources, rank, p0, p1, factor)
                     continue
@@ -444,7 +460,7 @@ def forward_pld(c0: ObservedChain, c1: ObservedChain, *, key: Callable[[Ratio], 
             c, rep = conditional
             cond_res = EpsilonResult(c.epsilon, c.ratio, (beliefs.decode(rep), c.outcome), c.direction, c.p0,
                                      c.p1, c.exact)
-        levels.append(Level(len(levels) + 1, _level_epsilon(groups, plds, beliefs.decode), plds, elem,
+        levels.append(Level(len(levels) + 1, _level_epsilon(groups, plds, beliefs), plds, elem,
                             cond_res, atoms_now, len(nxt), (sum(grp.count0 for grp in groups),
                                                             sum(grp.count1 for grp in groups)),
                             beliefs.decode))
@@ -478,13 +494,12 @@ def _add_summary(target: _Group, totals: Atom, extremes: Sequence[Atom], o: int,
                 target.lo = child
 
 
-def _level_epsilon(groups: Sequence[_Group], plds: list[Atom] | None,
-                   decode: Callable[[tuple[int, ...]], tuple[Hashable, ...]]) -> EpsilonResult:
+def _level_epsilon(groups: Sequence[_Group], plds: list[Atom] | None, beliefs: _Beliefs) -> EpsilonResult:
     """ε* of a level: of its PLD when kept (:func:`pld_epsilon`), else of the extreme atoms."""
     if plds is not None:
-        return pld_epsilon(plds, decode)
+        return pld_epsilon(plds, beliefs.decode, beliefs.own)
     extremes = [a for grp in groups for a in (grp.hi, grp.lo) if a is not None]
-    return pld_epsilon(_by_ratio(extremes), decode)
+    return pld_epsilon(_by_ratio(extremes), beliefs.decode, beliefs.own)
 
 
 def _by_ratio(atoms: Sequence[Atom]) -> list[Atom]:
@@ -494,7 +509,7 @@ def _by_ratio(atoms: Sequence[Atom]) -> list[Atom]:
         if k in merged:
             merged[k].merge(a)
         else:
-            merged[k] = Atom(a.ratio, a.m0, a.m1, a.count, a.rep, a.r0, a.r1)
+            merged[k] = Atom(a.ratio, a.m0, a.m1, a.count, a.rep, a.whole)
     return list(merged.values())
 
 
@@ -519,11 +534,11 @@ def pld_pair(atoms: Sequence[Atom], decode: Callable[[tuple[int, ...]], tuple[Ha
     return p0, p1
 
 
-def pld_epsilon(atoms: Sequence[Atom], decode: Callable[[tuple[int, ...]], tuple[Hashable, ...]] = tuple
-                ) -> EpsilonResult:
+def pld_epsilon(atoms: Sequence[Atom], decode: Callable[[tuple[int, ...]], tuple[Hashable, ...]] = tuple,
+                own: Callable[[Atom], tuple[Fraction, Fraction]] | None = None) -> EpsilonResult:
     """ε* of a PLD: the largest ``|ln ratio|``, with the representative prefix of the worst atom (the
-    least among the atoms of that loss) and its own probabilities, as
-    :func:`~checker.privacy.ni_fl_dp.pure_epsilon` reports an outcome."""
+    least among the atoms of that loss) and, with ``own``, its own probabilities (else the atom's
+    masses), as :func:`~checker.privacy.ni_fl_dp.pure_epsilon` reports an outcome."""
     best: Atom | None = None
     size: Fraction | float = 1
     for a in atoms:
@@ -531,13 +546,15 @@ def pld_epsilon(atoms: Sequence[Atom], decode: Callable[[tuple[int, ...]], tuple
         this: Fraction | float = math.inf if r is None or r == 0 else (r if r >= 1 else 1 / r)
         if best is None or this > size or (this == size and _before(a.rep, best.rep)):
             best, size = a, this
-    if best is None or size == 1:
-        return pure_epsilon({}, {}) if best is None else EpsilonResult(
-            0.0, Fraction(1), decode(best.rep), 0, best.r0, best.r1, True)
+    if best is None:
+        return pure_epsilon({}, {})
+    p0, p1 = own(best) if own is not None else (best.m0, best.m1)
+    if size == 1:
+        return EpsilonResult(0.0, Fraction(1), decode(best.rep), 0, p0, p1, True)
     direction = 0 if best.ratio is None or best.ratio > 1 else 1
     if size == math.inf:
-        return EpsilonResult(math.inf, None, decode(best.rep), direction, best.r0, best.r1, True)
-    return EpsilonResult(math.log(size), size, decode(best.rep), direction, best.r0, best.r1, True)
+        return EpsilonResult(math.inf, None, decode(best.rep), direction, p0, p1, True)
+    return EpsilonResult(math.log(size), size, decode(best.rep), direction, p0, p1, True)
 
 
 def pld_delta(atoms: Sequence[Atom], eps: Eps) -> Fraction | float:
