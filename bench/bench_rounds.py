@@ -3,7 +3,7 @@
 Each row is one ``flcheck check --json`` in a fresh process (CPU seconds of that process, user +
 system). Columns: the rounds R; the states of the forward pass's exploration of D0 (the FL system
 with what each step shows the attacker, reduced); the atoms of the last level of the release
-sequence's privacy loss distribution (distinct (pair of beliefs, ratio) — at most 100,000 are kept);
+sequence's privacy loss distribution (distinct (pair of beliefs, ratio) — at most 50,000 are kept);
 the CPU seconds; ε* of the release sequence (the ``ni_fl_dp`` property, exact); δ(ln 3) of the release
 sequence (the ``rounds_ln3`` budget's table, exact: ``—`` past the rounds whose PLD is kept, with the last
 round where it is); and how many of the seven properties were decided (holds or violated).
@@ -52,7 +52,8 @@ def delta_text(prop: dict[str, Any]) -> str:
 
 def main(argv: list[str]) -> None:
     rounds = [int(a) for a in argv] or list(DEFAULT_ROUNDS)
-    print(f"{'R':>4} {'states D0':>10} {'atoms':>8} {'CPU s':>8}  {'ε* (releases)':<28} {'δ(ln 3)':<40} decided")
+    print(f"{'R':>4} {'states D0':>10} {'atoms':>8} {'CPU s':>8}  {'ε* (releases)':<28} {'δ(ln 3)':<40} "
+          "decided")
     for r in rounds:
         data, cpu = run(r)
         props = {p["name"]: p for p in data["properties"]}

@@ -66,10 +66,10 @@ from checker.mc.kripke import Kripke
 from checker.privacy.dp_query import SchedulerClass
 from checker.privacy.ni_fl_dp import Eps, eps_within, ratio_within
 from checker.verdict import Verdict
+from flmodel.data import NeighbourReading
 from flmodel.errors import ModelError
 from flmodel.readings import Reading, readings_of
 from flmodel.scenario import load_scenario
-from flmodel.data import NeighbourReading
 from flmodel.scenario_ast import PropertyDecl, Scenario
 from flmodel.scenario_build import ScenarioSystem, build_system, neighbour_dataset
 
@@ -514,8 +514,8 @@ def _privacy_forward(ctx: _Context, p: PropertyDecl) -> PropertyResult | None:
     details: dict[str, Any] = {
         "epsilon_bound": eps.text(), "epsilon": res.json(),
         "ratio": None if res.ratio is None else str(res.ratio), "observing": list(names),
-        "observe": ctx.observe, "neighbour": p.neighbour, "outcomes": list(fw.outcomes), "scheduler": "uniform",
-        "scheduler_independent": fw.independent, "method": "forward pass"}
+        "observe": ctx.observe, "neighbour": p.neighbour, "outcomes": list(fw.outcomes),
+        "scheduler": "uniform", "scheduler_independent": fw.independent, "method": "forward pass"}
     ctx.artefacts["privacy"][p.name] = None if fw.pair is None else (*fw.pair, names, eps, res)
     return PropertyResult(p.name, p.kind, Verdict.HOLDS if within else Verdict.VIOLATED,
                           math.inf if res.infinite else res.epsilon, res.text(), evidence, details)
@@ -619,7 +619,6 @@ def _budget(ctx: _Context, p: PropertyDecl) -> PropertyResult:
         budget_of_pair,
         first_exceeded,
     )
-
     from checker.privacy.observed_pld import CyclicChain
 
     assert p.neighbour is not None and p.eps is not None  # the grammar
@@ -685,7 +684,8 @@ def _budget(ctx: _Context, p: PropertyDecl) -> PropertyResult:
                     for n, v in accountant.items())
     evidence = f"{head}; a DP accountant's bounds: {acc} (δ' = {dprime:g})" if accountant else head
     if exact_run:
-        w = max(exact_run, key=lambda x: math.inf if exact_run[x]["epsilon"] == "inf" else exact_run[x]["epsilon"])
+        w = max(exact_run, key=lambda x: math.inf if exact_run[x]["epsilon"] == "inf"
+                else exact_run[x]["epsilon"])
         v = exact_run[w]
         if v["delta"] is not None:
             evidence += (f"; the exact run ({w}, {v['rounds']} rounds): δ(ε_B) = {v['delta_text']}, "

@@ -169,7 +169,7 @@ class ObservedSystem:
         the run has ended for the attacker (:meth:`ended`)."""
         if self.ended(fl):
             return []
-        return [(step[0], step[1], step[2], step[3] if len(step) > 3 else step[1])  # type: ignore[misc]
+        return [(step[0], step[1], step[2], step[3] if len(step) > 3 else step[1])
                 for step in self._step(fl)]
 
     def seen_entry(self, before: FLState, before_seen: Hashable, raw: FLState) -> tuple[Hashable] | None:

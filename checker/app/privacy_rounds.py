@@ -21,7 +21,7 @@ from __future__ import annotations
 from collections.abc import Callable, Hashable, Mapping, Sequence
 from dataclasses import dataclass, field
 from fractions import Fraction
-from typing import Any
+from typing import Any, cast
 
 from checker.app.privacy_budget import (
     DEFAULT_DELTA_PRIME,
@@ -37,8 +37,7 @@ from checker.errors import ExplorationIncomplete
 from checker.markov.models import dtmc_from_kripke, mdp_from_kripke
 from checker.mc.exploration import Limits, check_limits
 from checker.mc.explore import explore
-from checker.privacy.ni_fl_dp import Eps, delta_for_epsilon, pure_epsilon
-from checker.privacy.ni_fl_dp import EpsilonResult
+from checker.privacy.ni_fl_dp import Eps, EpsilonResult, delta_for_epsilon, pure_epsilon
 from checker.privacy.observed_pld import (
     SILENT,
     CyclicChain,
@@ -135,7 +134,7 @@ def observed_chain(system: FLSystem, dataset: Sequence[DataPoint] | frozenset[Da
                                     "bound it with max_rounds / max_events", k.limit_reason)
     dtmc = dtmc_from_kripke(k)
     entries = list(k.observables["entry"])
-    labels = [SILENT if e is None else e[0] for e in entries]
+    labels = [SILENT if e is None else cast("tuple[Hashable]", e)[0] for e in entries]
     chain = ObservedChain(dtmc.initial, dtmc.rows_exact(), labels)
     return ObservedRun(chain, k.num_states, k.num_transitions, applied, mdp_from_kripke(k).is_dtmc)
 
@@ -150,7 +149,7 @@ def observed_levels(r0: ObservedRun, r1: ObservedRun, limits: Limits | None = No
 #: Defaults of the forward pass (:func:`checker.privacy.observed_pld.forward_pld`): past this many
 #: atoms in a level the PLD is no longer kept (ε*, the elements and conditionals stay exact), and a
 #: level with more pairs of beliefs (what is observed does not reveal the state) is not extended.
-MAX_ATOMS = 100_000
+MAX_ATOMS = 50_000
 MAX_BELIEFS = 1_000
 
 
@@ -194,8 +193,8 @@ def pass_figures(what: str, sp: StreamPass, *, delta_prime: float = DEFAULT_DELT
                     memo[("delta", i, eps_ref)] = pld_delta(lv.atoms, eps_ref)
                 exact_delta = memo[("delta", i, eps_ref)]
             if ("at", i, delta_prime) not in memo:
-                p0 = {j: a.m0 for j, a in enumerate(lv.atoms) if a.m0}
-                p1 = {j: a.m1 for j, a in enumerate(lv.atoms) if a.m1}
+                p0: dict[Hashable, Fraction] = {j: a.m0 for j, a in enumerate(lv.atoms) if a.m0}
+                p1: dict[Hashable, Fraction] = {j: a.m1 for j, a in enumerate(lv.atoms) if a.m1}
                 memo[("at", i, delta_prime)] = epsilon_for_delta(p0, p1, Fraction(str(delta_prime)))
             at = memo[("at", i, delta_prime)]
         levels.append(LevelFigures(pure_epsilon(e0, e1),
@@ -283,4 +282,5 @@ def forward_privacy(system: Any, d0: frozenset[DataPoint], d1: frozenset[DataPoi
         outcomes, pair = (1, 1), ({(): Fraction(1)}, {(): Fraction(1)})
     explorations = {side: {"states": r.states, "transitions": r.transitions, "reductions": r.reductions,
                            "record": "forward pass"} for side, r in zip(("D0", "D1"), sp.runs, strict=True)}
-    return ForwardPrivacy(eps, outcomes, pair, [True if r.one_action else None for r in sp.runs], explorations)
+    independent: list[bool | None] = [True if r.one_action else None for r in sp.runs]
+    return ForwardPrivacy(eps, outcomes, pair, independent, explorations)

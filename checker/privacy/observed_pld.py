@@ -33,8 +33,8 @@ Generic: knows nothing of FL and never imports ``flmodel`` (the FL application i
 
 from __future__ import annotations
 
-from collections.abc import Callable, Hashable, Mapping, Sequence
 import math
+from collections.abc import Callable, Hashable, Mapping, Sequence
 from dataclasses import dataclass, field
 from fractions import Fraction
 
@@ -432,9 +432,10 @@ def forward_pld(c0: ObservedChain, c1: ObservedChain, *, key: Callable[[Ratio], 
                 if o == END:
                     target = ended
                 else:
-                    target = nxt.get((nb0, nb1))
-                    if target is None:
-                        target = nxt[(nb0, nb1)] = _Group({} if keep else None)
+                    found = nxt.get((nb0, nb1))
+                    if found is None:
+                        found = nxt[(nb0, nb1)] = _Group({} if keep else None)
+                    target = found
                 sources = list(g.atoms.values()) if g.atoms is not None else []
                 if g.atoms is None or target.atoms is None:
                     # the totals and the extreme atoms extend without the ratios (the masses add up)
@@ -529,8 +530,8 @@ def pld_pair(atoms: Sequence[Atom], decode: Callable[[tuple[int, ...]], tuple[Ha
     """The atoms as two distributions over their representatives (``decode``: the observations of a
     representative): the loss of each representative is that of every prefix it stands for, so every
     figure of the pair is that of the run."""
-    p0 = {decode(a.rep): a.m0 for a in atoms if a.m0}
-    p1 = {decode(a.rep): a.m1 for a in atoms if a.m1}
+    p0: dict[Hashable, Fraction] = {decode(a.rep): a.m0 for a in atoms if a.m0}
+    p1: dict[Hashable, Fraction] = {decode(a.rep): a.m1 for a in atoms if a.m1}
     return p0, p1
 
 
@@ -563,8 +564,8 @@ def pld_delta(atoms: Sequence[Atom], eps: Eps) -> Fraction | float:
     atoms."""
     alpha = None if eps.infinite else eps.exp_exact()
     if alpha is None and not eps.infinite:
-        p0 = {i: a.m0 for i, a in enumerate(atoms) if a.m0}
-        p1 = {i: a.m1 for i, a in enumerate(atoms) if a.m1}
+        p0: dict[Hashable, Fraction | float] = {i: a.m0 for i, a in enumerate(atoms) if a.m0}
+        p1: dict[Hashable, Fraction | float] = {i: a.m1 for i, a in enumerate(atoms) if a.m1}
         return delta_for_epsilon(p0, p1, eps)
     fwd = bwd = Fraction(0)
     for a in atoms:

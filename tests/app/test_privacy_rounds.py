@@ -12,9 +12,9 @@ from __future__ import annotations
 from fractions import Fraction
 from functools import cache
 
+import flcheck_spec
 import pytest
 
-import flcheck_spec
 from checker.app.privacy_budget import BudgetReport, SequenceFigures, budget_of_pair
 from checker.app.privacy_fl import pair_label, partition_relation, privacy_report
 from checker.app.privacy_rounds import forward_budget, forward_privacy

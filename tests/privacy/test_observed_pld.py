@@ -202,10 +202,11 @@ def test_a_wrong_merge_never_beats_the_exact_one(pair: tuple[ObservedChain, Obse
 
 
 def test_cycles_are_refused() -> None:
-    silent_loop = ObservedChain(((0, Fraction(1)),), [{1: Fraction(1)}, {1: Fraction(1, 2), 2: Fraction(1, 2)},
-                                                      {}], [SILENT, SILENT, "a"])
-    labelled_loop = ObservedChain(((0, Fraction(1)),), [{1: Fraction(1)}, {0: Fraction(1, 2), 2: Fraction(1, 2)},
-                                                        {}], [SILENT, "a", "b"])
+    half = Fraction(1, 2)
+    silent_loop = ObservedChain(((0, Fraction(1)),), [{1: Fraction(1)}, {1: half, 2: half}, {}],
+                                [SILENT, SILENT, "a"])
+    labelled_loop = ObservedChain(((0, Fraction(1)),), [{1: Fraction(1)}, {0: half, 2: half}, {}],
+                                  [SILENT, "a", "b"])
     with pytest.raises(CyclicChain):
         forward_pld(silent_loop, silent_loop)
     with pytest.raises(CyclicChain):
