@@ -47,7 +47,7 @@ from checker.app.check_stop import Interruption, interruption_of, unexplored
 from checker.app.lift import Replayer
 from checker.app.load import resolve_scenario_path
 from checker.app.privacy_dp import dp_check, history_text
-from checker.app.privacy_fl import assess_pair, privacy_report
+from checker.app.privacy_fl import assess_pair, pair_label, partition_relation, privacy_report
 from checker.app.privacy_results import PairResult, number_json, outcome_text
 from checker.app.reductions import Applied, ObservationReducer, Reductions, reduce_system, state_abstraction
 from checker.app.scenario_formulas import formula_diagnostics, parse_property, validate_scenario
@@ -65,6 +65,7 @@ from checker.mc.explore import LimitReached, Limits, Progress, ProgressCallback,
 from checker.mc.kripke import Kripke
 from checker.privacy.dp_query import SchedulerClass
 from checker.privacy.ni_fl_dp import Eps, eps_within, ratio_within
+from checker.privacy.observed_pld import CyclicChain
 from checker.verdict import Verdict
 from flmodel.data import NeighbourReading
 from flmodel.errors import ModelError
@@ -485,8 +486,7 @@ def _privacy_forward(ctx: _Context, p: PropertyDecl) -> PropertyResult | None:
     """A privacy property under the uniform scheduler from the forward pass over the two chains
     (:func:`checker.app.privacy_rounds.forward_privacy`); ``None`` where it does not apply (then the
     enumerated sequences decide)."""
-    from checker.app.privacy_rounds import forward_privacy
-    from checker.privacy.observed_pld import CyclicChain
+    from checker.app.privacy_rounds import forward_privacy  # lazy: with the budgets' PLD accountant (scipy)
 
     assert p.neighbour is not None
     names, eps = ctx.observing(p), _eps_of(p)
@@ -619,8 +619,6 @@ def _budget(ctx: _Context, p: PropertyDecl) -> PropertyResult:
         budget_of_pair,
         first_exceeded,
     )
-    from checker.privacy.observed_pld import CyclicChain
-
     assert p.neighbour is not None and p.eps is not None  # the grammar
     eps = _eps_of(p)
     delta = p.delta or Fraction(0)
@@ -710,8 +708,7 @@ def _run_figures(s: Any, dprime: float) -> dict[str, Any]:
 def _forward_budget(ctx: _Context, p: PropertyDecl, eps: Eps, dprime: float) -> Any:
     """The budget table of the property's pair from the forward passes of
     :mod:`checker.app.privacy_rounds` (the passes shared by the check's budget properties)."""
-    from checker.app.privacy_fl import partition_relation
-    from checker.app.privacy_rounds import forward_budget
+    from checker.app.privacy_rounds import forward_budget  # lazy: scipy's FFT (PLD composition)
 
     assert p.neighbour is not None
     fl = ctx.system.fl
@@ -719,8 +716,6 @@ def _forward_budget(ctx: _Context, p: PropertyDecl, eps: Eps, dprime: float) -> 
     d1 = frozenset(neighbour_dataset(ctx.scenario, p.neighbour))
     reading: NeighbourReading = "replace_one" if len(d1) == len(d0) else "add_remove_one"
     reducer = ObservationReducer(ctx.scenario, ctx.system.secrets, choice=ctx.reductions)
-    from checker.app.privacy_fl import pair_label
-
     return forward_budget(ctx.system, d0, d1, f"{p.neighbour}: {pair_label(d0, d1)}",
                           observing=ctx.observing(p), reducer=reducer,
                           relation=partition_relation(fl, d0, d1, reading), limits=ctx.limits,

@@ -34,7 +34,6 @@ computed instead as follows, exactly.
 from __future__ import annotations
 
 import math
-import time
 from collections.abc import Callable, Hashable, Sequence
 from dataclasses import dataclass
 from fractions import Fraction
@@ -185,12 +184,12 @@ def _pass(a: _Side, b: _Side, clients: list[str], limits: Limits) -> tuple[Epsil
     ends: _Best | None = None
     pairs = 0
     cap = limits.max_states or DEFAULT_MAX_PAIRS
-    stop_at = limits.stop_at(time.perf_counter())
+    stops = limits.stops()
     exact = True
     while layer:
         nxt: dict[tuple[FLState, FLState], _Best] = {}
         pairs += len(layer)
-        reason = stop_reason(limits, stop_at, time.perf_counter())
+        reason = stop_reason(limits, stops)
         if reason is None and pairs > cap:
             reason = f"state limit of {cap} reached"
         if reason is not None:
