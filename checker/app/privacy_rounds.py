@@ -210,17 +210,18 @@ def pass_figures(what: str, sp: StreamPass, *, delta_prime: float = DEFAULT_DELT
 def forward_budget(system: Any, d0: frozenset[DataPoint], d1: frozenset[DataPoint], label: str, *,
                    observing: Sequence[str], reducer: StepReducer | None, relation: Mapping[str, str] | None,
                    limits: Limits | None = None, delta_prime: float = DEFAULT_DELTA_PRIME,
-                   eps_ref: Eps | None = None, cache: dict[Hashable, StreamPass] | None = None
-                   ) -> BudgetReport:
+                   eps_ref: Eps | None = None, cache: dict[Hashable, StreamPass] | None = None,
+                   max_atoms: int | None = MAX_ATOMS, max_beliefs: int | None = MAX_BELIEFS) -> BudgetReport:
     """The :class:`~checker.app.privacy_budget.BudgetReport` of the pair ``(d0, d1)`` from forward
     passes (:func:`stream_pass`) over the sequence the attacker observes and each client's updates,
     as :func:`~checker.app.privacy_budget.budget_of_pair` gives it from the enumerated sequences.
-    ``cache``: the passes already made (keyed by datasets, what is observed and the stream), filled."""
+    ``cache``: the passes already made (keyed by datasets, what is observed and the stream), filled;
+    ``max_atoms``, ``max_beliefs``: the bounds of :func:`~checker.privacy.observed_pld.forward_pld`."""
     fl = system.fl if hasattr(system, "fl") else system
 
     def get(client: str | None) -> StreamPass:
         return cached_pass(cache, system, d0, d1, client=client, observing=observing, reducer=reducer,
-                           limits=limits)
+                           limits=limits, max_atoms=max_atoms, max_beliefs=max_beliefs)
 
     kw: dict[str, Any] = {"delta_prime": delta_prime, "eps_ref": eps_ref}
     releases = pass_figures("releases", get(None), **kw)
@@ -235,15 +236,18 @@ def forward_budget(system: Any, d0: frozenset[DataPoint], d1: frozenset[DataPoin
 
 def cached_pass(cache: dict[Hashable, StreamPass] | None, system: Any, d0: frozenset[DataPoint],
                 d1: frozenset[DataPoint], *, client: str | None, observing: Sequence[str],
-                reducer: StepReducer | None, limits: Limits | None = None) -> StreamPass:
+                reducer: StepReducer | None, limits: Limits | None = None, max_atoms: int | None = MAX_ATOMS,
+                max_beliefs: int | None = MAX_BELIEFS) -> StreamPass:
     """:func:`stream_pass`, kept in ``cache`` (keyed by the datasets, what is observed and the
     stream) for the other figures of the same pair."""
-    k = (d0, d1, tuple(observing), client)
+    k = (d0, d1, tuple(observing), client, max_atoms, max_beliefs)
+    bounds: dict[str, Any] = {"max_atoms": max_atoms, "max_beliefs": max_beliefs}
     if cache is None:
-        return stream_pass(system, d0, d1, client=client, observing=observing, reducer=reducer, limits=limits)
+        return stream_pass(system, d0, d1, client=client, observing=observing, reducer=reducer, limits=limits,
+                           **bounds)
     if k not in cache:
         cache[k] = stream_pass(system, d0, d1, client=client, observing=observing, reducer=reducer,
-                               limits=limits)
+                               limits=limits, **bounds)
     return cache[k]
 
 

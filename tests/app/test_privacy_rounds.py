@@ -15,7 +15,7 @@ from functools import cache
 import flcheck_spec
 import pytest
 
-from checker.app.privacy_budget import BudgetReport, SequenceFigures, budget_of_pair
+from checker.app.privacy_budget import BudgetReport, SequenceFigures, budget_of_pair, first_exceeded
 from checker.app.privacy_fl import pair_label, partition_relation, privacy_report
 from checker.app.privacy_rounds import forward_budget, forward_privacy
 from checker.app.reductions import ObservationReducer, Reductions, reduce_system
@@ -94,3 +94,44 @@ def test_four_rounds_through_the_check_pipeline() -> None:
     assert fw.epsilon.ratio == 16
     assert fw.outcomes == (7**4, 7**4)
     assert fw.independent == [True, True]
+
+
+def test_past_the_bounds_a_budget_is_not_decided_silently() -> None:
+    """With the PLD kept for the first round only, δ(ln 3) of rounds 1..2 is unknown: a budget
+    (ln 3, 1/1024) that rounds 1..2 meet exactly is neither held nor exceeded there (``exceeded`` is
+    ``None``), while ε* stays exact; a client stream bounded to 7 pairs of beliefs (sat3's reports
+    have 9 after two reports) stops, saying why."""
+    path = flcheck_spec.resource("scenarios", "moniteo_rounds.fl")
+    sc = load_scenario(path)
+    choice = Reductions()
+    system, _ = reduce_system(build_system(sc), sc, Reductions.dead_values_only(choice))
+    d0 = frozenset(system.fl.initial.igra.dataset)
+    d1 = frozenset(neighbour_dataset(sc, "hot"))
+    reducer = ObservationReducer(sc, system.secrets, choice=choice)
+    table = forward_budget(system, d0, d1, "hot", observing=("curmodpar",), reducer=reducer, relation=None,
+                           eps_ref=EPS, max_atoms=1, max_beliefs=7)
+    rows = table.releases.rows
+    assert rows[0].exact_delta == 0 and rows[1].exact_delta is None and not rows[1].pld_known
+    assert rows[1].exact.ratio == 4
+    found, checked = first_exceeded(table, EPS, Fraction(1, 1024), "sequence")
+    assert found is None and [r["exceeded"] for r in checked] == [False, None]
+    found, _ = first_exceeded(table, EPS, Fraction(0), "sequence")  # pure: ε* = ln 4 > ln 3 decides
+    assert found is not None and found.round == 2 and found.delta is None
+    assert table.releases.stopped is None
+    assert table.clients["sat3"].stopped is not None and "9 pairs of beliefs" in table.clients["sat3"].stopped
+
+
+def test_check_reports_unknown_past_the_bounds(monkeypatch: pytest.MonkeyPatch) -> None:
+    """The check's budget property says ``unknown`` and why, never a verdict it cannot show."""
+    import checker.app.privacy_rounds as rounds
+    from checker.app.check import check_file
+
+    monkeypatch.setattr(rounds, "MAX_ATOMS", 1)
+    monkeypatch.setattr(rounds.forward_budget, "__kwdefaults__",
+                        {**(rounds.forward_budget.__kwdefaults__ or {}), "max_atoms": 1})
+    report = check_file(flcheck_spec.resource("scenarios", "moniteo_rounds.fl"))
+    approx = next(r for r in report.results if r.name == "rounds_ln3_approx")
+    assert str(approx.verdict) == "unknown"
+    assert "not decided: δ(ε_B) not computed from round 2" in approx.evidence
+    exact = next(r for r in report.results if r.name == "rounds_ln3")
+    assert str(exact.verdict) == "violated"  # ε* = ln 4 > ln 3 decides a pure budget
