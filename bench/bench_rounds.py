@@ -2,8 +2,8 @@
 
 Each row is one ``flcheck check --json`` in a fresh process (CPU seconds of that process, user +
 system). Columns: the rounds R; the states of the forward pass's exploration of D0 (the FL system
-with what each step shows the attacker, reduced); the atoms of the last level of the release
-sequence's privacy loss distribution (distinct (pair of beliefs, ratio) — at most 50,000 are kept);
+with what each step shows the attacker, reduced); the most atoms a level of the release sequence's
+privacy loss distribution held (distinct (pair of beliefs, ratio); past 50,000 the ratios are dropped);
 the CPU seconds; ε* of the release sequence (the ``ni_fl_dp`` property, exact); δ(ln 3) of the release
 sequence (the ``rounds_ln3`` budget's table, exact: ``—`` past the rounds whose PLD is kept, with the last
 round where it is); and how many of the seven properties were decided (holds or violated).

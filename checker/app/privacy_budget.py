@@ -204,8 +204,8 @@ class SequenceFigures:
     #: how the figures were computed: ``"enumeration"`` (of the sequences, ``p0``/``p1``) or
     #: ``"forward pass"`` (:mod:`checker.app.privacy_rounds`; ``p0``/``p1`` are then empty)
     method: str = "enumeration"
-    #: the atoms (distinct pairs of beliefs and ratio) of the forward pass's last level (``None``:
-    #: enumerated)
+    #: the most atoms (distinct pairs of beliefs and ratio) a level of the forward pass held
+    #: (``None``: enumerated)
     atoms: int | None = None
 
     @property

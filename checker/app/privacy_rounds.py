@@ -203,8 +203,8 @@ def pass_figures(what: str, sp: StreamPass, *, delta_prime: float = DEFAULT_DELT
     conditional = [lv.conditional for lv in sp.result.levels if lv.conditional is not None]
     rows = rows_of(levels, conditional, delta_prime=delta_prime, eps_ref=eps_ref, interval=interval)
     stopped = None if sp.result.complete else f"figures through round {len(levels)}: {sp.result.stopped}"
-    last = sp.result.levels[-1].situations if sp.result.levels else 0
-    return SequenceFigures(what, rows, {}, {}, stopped=stopped, method="forward pass", atoms=last)
+    most = max((lv.situations for lv in sp.result.levels), default=0)
+    return SequenceFigures(what, rows, {}, {}, stopped=stopped, method="forward pass", atoms=most)
 
 
 def forward_budget(system: Any, d0: frozenset[DataPoint], d1: frozenset[DataPoint], label: str, *,
