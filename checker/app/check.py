@@ -485,7 +485,8 @@ def _privacy(ctx: _Context, p: PropertyDecl) -> PropertyResult:
 def _privacy_forward(ctx: _Context, p: PropertyDecl) -> PropertyResult | None:
     """A privacy property under the uniform scheduler from the forward pass over the two chains
     (:func:`checker.app.privacy_rounds.forward_privacy`); ``None`` where it does not apply (then the
-    enumerated sequences decide)."""
+    enumerated sequences decide): runs with cycles, or a structure with more than one action in some
+    state, where the enumeration also says whether the distributions depend on the scheduler."""
     from checker.app.privacy_rounds import forward_privacy  # lazy: with the budgets' PLD accountant (scipy)
 
     assert p.neighbour is not None
@@ -501,6 +502,8 @@ def _privacy_forward(ctx: _Context, p: PropertyDecl) -> PropertyResult | None:
     except ExplorationIncomplete as exc:
         return PropertyResult(p.name, p.kind, Verdict.UNKNOWN, None, "", "exploration incomplete: the output "
                               f"distributions need the whole state space ({exc})")
+    if not all(fw.independent):
+        return None
     res = fw.epsilon
     ctx.independent[(p.neighbour, names)] = fw.independent
     ctx.explorations.append({"neighbour": p.neighbour, "observing": list(names), "scheduler": "uniform",
