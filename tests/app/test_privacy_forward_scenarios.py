@@ -6,9 +6,9 @@ from __future__ import annotations
 
 from typing import Any
 
+import flcheck_spec
 import pytest
 
-import flcheck_spec
 from checker.app import check as check_module
 from checker.app.check import check_file
 
