@@ -13,7 +13,8 @@ from checker.app import check as check_module
 from checker.app.check import check_file
 
 QUICK = ["moniteo.fl", "moniteo_deadline.fl", "moniteo_rounds.fl"]
-HEAVY = ["moniteo_link_loss.fl", "seed_model.fl", "moniteo_swarm8.fl", "moniteo_gaussian.fl", "walker12_relay.fl"]
+HEAVY = ["moniteo_link_loss.fl", "seed_model.fl", "moniteo_swarm8.fl", "moniteo_gaussian.fl",
+         "walker12_relay.fl"]
 
 
 def _privacy(path: Any) -> list[tuple[object, ...]]:
