@@ -486,8 +486,10 @@ def _privacy_forward(ctx: _Context, p: PropertyDecl) -> PropertyResult | None:
     """A privacy property under the uniform scheduler from the forward pass over the two chains
     (:func:`checker.app.privacy_rounds.forward_privacy`); ``None`` where it does not apply (then the
     enumerated sequences decide): runs with cycles, or a structure with more than one action in some
-    state, where the enumeration also says whether the distributions depend on the scheduler."""
-    from checker.app.privacy_rounds import forward_privacy  # lazy: with the budgets' PLD accountant (scipy)
+    state, where the enumeration also says whether the distributions depend on the scheduler; and
+    at most :data:`~checker.app.privacy_rounds.ENUMERATED_OUTCOMES` sequences on each side, where the
+    enumeration is cheap and keeps the whole distributions (the reports plot them)."""
+    from checker.app import privacy_rounds  # lazy: with the budgets' PLD accountant (scipy)
 
     assert p.neighbour is not None
     names, eps = ctx.observing(p), _eps_of(p)
@@ -495,14 +497,14 @@ def _privacy_forward(ctx: _Context, p: PropertyDecl) -> PropertyResult | None:
     d1 = frozenset(neighbour_dataset(ctx.scenario, p.neighbour))
     reducer = ObservationReducer(ctx.scenario, ctx.system.secrets, choice=ctx.reductions)
     try:
-        fw = forward_privacy(ctx.system, d0, d1, observing=names, reducer=reducer, limits=ctx.limits,
-                             cache=ctx.streams)
+        fw = privacy_rounds.forward_privacy(ctx.system, d0, d1, observing=names, reducer=reducer,
+                                            limits=ctx.limits, cache=ctx.streams)
     except CyclicChain:
         return None
     except ExplorationIncomplete as exc:
         return PropertyResult(p.name, p.kind, Verdict.UNKNOWN, None, "", "exploration incomplete: the output "
                               f"distributions need the whole state space ({exc})")
-    if not all(fw.independent):
+    if not all(fw.independent) or max(fw.outcomes) <= privacy_rounds.ENUMERATED_OUTCOMES:
         return None
     res = fw.epsilon
     ctx.independent[(p.neighbour, names)] = fw.independent

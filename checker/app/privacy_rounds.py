@@ -52,7 +52,7 @@ from checker.privacy.observed_pld import (
 from flmodel.data import DataPoint
 from flmodel.system import FLState, FLSystem
 
-__all__ = ["MAX_ATOMS", "MAX_BELIEFS", "EmittingSystem", "ForwardPrivacy", "ObservedRun", "StreamPass",
+__all__ = ["ENUMERATED_OUTCOMES", "MAX_ATOMS", "MAX_BELIEFS", "EmittingSystem", "ForwardPrivacy", "ObservedRun", "StreamPass",
            "cached_pass", "forward_budget", "forward_privacy", "observed_chain", "observed_levels",
            "pass_figures", "stream_pass"]
 
@@ -151,6 +151,9 @@ def observed_levels(r0: ObservedRun, r1: ObservedRun, limits: Limits | None = No
 #: level with more pairs of beliefs (what is observed does not reveal the state) is not extended.
 MAX_ATOMS = 50_000
 MAX_BELIEFS = 1_000
+#: Up to this many observed sequences on each side, a privacy property of ``flcheck check`` is decided
+#: on the enumerated distributions (cheap there, and the reports plot them); beyond, by the forward pass.
+ENUMERATED_OUTCOMES = 10_000
 
 
 @dataclass(frozen=True)
