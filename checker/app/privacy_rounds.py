@@ -52,9 +52,9 @@ from checker.privacy.observed_pld import (
 from flmodel.data import DataPoint
 from flmodel.system import FLState, FLSystem
 
-__all__ = ["ENUMERATED_OUTCOMES", "MAX_ATOMS", "MAX_BELIEFS", "EmittingSystem", "ForwardPrivacy", "ObservedRun", "StreamPass",
-           "cached_pass", "forward_budget", "forward_privacy", "observed_chain", "observed_levels",
-           "pass_figures", "stream_pass"]
+__all__ = ["ENUMERATED_OUTCOMES", "MAX_ATOMS", "MAX_BELIEFS", "EmittingSystem", "ForwardPrivacy",
+           "ObservedRun", "StreamPass", "cached_pass", "forward_budget", "forward_privacy", "observed_chain",
+           "observed_levels", "pass_figures", "stream_pass"]
 
 #: A state of :class:`EmittingSystem`: the FL state and what the step into it showed (``None``:
 #: nothing; else the 1-tuple of the entry).
