@@ -47,8 +47,8 @@ from checker.app.check_stop import Interruption, interruption_of, unexplored
 from checker.app.lift import Replayer
 from checker.app.load import resolve_scenario_path
 from checker.app.privacy_dp import dp_check, history_text
-from checker.app.privacy_fl import assess_pair, privacy_report
-from checker.app.privacy_results import PairResult, outcome_text
+from checker.app.privacy_fl import assess_pair, pair_label, partition_relation, privacy_report
+from checker.app.privacy_results import PairResult, number_json, outcome_text
 from checker.app.reductions import Applied, ObservationReducer, Reductions, reduce_system, state_abstraction
 from checker.app.scenario_formulas import formula_diagnostics, parse_property, validate_scenario
 from checker.app.step_attributes import replayed_summary, step_table, summarise
@@ -64,8 +64,10 @@ from checker.mc.ctl import ModelChecker
 from checker.mc.explore import LimitReached, Limits, Progress, ProgressCallback, Watchdog, explore
 from checker.mc.kripke import Kripke
 from checker.privacy.dp_query import SchedulerClass
-from checker.privacy.ni_fl_dp import Eps, eps_within
+from checker.privacy.ni_fl_dp import Eps, eps_within, ratio_within
+from checker.privacy.observed_pld import CyclicChain
 from checker.verdict import Verdict
+from flmodel.data import NeighbourReading
 from flmodel.errors import ModelError
 from flmodel.readings import Reading, readings_of
 from flmodel.scenario import load_scenario
@@ -215,6 +217,8 @@ class _Context:
         self.applied: list[str] = []
         self.independent: dict[tuple[str, tuple[str, ...]], list[bool | None]] = {}
         self.artefacts: dict[str, Any] = {"attack_trees": {}, "privacy": {}}
+        #: the forward passes of the budget properties (:func:`checker.app.privacy_rounds.forward_budget`)
+        self.streams: dict[Hashable, Any] = {}
 
     def quotient(self) -> list[str]:
         """The applied reductions that merge states of the explored structure (``attack_tree reduced``
@@ -438,6 +442,10 @@ def _observed_text(ctx: _Context, names: tuple[str, ...]) -> str:
 
 
 def _privacy(ctx: _Context, p: PropertyDecl) -> PropertyResult:
+    if p.scheduler in (None, "uniform") and ctx.observe == "sequence" and p.neighbour is not None:
+        forward = _privacy_forward(ctx, p)
+        if forward is not None:
+            return forward
     d0, d1, problem = _pair(ctx, p)
     names = ctx.observing(p)
     if problem:
@@ -472,6 +480,50 @@ def _privacy(ctx: _Context, p: PropertyDecl) -> PropertyResult:
         details["schedule"] = schedule.json()
     ctx.artefacts["privacy"][p.name] = (d0, d1, names, eps, res)
     return PropertyResult(p.name, p.kind, verdict, value, res.text(), evidence, details)
+
+
+def _privacy_forward(ctx: _Context, p: PropertyDecl) -> PropertyResult | None:
+    """A privacy property under the uniform scheduler from the forward pass over the two chains
+    (:func:`checker.app.privacy_rounds.forward_privacy`); ``None`` where it does not apply (then the
+    enumerated sequences decide): runs with cycles, or a structure with more than one action in some
+    state, where the enumeration also says whether the distributions depend on the scheduler; and
+    at most :data:`~checker.app.privacy_rounds.ENUMERATED_OUTCOMES` sequences on each side, where the
+    enumeration is cheap and keeps the whole distributions (the reports plot them)."""
+    from checker.app import privacy_rounds  # lazy: with the budgets' PLD accountant (scipy)
+
+    assert p.neighbour is not None
+    names, eps = ctx.observing(p), _eps_of(p)
+    d0 = frozenset(ctx.system.fl.initial.igra.dataset)
+    d1 = frozenset(neighbour_dataset(ctx.scenario, p.neighbour))
+    reducer = ObservationReducer(ctx.scenario, ctx.system.secrets, choice=ctx.reductions)
+    try:
+        fw = privacy_rounds.forward_privacy(ctx.system, d0, d1, observing=names, reducer=reducer,
+                                            limits=ctx.limits, cache=ctx.streams)
+    except CyclicChain:
+        return None
+    except ExplorationIncomplete as exc:
+        return PropertyResult(p.name, p.kind, Verdict.UNKNOWN, None, "", "exploration incomplete: the output "
+                              f"distributions need the whole state space ({exc})")
+    if not all(fw.independent) or max(fw.outcomes) <= privacy_rounds.ENUMERATED_OUTCOMES:
+        return None
+    res = fw.epsilon
+    ctx.independent[(p.neighbour, names)] = fw.independent
+    ctx.explorations.append({"neighbour": p.neighbour, "observing": list(names), "scheduler": "uniform",
+                             **fw.explorations})
+    within = ratio_within(math.inf if res.ratio is None else res.ratio, eps)
+    worst = "" if res.outcome is None else (
+        f"worst outcome {outcome_text(res.outcome, ctx.observe)}: P0 = {res.p0}, P1 = {res.p1}")
+    evidence = (f"ε* = {res.text()} vs ε = {eps.text()}; " + worst +
+                f"; {_observed_text(ctx, names)}, {ctx.scheduler_note(p.neighbour, names)}, "
+                f"{fw.outcomes[0]}/{fw.outcomes[1]} outcomes")
+    details: dict[str, Any] = {
+        "epsilon_bound": eps.text(), "epsilon": res.json(),
+        "ratio": None if res.ratio is None else str(res.ratio), "observing": list(names),
+        "observe": ctx.observe, "neighbour": p.neighbour, "outcomes": list(fw.outcomes),
+        "scheduler": "uniform", "scheduler_independent": fw.independent, "method": "forward pass"}
+    ctx.artefacts["privacy"][p.name] = None if fw.pair is None else (*fw.pair, names, eps, res)
+    return PropertyResult(p.name, p.kind, Verdict.HOLDS if within else Verdict.VIOLATED,
+                          math.inf if res.infinite else res.epsilon, res.text(), evidence, details)
 
 
 def _advantage(ctx: _Context, p: PropertyDecl) -> PropertyResult:
@@ -572,31 +624,53 @@ def _budget(ctx: _Context, p: PropertyDecl) -> PropertyResult:
         budget_of_pair,
         first_exceeded,
     )
-
     assert p.neighbour is not None and p.eps is not None  # the grammar
     eps = _eps_of(p)
     delta = p.delta or Fraction(0)
     scope = p.budget_scope or "sequence"
+    dprime = float(delta) if 0 < delta < 1 else DEFAULT_DELTA_PRIME
     try:
-        rep = privacy_report(ctx.system, observe="sequence", observing=ctx.observing(p), readings=(),
-                             declared=[(p.neighbour, neighbour_dataset(ctx.scenario, p.neighbour))],
-                             limits=ctx.limits, literal=False, decomposition=True, exact=True)
+        try:  # the forward pass over the two chains; the enumeration where it does not apply
+            table = _forward_budget(ctx, p, eps, dprime)
+        except CyclicChain:
+            rep = privacy_report(ctx.system, observe="sequence", observing=ctx.observing(p), readings=(),
+                                 declared=[(p.neighbour, neighbour_dataset(ctx.scenario, p.neighbour))],
+                                 limits=ctx.limits, literal=False, decomposition=True, exact=True)
+            (pair,) = rep.pairs
+            table = budget_of_pair(rep, pair, delta_prime=dprime, eps_ref=eps)
     except ExplorationIncomplete as exc:
         return PropertyResult(p.name, p.kind, Verdict.UNKNOWN, None, "", f"exploration incomplete ({exc})")
-    (pair,) = rep.pairs
-    dprime = float(delta) if 0 < delta < 1 else DEFAULT_DELTA_PRIME
-    table = budget_of_pair(rep, pair, delta_prime=dprime, eps_ref=eps)
     found, rows = first_exceeded(table, eps, delta, scope)  # type: ignore[arg-type]  # the grammar's scopes
     seqs = list(table.clients.values()) if scope == "client" else [table.releases]
     accountant: dict[str, Any] = {}
     composed = (("basic", lambda r: not eps_within(r.basic, eps)),
-                ("advanced", lambda r: r.advanced is None or r.advanced > float(eps)),
+                # advanced composition where it is tighter than basic, basic elsewhere
+                ("advanced", lambda r: r.advanced is None or min(r.advanced, float(r.basic)) > float(eps)),
                 ("pld", lambda r: r.pld_delta is None or r.pld_delta[1] > float(delta)))
     for name, over in composed if scope != "round" else ():  # per round: no composition to bound
+        if name == "advanced" and not any(r.advanced_tighter for s in seqs for r in s.rows):
+            continue  # never tighter than basic: not shown
         first = [(r.round, s.what) for s in seqs for r in s.rows if over(r)]
         accountant[name] = None if not first else {"round": min(first)[0], "what": min(first)[1]}
     scope_text = {"round": "per round", "sequence": "over rounds", "client": "per client over rounds"}[scope]
     budget_text = f"(ε, δ) = ({eps.text()}, {_number_text(delta)}) {scope_text}"
+    undecided = [r for r in rows if r["exceeded"] is None]
+    stopped = [s.stopped for s in seqs if s.stopped]
+    exact_run = {s.what: _run_figures(s, dprime) for s in seqs if s.rows} if scope != "round" else {}
+    details: dict[str, Any] = {
+        "scope": scope, "epsilon_bound": eps.text(), "delta_bound": float(delta), "neighbour": p.neighbour,
+        "exceeded": None if found is None else {
+            "round": found.round, "client": found.client, "epsilon": found.epsilon.json(),
+            "epsilon_exact": found.epsilon.text(),
+            "delta": None if found.delta is None else float(found.delta)},
+        "rounds": rows, "accountant_first_exceeded": accountant, "budget": table.json(),
+        "exact_run": exact_run}
+    if found is None and (undecided or stopped):
+        why = (f"δ(ε_B) not computed from round {undecided[0]['round']} (the privacy loss distribution "
+               "has more atoms than the forward pass keeps)" if undecided else stopped[0])
+        return PropertyResult(p.name, p.kind, Verdict.UNKNOWN, None, "",
+                              f"budget {budget_text} not exceeded in the rounds computed; not decided: {why}",
+                              details)
     if found is None:
         verdict = Verdict.HOLDS
         worst = max((r for r in rows), key=lambda r: math.inf if r["epsilon"] == "inf" else r["epsilon"],
@@ -612,13 +686,45 @@ def _budget(ctx: _Context, p: PropertyDecl) -> PropertyResult:
     acc = "; ".join(f"{n} composition exceeds it from round {v['round']}" if v else f"{n} composition never"
                     for n, v in accountant.items())
     evidence = f"{head}; a DP accountant's bounds: {acc} (δ' = {dprime:g})" if accountant else head
-    details: dict[str, Any] = {
-        "scope": scope, "epsilon_bound": eps.text(), "delta_bound": float(delta), "neighbour": p.neighbour,
-        "exceeded": None if found is None else {
-            "round": found.round, "client": found.client, "epsilon": found.epsilon.json(),
-            "epsilon_exact": found.epsilon.text(), "delta": float(found.delta)},
-        "rounds": rows, "accountant_first_exceeded": accountant, "budget": table.json()}
+    if exact_run:
+        w = max(exact_run, key=lambda x: math.inf if exact_run[x]["epsilon"] == "inf"
+                else exact_run[x]["epsilon"])
+        v = exact_run[w]
+        if v["delta"] is not None:
+            evidence += (f"; the exact run ({w}, {v['rounds']} rounds): δ(ε_B) = {v['delta_text']}, "
+                         f"ε(δ') = {v['epsilon_at_delta_text']}")
     return PropertyResult(p.name, p.kind, verdict, value, value_text, evidence, details)
+
+
+def _run_figures(s: Any, dprime: float) -> dict[str, Any]:
+    """The exact δ(ε_B) and ε(δ') of a whole sequence (its last row; ``None`` where its privacy loss
+    distribution is not known)."""
+    last = s.rows[-1]
+    at = last.exact_at_delta_eps()
+    return {"rounds": len(s.rows), "epsilon": last.exact.json(), "epsilon_exact": last.exact.text(),
+            "delta": None if last.exact_delta is None else number_json(last.exact_delta),
+            "delta_text": None if last.exact_delta is None else _number_text(last.exact_delta),
+            "delta_prime": dprime, "epsilon_at_delta": None if at is None else at.json(),
+            "epsilon_at_delta_text": None if at is None else (
+                "inf" if at.infinite else "0" if at.ratio == 1 else
+                f"ln({at.ratio}) ≈ {float(at):.6g}" if len(str(at.ratio)) <= 24 else f"≈ {float(at):.6g}")}
+
+
+def _forward_budget(ctx: _Context, p: PropertyDecl, eps: Eps, dprime: float) -> Any:
+    """The budget table of the property's pair from the forward passes of
+    :mod:`checker.app.privacy_rounds` (the passes shared by the check's budget properties)."""
+    from checker.app.privacy_rounds import forward_budget  # lazy: scipy's FFT (PLD composition)
+
+    assert p.neighbour is not None
+    fl = ctx.system.fl
+    d0 = frozenset(fl.initial.igra.dataset)
+    d1 = frozenset(neighbour_dataset(ctx.scenario, p.neighbour))
+    reading: NeighbourReading = "replace_one" if len(d1) == len(d0) else "add_remove_one"
+    reducer = ObservationReducer(ctx.scenario, ctx.system.secrets, choice=ctx.reductions)
+    return forward_budget(ctx.system, d0, d1, f"{p.neighbour}: {pair_label(d0, d1)}",
+                          observing=ctx.observing(p), reducer=reducer,
+                          relation=partition_relation(fl, d0, d1, reading), limits=ctx.limits,
+                          delta_prime=dprime, eps_ref=eps, cache=ctx.streams)
 
 
 def _storm_reach(ctx: _Context, target: np.ndarray, sched: str) -> Fraction:

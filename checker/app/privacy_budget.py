@@ -53,7 +53,7 @@ rounds (each client's reports through report ``r``); it reports the first round 
 from __future__ import annotations
 
 import math
-from collections.abc import Hashable, Iterable, Mapping, Sequence
+from collections.abc import Hashable, Mapping, Sequence
 from dataclasses import dataclass, field
 from fractions import Fraction
 from typing import Any, Literal
@@ -74,6 +74,7 @@ from checker.privacy.ni_fl_dp import (
     pure_epsilon,
     ratio_within,
 )
+from checker.privacy.observed_pld import epsilon_for_delta
 
 __all__ = ["DEFAULT_DELTA_PRIME", "BudgetReport", "DecompositionReading", "Exceedance", "RoundFigures",
            "SequenceFigures", "budget_of_pair", "compose_plds", "declared_budgets",
@@ -155,9 +156,31 @@ class RoundFigures:
     advanced: float | None
     pld: float
     pld_delta: tuple[float, float] | None
+    #: δ of the round's marginal at the reference ε (``None`` without one)
+    marginal_delta: Number | None = None
+    #: ``e^ε(δ')`` of rounds 1..r, the least ε with exact ``δ(ε) ≤ δ'`` (a rational; ``None``: ∞)
+    exact_at_delta: Fraction | None = None
+    #: whether the PLD of rounds 1..r is known (``exact_delta`` and ``exact_at_delta`` are then exact)
+    pld_known: bool = True
+
+    @property
+    def advanced_tighter(self) -> bool:
+        """Whether advanced composition bounds ε below basic composition (it is shown only then)."""
+        return self.advanced is not None and self.advanced < float(self.basic)
+
+    def exact_at_delta_eps(self) -> Eps | None:
+        """ε(δ') of rounds 1..r as an :class:`Eps` (``None`` when the PLD is not known)."""
+        if not self.pld_known:
+            return None
+        return Eps(infinite=True) if self.exact_at_delta is None else Eps(ratio=self.exact_at_delta)
 
     def json(self) -> dict[str, Any]:
+        at = self.exact_at_delta_eps()
         return {"round": self.round, "marginal": self.marginal.json(), "marginal_exact": self.marginal.text(),
+                "marginal_delta": None if self.marginal_delta is None else number_json(self.marginal_delta),
+                "exact_epsilon_at_delta": None if at is None else at.json(),
+                "exact_epsilon_at_delta_exact": None if at is None else _eps_text(at),
+                "advanced_tighter": self.advanced_tighter,
                 "conditional": self.conditional.json(), "conditional_exact": self.conditional.text(),
                 "exact": self.exact.json(), "exact_text": self.exact.text(),
                 "exact_delta": None if self.exact_delta is None else number_json(self.exact_delta),
@@ -176,15 +199,24 @@ class SequenceFigures:
     rows: list[RoundFigures]
     p0: dict[Hashable, Number] = field(repr=False)
     p1: dict[Hashable, Number] = field(repr=False)
+    #: why the rows stop before the end of the sequences (``None``: every round is there)
+    stopped: str | None = None
+    #: how the figures were computed: ``"enumeration"`` (of the sequences, ``p0``/``p1``) or
+    #: ``"forward pass"`` (:mod:`checker.app.privacy_rounds`; ``p0``/``p1`` are then empty)
+    method: str = "enumeration"
+    #: the most atoms (distinct pairs of beliefs and ratio) a level of the forward pass held
+    #: (``None``: enumerated)
+    atoms: int | None = None
 
     @property
     def whole(self) -> EpsilonResult:
-        """The exact ε of the whole sequence."""
+        """The exact ε of the whole sequence (of the rounds computed, when :attr:`stopped`)."""
         return self.rows[-1].exact if self.rows else pure_epsilon(self.p0, self.p1)
 
     def json(self) -> dict[str, Any]:
         return {"what": self.what, "epsilon": self.whole.json(), "epsilon_exact": self.whole.text(),
-                "rounds": [r.json() for r in self.rows]}
+                "rounds": [r.json() for r in self.rows], "method": self.method, "stopped": self.stopped,
+                "atoms": self.atoms}
 
 
 @dataclass(frozen=True)
@@ -236,6 +268,15 @@ class BudgetReport:
                 "decomposition_readings_part": self.readings_part}
 
 
+def _eps_text(e: Eps) -> str:
+    """``ln(r) ≈ x``, ``0`` or ``inf``, as :meth:`EpsilonResult.text`."""
+    if e.infinite:
+        return "inf"
+    if e.ratio == 1:
+        return "0"
+    return f"ln({e.ratio}) ≈ {float(e):.6g}"
+
+
 def _key(e: EpsilonResult) -> float:
     return math.inf if e.ratio is None else float(e.ratio)
 
@@ -245,25 +286,41 @@ def _le(a: EpsilonResult, b: EpsilonResult) -> bool:
     return ratio_within(math.inf if a.ratio is None else a.ratio, b.as_eps())
 
 
-def sequence_figures(what: str, p0: Dist, p1: Dist, *, delta_prime: float = DEFAULT_DELTA_PRIME,
-                     eps_ref: Eps | None = None, interval: float = DEFAULT_INTERVAL) -> SequenceFigures:
-    """The :class:`RoundFigures` of every round of the distributions ``p0``, ``p1`` over sequences."""
-    k = _length(p0, p1)
-    conditional = per_round_epsilons(p0, p1)  # type: ignore[arg-type]  # outcomes are sequences (tuples)
+@dataclass(frozen=True)
+class LevelFigures:
+    """The exact figures of round ``r`` of a sequence, however computed: the round's ``marginal`` ε and
+    its δ at the reference ε, ``exact`` (rounds 1..r together) with ``exact_delta`` at the reference ε
+    and ``at_delta`` (``e^ε(δ')``, ``None`` = ∞); ``pld_known`` false when the PLD of rounds 1..r is
+    not known (then the δ and ``at_delta`` are not either)."""
+
+    marginal: EpsilonResult
+    marginal_delta: Number | None
+    exact: EpsilonResult
+    exact_delta: Number | None
+    at_delta: Fraction | None
+    pld_known: bool = True
+
+
+def rows_of(levels: Sequence[LevelFigures], conditional: Sequence[EpsilonResult], *,
+            delta_prime: float = DEFAULT_DELTA_PRIME, eps_ref: Eps | None = None,
+            interval: float = DEFAULT_INTERVAL) -> list[RoundFigures]:
+    """The :class:`RoundFigures` of rounds ``1..len(levels)``: the exact figures with the accountant's
+    bounds from the rounds' ``conditional`` ε (the PLD composition of their dominating pairs built
+    round by round)."""
     zero = pure_epsilon({0: Fraction(1)}, {0: Fraction(1)})
     rows: list[RoundFigures] = []
-    for r in range(1, k + 1):
-        cond = conditional[:r] + [zero] * (r - len(conditional))
-        a, b = prefix(p0, r), prefix(p1, r)
-        exact = pure_epsilon(a, b)
+    pess = opt = None
+    for r, lv in enumerate(levels, start=1):
+        cond = list(conditional[:r]) + [zero] * (r - len(conditional))
         basic, _ = compose_basic([(c.as_eps(), 0) for c in cond])
         worst = max(cond, key=_key)
         advanced = None
         if 0 < delta_prime < 1:
             advanced = math.inf if worst.infinite else compose_advanced(worst.epsilon, 0.0, r, delta_prime)[0]
-        plds = compose_plds([rr_pair(c) for c in cond], interval)
-        assert plds is not None
-        pess, opt = plds
+        step = compose_plds([rr_pair(cond[-1])], interval)
+        assert step is not None
+        pess = step[0] if pess is None else pess.compose(step[0])
+        opt = step[1] if opt is None else opt.compose(step[1])
         # the composed loss of the dominating pairs never exceeds Σ ε_i, so ε(δ') ≤ basic and
         # δ(ε) = 0 exactly for ε ≥ Σ ε_i; the grid's rounding would put a small mass above either
         pld = min(pess.epsilon(delta_prime), float(basic))
@@ -271,11 +328,32 @@ def sequence_figures(what: str, p0: Dist, p1: Dist, *, delta_prime: float = DEFA
         if eps_ref is not None:
             pld_delta = (0.0, 0.0) if eps_within(basic, eps_ref) else (
                 float(opt.delta(float(eps_ref))[0]), float(pess.delta(float(eps_ref))[0]))
-        rows.append(RoundFigures(
-            r, pure_epsilon(_element(p0, r - 1), _element(p1, r - 1)), cond[-1], exact,
-            None if eps_ref is None else delta_for_epsilon(a, b, eps_ref), basic, advanced, pld,
-            pld_delta))
+        rows.append(RoundFigures(r, lv.marginal, cond[-1], lv.exact, lv.exact_delta, basic, advanced, pld,
+                                 pld_delta, lv.marginal_delta, lv.at_delta, lv.pld_known))
+    return rows
+
+
+def sequence_figures(what: str, p0: Dist, p1: Dist, *, delta_prime: float = DEFAULT_DELTA_PRIME,
+                     eps_ref: Eps | None = None, interval: float = DEFAULT_INTERVAL) -> SequenceFigures:
+    """The :class:`RoundFigures` of every round of the distributions ``p0``, ``p1`` over sequences
+    (enumerated)."""
+    k = _length(p0, p1)
+    conditional = per_round_epsilons(p0, p1)  # type: ignore[arg-type]  # outcomes are sequences (tuples)
+    levels: list[LevelFigures] = []
+    for r in range(1, k + 1):
+        a, b = prefix(p0, r), prefix(p1, r)
+        e0, e1 = _element(p0, r - 1), _element(p1, r - 1)
+        at = epsilon_for_delta(a, b, Fraction(str(delta_prime))) if _exact(a, b) else None  # type: ignore[arg-type]
+        levels.append(LevelFigures(
+            pure_epsilon(e0, e1), None if eps_ref is None else delta_for_epsilon(e0, e1, eps_ref),
+            pure_epsilon(a, b), None if eps_ref is None else delta_for_epsilon(a, b, eps_ref), at,
+            _exact(a, b)))
+    rows = rows_of(levels, conditional, delta_prime=delta_prime, eps_ref=eps_ref, interval=interval)
     return SequenceFigures(what, rows, dict(p0), dict(p1))
+
+
+def _exact(*dists: Dist) -> bool:
+    return all(isinstance(v, Fraction | int) for d in dists for v in d.values())
 
 
 def budget_of_pair(report: PrivacyReport, pair: PairResult, *, delta_prime: float = DEFAULT_DELTA_PRIME,
@@ -288,10 +366,19 @@ def budget_of_pair(report: PrivacyReport, pair: PairResult, *, delta_prime: floa
     releases = sequence_figures("releases", o0.releases, o1.releases, **kw)
     clients = {c: sequence_figures(f"client {c}", o0.updates[c], o1.updates.get(c, {}), **kw)
                for c in o0.updates if o0.updates[c] or o1.updates.get(c)}
-    readings: list[DecompositionReading] = []
     d = pair.decomposition
-    if d is not None and clients:
-        constrained = [c for c, rel in d.partition_relation.items()
+    readings = decomposition_readings(releases, clients, None if d is None else d.partition_relation)
+    return BudgetReport(pair.label, delta_prime, eps_ref, releases, clients, readings)
+
+
+def decomposition_readings(releases: SequenceFigures, clients: Mapping[str, SequenceFigures],
+                           relation: Mapping[str, str] | None) -> list[DecompositionReading]:
+    """``NI_Decomposition`` in both readings of its premise (:class:`DecompositionReading`), from the
+    figures of the releases and of the clients' reports; ``relation``: how each client's partition
+    differs between the two datasets (none: no reading)."""
+    readings: list[DecompositionReading] = []
+    if relation is not None and clients:
+        constrained = [c for c, rel in relation.items()
                        if rel in ("neighbours", "chosen by put_part") and c in clients]
         global_eps = releases.whole
         per_report = [row.marginal for c in constrained for row in clients[c].rows]
@@ -301,7 +388,7 @@ def budget_of_pair(report: PrivacyReport, pair: PairResult, *, delta_prime: floa
             premise = max(premises, key=_key) if premises else None
             readings.append(DecompositionReading(name, premise, global_eps,  # type: ignore[arg-type]
                                                  _le(global_eps, premise if premise is not None else zero)))
-    return BudgetReport(pair.label, delta_prime, eps_ref, releases, clients, readings)
+    return readings
 
 
 @dataclass(frozen=True)
@@ -312,36 +399,29 @@ class Exceedance:
     round: int
     client: str | None
     epsilon: EpsilonResult
-    delta: Number
+    delta: Number | None
 
     def text(self) -> str:
         who = "" if self.client is None else f", client {self.client}"
-        return f"round {self.round}{who}: ε* = {self.epsilon.text()}, δ(ε_B) = {_num(self.delta)}"
+        d = "not computed" if self.delta is None else _num(self.delta)
+        return f"round {self.round}{who}: ε* = {self.epsilon.text()}, δ(ε_B) = {d}"
 
 
 def _num(x: Number) -> str:
     return number_text(x)
 
 
-def _exceeds(p0: Dist, p1: Dist, eps: Eps, delta: Number) -> tuple[bool, EpsilonResult, Number]:
-    e = pure_epsilon(p0, p1)
-    d = delta_for_epsilon(p0, p1, eps)
-    if delta == 0:
-        over = not ratio_within(math.inf if e.ratio is None else e.ratio, eps)
-    else:
-        over = d > delta
-    return over, e, d
-
-
 def first_exceeded(report: BudgetReport, eps: Eps, delta: Number, scope: Scope
                    ) -> tuple[Exceedance | None, list[dict[str, Any]]]:
-    """Decide the budget ``(ε_B, δ_B)`` on ``report`` in ``scope``: ``round`` (each round's release
-    alone), ``sequence`` (the releases through round ``r``) or ``client`` (each client's reports
-    through report ``r``).  Returns the first exceedance (by round, then client name; ``None``: the
-    budget is never exceeded) and the figure of every round checked (for the JSON)."""
-    seqs: Iterable[tuple[str | None, SequenceFigures]]
+    """Decide the budget ``(ε_B, δ_B)`` on ``report`` (built with ``eps_ref = ε_B``) in ``scope``:
+    ``round`` (each round's release alone), ``sequence`` (the releases through round ``r``) or
+    ``client`` (each client's reports through report ``r``).  Returns the first exceedance (by round,
+    then client name; ``None``: the budget is not exceeded in the rounds computed) and the figure of
+    every round checked (for the JSON; ``"exceeded": None`` where δ(ε_B) is not known and ε* > ε_B)."""
+    if report.eps_ref != eps:
+        raise ValueError(f"the budget report is at ε = {report.eps_ref}, not at ε_B = {eps.text()}")
+    seqs: list[tuple[str | None, SequenceFigures]]
     seqs = sorted(report.clients.items()) if scope == "client" else [(None, report.releases)]
-    seqs = list(seqs)
     found: Exceedance | None = None
     rows: list[dict[str, Any]] = []
     k = max((len(s.rows) for _, s in seqs), default=0)
@@ -349,13 +429,16 @@ def first_exceeded(report: BudgetReport, eps: Eps, delta: Number, scope: Scope
         for client, s in seqs:
             if r > len(s.rows):
                 continue
-            if scope == "round":
-                a, b = _element(s.p0, r - 1), _element(s.p1, r - 1)
+            row = s.rows[r - 1]
+            e, d = (row.marginal, row.marginal_delta) if scope == "round" else (row.exact, row.exact_delta)
+            within = ratio_within(math.inf if e.ratio is None else e.ratio, eps)
+            over: bool | None
+            if delta == 0 or within:
+                over = not within
             else:
-                a, b = prefix(s.p0, r), prefix(s.p1, r)
-            over, e, d = _exceeds(a, b, eps, delta)
+                over = None if d is None else d > delta
             rows.append({"round": r, "client": client, "epsilon": e.json(), "epsilon_exact": e.text(),
-                         "delta": number_json(d), "exceeded": over})
+                         "delta": None if d is None else number_json(d), "exceeded": over})
             if over and found is None:
                 found = Exceedance(r, client, e, d)
     return found, rows

@@ -58,8 +58,8 @@ from flmodel.scenario_ast import Scenario
 from flmodel.scenario_build import build_system, neighbour_dataset, universe
 from flmodel.system import FLSystem
 
-__all__ = ["PrivacyModel", "assess_pair", "judged_text", "privacy_model", "privacy_report",
-           "scenario_observing"]
+__all__ = ["PrivacyModel", "assess_pair", "judged_text", "pair_label", "partition_relation", "privacy_model",
+           "privacy_report", "scenario_observing"]
 
 Number = Fraction | float
 #: A numeric feature of an observation, for threshold attackers.
@@ -145,7 +145,8 @@ def assess_pair(p0: Mapping[Hashable, Number], p1: Mapping[Hashable, Number], ep
                           bounds(attackers[0].advantage, checked, delta))
 
 
-def _pair_label(d0: Dataset, d1: Dataset) -> str:
+def pair_label(d0: Dataset, d1: Dataset) -> str:
+    """How ``d1`` differs from ``d0``, for the output (``D vs D-{a}+{b}``)."""
     gone = sorted(str(p) for p in d0 - d1)
     new = sorted(str(p) for p in d1 - d0)
     if gone and new:
@@ -227,13 +228,14 @@ def _sum_eps(items: Iterable[EpsilonResult]) -> Eps:
     return Eps(ratio=r)
 
 
-def _decomposition(system: FLSystem, o0: DatasetObservation, o1: DatasetObservation,
-                   reading: NeighbourReading, joint_eps: EpsilonResult) -> DecompositionResult:
-    s0, s1 = system.with_dataset(o0.dataset), system.with_dataset(o1.dataset)
-    clients = list(system.clients)
-    client_eps = {c: pure_epsilon(o0.updates[c], o1.updates[c]) for c in clients}
+def partition_relation(system: FLSystem, d0: Dataset, d1: Dataset, reading: NeighbourReading
+                       ) -> dict[str, str]:
+    """How each client's partition differs between the systems on ``d0`` and ``d1`` (the premise of
+    ``NI_Decomposition``): ``"equal"``, ``"neighbours"`` (under ``reading``), ``"other"``, or
+    ``"chosen by put_part"`` when partitions are chosen at run time."""
+    s0, s1 = system.with_dataset(d0), system.with_dataset(d1)
     relation: dict[str, str] = {}
-    for c in clients:
+    for c in system.clients:
         a, b = s0.initial.igra.part(c), s1.initial.igra.part(c)
         if not s0.initial_partitioned and not system.initial_partitioned:
             relation[c] = "chosen by put_part"
@@ -243,6 +245,14 @@ def _decomposition(system: FLSystem, o0: DatasetObservation, o1: DatasetObservat
             relation[c] = "neighbours"
         else:
             relation[c] = "other"
+    return relation
+
+
+def _decomposition(system: FLSystem, o0: DatasetObservation, o1: DatasetObservation,
+                   reading: NeighbourReading, joint_eps: EpsilonResult) -> DecompositionResult:
+    clients = list(system.clients)
+    client_eps = {c: pure_epsilon(o0.updates[c], o1.updates[c]) for c in clients}
+    relation = partition_relation(system, o0.dataset, o1.dataset, reading)
     # clients whose partition is chosen at run time by put_part may have neighbouring partitions: they
     # are counted as constrained by the premise (the conservative choice for checking the theorem)
     constrained = [client_eps[c] for c in clients if relation[c] in ("neighbours", "chosen by put_part")]
@@ -370,11 +380,11 @@ def privacy_report(system: FLSystem | Any, universe: Iterable[DataPoint] | None 
     for reading in readings:
         nbs = list(neighbours(base_data, uni, reading))
         per_reading[reading] = len(nbs)
-        jobs += [(reading, reading, d1, _pair_label(base_data, d1)) for d1 in nbs]
+        jobs += [(reading, reading, d1, pair_label(base_data, d1)) for d1 in nbs]
     for name, data in declared:
         d1 = frozenset(data)
         as_reading: NeighbourReading = "replace_one" if len(d1) == len(base_data) else "add_remove_one"
-        jobs.append(("declared", as_reading, d1, f"{name}: {_pair_label(base_data, d1)}"))
+        jobs.append(("declared", as_reading, d1, f"{name}: {pair_label(base_data, d1)}"))
     if declared:
         per_reading["declared"] = len(declared)
     for shown, reading, d1, label in jobs:

@@ -164,14 +164,25 @@ class ObservedSystem:
             return act.actor, after.infra.igra.gradient[act.actor]
         return None
 
-    def successors(self, state: _ObsState) -> list[tuple[object, _ObsState, Fraction]]:
-        if self.ended(state.fl):
+    def steps(self, fl: FLState) -> list[tuple[Any, FLState, Fraction, FLState]]:
+        """The (reduced) steps from ``fl`` as ``(action, target, probability, raw target)``; none once
+        the run has ended for the attacker (:meth:`ended`)."""
+        if self.ended(fl):
             return []
+        return [(step[0], step[1], step[2], step[3] if len(step) > 3 else step[1])
+                for step in self._step(fl)]
+
+    def seen_entry(self, before: FLState, before_seen: Hashable, raw: FLState) -> tuple[Hashable] | None:
+        """What a step from ``before`` (whose observed value is ``before_seen``) to the raw target
+        ``raw`` appends to the sequence the attacker observes: ``(value,)``, the observed value when
+        the step completes a round or changes it, else ``None`` (nothing)."""
+        now = self.seen_value(raw)
+        return (now,) if raw.round > before.round or now != before_seen else None
+
+    def successors(self, state: _ObsState) -> list[tuple[object, _ObsState, Fraction]]:
         out: list[tuple[object, _ObsState, Fraction]] = []
         before = self.seen_value(state.fl)
-        for step in self._step(state.fl):
-            act, target, p = step[0], step[1], step[2]
-            raw: FLState = step[3] if len(step) > 3 else target  # a reduced step's raw target
+        for act, target, p, raw in self.steps(state.fl):
             kind = str(self.system.observe(raw, "last_kind"))
             g = raw.infra.igra
             releases, updates, trace = state.releases, state.updates, state.trace
@@ -190,9 +201,9 @@ class ObservedSystem:
             if trace is not None:
                 trace = (*trace, (kind, act.actor, value))
             seen = state.seen
-            now = self.seen_value(raw)
-            if raw.round > state.fl.round or now != before:
-                seen = (*seen, now)
+            entry = self.seen_entry(state.fl, before, raw)
+            if entry is not None:
+                seen = (*seen, *entry)
             out.append((act, _ObsState(target, releases, updates, trace, seen), p))
         return out
 

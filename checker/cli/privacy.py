@@ -316,12 +316,15 @@ def _print_budgets(budgets: Sequence[BudgetReport]) -> None:
         print(f"\nrounds and clients, {b.label} (ε of what is seen; a DP accountant's composition of the "
               f"per-round mechanisms at δ' = {b.delta_prime:g}):")
         rows = [["sequence", "round", "ε round alone", "ε round | history", "exact ε rounds 1..r",
-                 "basic Σ", "advanced", "PLD ε(δ')"]]
+                 "exact ε(δ')", "basic Σ", "advanced", "PLD ε(δ')"]]
         for s in [b.releases, *b.clients.values()]:
             for r in s.rows:
+                at = r.exact_at_delta_eps()
+                # advanced composition only where it is below basic composition
+                advanced = _figure(r.advanced) if r.advanced is not None and r.advanced_tighter else "≥ basic"
                 rows.append([s.what, str(r.round), r.marginal.text(), r.conditional.text(), r.exact.text(),
-                             _figure(float(r.basic)), "-" if r.advanced is None else _figure(r.advanced),
-                             _figure(r.pld)])
+                             "-" if at is None else _figure(float(at)), _figure(float(r.basic)),
+                             "-" if r.advanced is None else advanced, _figure(r.pld)])
         print(table_text(rows, rule=True))
         if b.eps_ref is not None:
             print(f"exact δ(ε = {b.eps_ref.text()}) of the releases through each round: "

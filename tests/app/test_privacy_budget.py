@@ -217,9 +217,16 @@ def test_the_budget_is_exceeded_at_round_two_not_one(budget_results: dict[str, o
     assert seq.details["exceeded"]["round"] == 2 and seq.details["exceeded"]["client"] is None  # type: ignore[attr-defined]
     assert [r["exceeded"] for r in seq.details["rounds"]] == [False, True]  # type: ignore[attr-defined]
     assert "first exceeded at round 2" in seq.evidence  # type: ignore[attr-defined]
-    # the accountant: basic ln 2 ≤ ln 3 < ln 2 + ln 2; advanced √(2 ln 10⁶) ln 2 + ln 2 ≈ 4.34 > ln 3 at once
+    # the accountant: basic ln 2 ≤ ln 3 < ln 2 + ln 2; advanced √(2 ln 10⁶) ln 2 + ln 2 ≈ 4.34 is worse
+    # than basic at every round, so it is not shown
     acc = seq.details["accountant_first_exceeded"]  # type: ignore[attr-defined]
-    assert acc["basic"]["round"] == 2 and acc["advanced"]["round"] == 1
+    assert acc["basic"]["round"] == 2 and "advanced" not in acc
+    assert "advanced" not in seq.evidence  # type: ignore[attr-defined]
+    rows = seq.details["budget"]["releases"]["rounds"]  # type: ignore[attr-defined]
+    assert all(r["advanced"] > r["basic"] and not r["advanced_tighter"] for r in rows)
+    # the exact run: δ(ln 3) of the two releases, and ε(δ') the least ε with δ(ε) ≤ δ' = 10⁻⁶
+    run = seq.details["exact_run"]["releases"]  # type: ignore[attr-defined]
+    assert run["delta_text"].startswith("1/64") and run["rounds"] == 2
     client = budget_results["client"]
     assert str(client.verdict) == "violated"  # type: ignore[attr-defined]
     assert client.details["exceeded"]["round"] == 2 and client.details["exceeded"]["client"] == "c2"  # type: ignore[attr-defined]
