@@ -59,7 +59,7 @@ from flmodel.scenario_ast import (
     Scenario,
     StepDecl,
 )
-from flmodel.scenario_build import build_system
+from flmodel.scenario_build import ScenarioSystem, build_system
 from flmodel.scenario_check import (
     ACTIONS,
     LOSS_NAMES,
@@ -818,6 +818,20 @@ def parse_scenario(text: str, source: str = "<scenario>", *, check: bool = True,
     """Parse (and by default semantically check) scenario ``text``; ``source`` names the file in
     diagnostics, ``defines`` override constants (a name that is not a constant of the scenario is an
     error listing them). Raises :class:`ModelError` with every problem found."""
+    return _parse(text, source, check, defines)[0]
+
+
+def parse_scenario_system(text: str, source: str = "<scenario>", *,
+                          defines: Mapping[str, int] | None = None) -> tuple[Scenario, ScenarioSystem]:
+    """:func:`parse_scenario` with the checks, and the scenario's system that the checks built
+    (:func:`flmodel.scenario_build.build_system`): the scenario is parsed and built once."""
+    scenario, system = _parse(text, source, True, defines)
+    assert system is not None  # built by the checks whenever they find no problem
+    return scenario, system
+
+
+def _parse(text: str, source: str, check: bool, defines: Mapping[str, int] | None
+           ) -> tuple[Scenario, ScenarioSystem | None]:
     text = text.removeprefix("\ufeff").replace("\r\n", "\n")
     try:
         tree = _parser().parse(text)
@@ -838,31 +852,44 @@ def parse_scenario(text: str, source: str = "<scenario>", *, check: bool = True,
                                      f"internal error reading the scenario: {exc}")]) from exc
     diags = list(builder.diags)
     scenario, extras = _assemble(parts, source, diags, constants)
+    system = None
     if check:
         diags.extend(check_scenario(scenario, extras))
         if not diags:
-            diags.extend(_check_built(scenario))
+            system, built = _check_built(scenario)
+            diags.extend(built)
     if diags:
         diags.sort(key=lambda d: (d.line or 0, d.column or 0))
         raise ModelError(diags)
-    return scenario
+    return scenario, system
 
 
-def _check_built(scenario: Scenario) -> list[Diagnostic]:
-    """Problems only the built system reveals: observed names (attacker, ``observing``) that are not
-    observables of the system, rules of ``attack_step`` and ``defence`` statements it does not have."""
+def _check_built(scenario: Scenario) -> tuple[ScenarioSystem | None, list[Diagnostic]]:
+    """The scenario's system, and the problems only it reveals: observed names (attacker,
+    ``observing``) that are not observables of the system, rules of ``attack_step`` and ``defence``
+    statements it does not have."""
     try:
         system = build_system(scenario)
     except ModelError as exc:
-        return list(exc.diagnostics)
-    return (check_observables(scenario, set(system.observable_names())) or check_attacker_routes(scenario)
-            or check_step_rules(scenario, system.fl.rule_names))
+        return None, list(exc.diagnostics)
+    return system, (check_observables(scenario, set(system.observable_names()))
+                    or check_attacker_routes(scenario) or check_step_rules(scenario, system.fl.rule_names))
 
 
 def load_scenario(path: str | Path, defines: Mapping[str, int] | None = None) -> Scenario:
     """Read and check the scenario file ``path``; ``defines`` override its constants
     (:func:`parse_scenario`)."""
-    p = Path(path)
+    return parse_scenario(_read(Path(path)), str(Path(path)), defines=defines)
+
+
+def load_scenario_system(path: str | Path, defines: Mapping[str, int] | None = None
+                         ) -> tuple[Scenario, ScenarioSystem]:
+    """:func:`load_scenario` and the system its checks built (:func:`parse_scenario_system`)."""
+    return parse_scenario_system(_read(Path(path)), str(Path(path)), defines=defines)
+
+
+def _read(p: Path) -> str:
+    """The text of the scenario file ``p`` (UTF-8; a missing file or another encoding is an error)."""
     try:
         data = p.read_bytes()
     except FileNotFoundError:
@@ -871,7 +898,7 @@ def load_scenario(path: str | Path, defines: Mapping[str, int] | None = None) ->
         text = data.decode("utf-8")
     except UnicodeDecodeError as exc:
         raise ModelError([undecodable(data, exc, str(p))]) from None
-    return parse_scenario(text, str(p), defines=defines)
+    return text
 
 
 def undecodable(data: bytes, exc: UnicodeDecodeError, source: str) -> Diagnostic:

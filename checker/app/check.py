@@ -68,7 +68,7 @@ from checker.privacy.ni_fl_dp import Eps, eps_within
 from checker.verdict import Verdict
 from flmodel.errors import ModelError
 from flmodel.readings import Reading, readings_of
-from flmodel.scenario import load_scenario
+from flmodel.scenario import load_scenario_system
 from flmodel.scenario_ast import PropertyDecl, Scenario
 from flmodel.scenario_build import ScenarioSystem, build_system, neighbour_dataset
 
@@ -125,6 +125,13 @@ class CheckReport:
     reductions: Applied = field(default_factory=Applied)
     #: why the check stopped before the end (Ctrl-C or a limit), ``None`` when it ran to the end
     interrupted: Interruption | None = None
+    #: the scenario's system (unreduced), built once per check
+    system: ScenarioSystem | None = field(default=None, repr=False)
+
+    def _system(self) -> ScenarioSystem:
+        if self.system is None:
+            self.system = build_system(self.scenario)
+        return self.system
 
     @property
     def exit_code(self) -> int:
@@ -134,7 +141,7 @@ class CheckReport:
     @property
     def readings(self) -> tuple[Reading, ...]:
         """The readings of the published rules' ill-formed spots the check relied on (none for others)."""
-        return readings_of(build_system(self.scenario).fl.rules.name)
+        return readings_of(self._system().fl.rules.name)
 
     def to_json(self) -> dict[str, Any]:
         """The report as strict-JSON data (keys ``scenario``, ``states``, ``transitions``,
@@ -149,7 +156,7 @@ class CheckReport:
             "limit_reason": k.limit_reason,
             "explore_seconds": round(self.explore_seconds, 4),
             "seconds": round(self.total_seconds, 4),
-            "system": json_value(build_system(self.scenario).describe()),
+            "system": json_value(self._system().describe()),
             "neighbours": {n: {"states": s, "transitions": t}
                            for n, (s, t) in self.neighbour_structures.items()},
             "properties": [r.to_json() for r in self.results],
@@ -749,7 +756,8 @@ def check_scenario(scenario: Scenario, *, limits: Limits | None = None, path: st
                    only: Sequence[str] | None = None, progress: ProgressCallback | None = None,
                    status: Callable[[str], None] | None = None, observe: str = "sequence",
                    reductions: Reductions | None = None, progress_line: Callable[[str], None] | None = None,
-                   progress_interval: float = 5.0, engine: str = "flcheck", fast: bool = True) -> CheckReport:
+                   progress_interval: float = 5.0, engine: str = "flcheck", fast: bool = True,
+                   system: ScenarioSystem | None = None) -> CheckReport:
     """Explore ``scenario`` once and decide each property (``only``: a subset by name).
 
     The limits bound the whole check: ``max_seconds`` is one budget shared by every exploration and
@@ -765,13 +773,17 @@ def check_scenario(scenario: Scenario, *, limits: Limits | None = None, path: st
     per release and per change, in run order) or ``final`` (the values at the end of the runs).
 
     ``progress`` receives the exploration's progress; ``status`` a short message before each property
-    is checked (the CLI shows both on a terminal)."""
+    is checked (the CLI shows both on a terminal). ``system``: the scenario's system when the caller
+    has it (:func:`flmodel.scenario.load_scenario_system`), else it is built here: once per check, the
+    reductions wrap it (:mod:`checker.app.value_reductions`) and the plain decisions explore it."""
     t0 = time.perf_counter()
     lim = (limits or DEFAULT_LIMITS).sharing(t0)
+    if system is None:
+        system = build_system(scenario)
     with Watchdog(lim, report=progress_line, interval=progress_interval) as watch:
         try:
-            return _check(scenario, lim, watch, t0, path=path, only=only, progress=progress, status=status,
-                          observe=observe, reductions=reductions, engine=engine, fast=fast)
+            return _check(scenario, system, lim, watch, t0, path=path, only=only, progress=progress,
+                          status=status, observe=observe, reductions=reductions, engine=engine, fast=fast)
         except (LimitReached, KeyboardInterrupt) as exc:  # before any property: every one is unknown
             watch.finish()
             stop = interruption_of(exc, watch.current_phase)
@@ -779,12 +791,13 @@ def check_scenario(scenario: Scenario, *, limits: Limits | None = None, path: st
             results = [PropertyResult(p.name, p.kind, Verdict.UNKNOWN, None, "",
                                       f"not checked: {stop.reason} while {stop.during}") for p in selected]
             report = CheckReport(path or scenario.source, scenario, unexplored(scenario.source, stop.reason),
-                                 results, time.perf_counter() - t0, interrupted=stop)
+                                 results, time.perf_counter() - t0, interrupted=stop, system=system)
             report.total_seconds = report.explore_seconds
             return report
 
 
-def _check(scenario: Scenario, lim: Limits, watch: Watchdog, t0: float, *, path: str | None,
+def _check(scenario: Scenario, plain: ScenarioSystem, lim: Limits, watch: Watchdog, t0: float, *,
+           path: str | None,
            only: Sequence[str] | None, progress: ProgressCallback | None,
            status: Callable[[str], None] | None, observe: str, reductions: Reductions | None,
            engine: str = "flcheck", fast: bool = True) -> CheckReport:
@@ -793,7 +806,7 @@ def _check(scenario: Scenario, lim: Limits, watch: Watchdog, t0: float, *, path:
         if progress is not None:
             progress(p)
 
-    system, applied = reduce_system(build_system(scenario), scenario, reductions)
+    system, applied = reduce_system(plain, scenario, reductions)
     vocabulary = validate_scenario(scenario, system)
     watch.phase("exploring")
     with watch.exploring():  # the exploration stops itself at the limits, with a partial structure
@@ -808,13 +821,12 @@ def _check(scenario: Scenario, lim: Limits, watch: Watchdog, t0: float, *, path:
     # the trace abstraction, the cone of influence and the symmetry quotient serve the explored
     # structure's properties only; the others get the system with its dead values reset alone
     choice = reductions or Reductions()
-    own, _ = reduce_system(build_system(scenario), scenario, Reductions.dead_values_only(choice))
+    own, _ = reduce_system(plain, scenario, Reductions.dead_values_only(choice))
     ctx = _Context(scenario, own, kripke, lim, observe)
     ctx.engine = engine
     ctx.reductions = reductions or Reductions()
     ctx.applied = list(applied.names)
     if applied.names:
-        plain = build_system(scenario)
         ctx.replayer = Replayer(kripke, plain, state_abstraction(system), list(plain.observable_names()))
         ctx.plain = _PlainDecider(ctx, plain, vocabulary, fast, applied)
     results: list[PropertyResult] = []
@@ -841,7 +853,8 @@ def _check(scenario: Scenario, lim: Limits, watch: Watchdog, t0: float, *, path:
             res = PropertyResult(p.name, p.kind, Verdict.UNKNOWN, None, "", f"{stopped} while checking it")
         res.seconds = time.perf_counter() - s0
         results.append(res)
-    report = CheckReport(path or scenario.source, scenario, kripke, results, t1 - t0, interrupted=interrupted)
+    report = CheckReport(path or scenario.source, scenario, kripke, results, t1 - t0, interrupted=interrupted,
+                         system=plain)
     report.reductions = applied
     applied.explorations = ctx.explorations
     watch.finish()
@@ -873,8 +886,8 @@ def check_file(path: str | Path | None = None, *, limits: Limits | None = None,
     for its file, :func:`checker.app.load.resolve_scenario_path`) with its constants set by ``defines``
     and :func:`check_scenario` it."""
     p = scenario_path(path)
-    scenario = load_scenario(p, defines=defines)
+    scenario, system = load_scenario_system(p, defines=defines)
     return check_scenario(scenario, limits=limits, path=str(p), only=only, progress=progress,
                           status=status, observe=observe, reductions=reductions,
                           progress_line=progress_line, progress_interval=progress_interval, engine=engine,
-                          fast=fast)
+                          fast=fast, system=system)

@@ -68,6 +68,7 @@ from typing import Any
 
 from checker.app.privacy_observation import Recorded, ReducedStep
 from checker.app.scenario_formulas import parse_property
+from checker.app.value_reductions import forgettable, reduce_values
 from checker.mc import ctl_ast
 from checker.mc.cone import cone_of_influence
 from checker.mc.confluence import AmpleSystem, confluence_conflicts
@@ -75,7 +76,8 @@ from flmodel.data import DataPoint
 from flmodel.scenario_ast import Scenario
 from flmodel.scenario_build import ScenarioSystem
 from flmodel.symmetry import SymmetricSystem, detect_symmetry
-from flmodel.system import FLState, FLSystem
+from flmodel.system import FLState
+from flmodel.view import FLView
 
 __all__ = ["OWN_EXPLORATION_KINDS", "REDUCTIONS", "SYMMETRIC_KINDS", "Applied", "ObservationReducer",
            "Reductions", "clients_named", "gradient_readers", "names_in", "reduce_system",
@@ -199,7 +201,7 @@ def reduce_system(system: ScenarioSystem, scenario: Scenario, choice: Reductions
             if not reset:
                 info["reason"] = "every client's gradient is read by a property or observation"
             else:
-                system = ScenarioSystem(system.fl.replace(reset_unready=reset), system.secrets,
+                system = ScenarioSystem(reduce_values(system.fl, reset_unready=reset), system.secrets,
                                         system.scenario)
                 applied.names.append("dead_values")
         applied.details["dead_values"] = info
@@ -346,10 +348,10 @@ def _cone(system: ScenarioSystem, scenario: Scenario) -> tuple[ScenarioSystem, d
     if why is not None:
         return system, {"applied": False, "reason": why}
     cone = cone_of_influence(classes, seeds)
-    forget = sorted(system.fl.forgettable() - cone - system.fl.forgotten)
+    forget = sorted(forgettable(system.fl) - cone - system.fl.forgotten)
     if not forget:
         return system, {"applied": False, "reason": "every value the model can forget influences a property"}
-    fl = system.fl.replace(forget=system.fl.forgotten | set(forget))
+    fl = reduce_values(system.fl, forget=forget)
     return ScenarioSystem(fl, system.secrets, system.scenario), {
         "applied": True, "forgotten": forget, "what": "values no ctl or probability property reads, "
         "directly or through the rules, reset to their initial value"}
@@ -615,7 +617,7 @@ class ObservationReducer:
             what += " (a report's update recorded before)"
         return True, {"applied": True, "what": what}
 
-    def steps(self, fl: FLSystem, recorded: Recorded
+    def steps(self, fl: FLView, recorded: Recorded
               ) -> tuple[Callable[[FLState], Sequence[ReducedStep]] | None, dict[str, Any]]:
         info: dict[str, Any] = {}
         summed = False
@@ -625,9 +627,9 @@ class ObservationReducer:
         else:
             info["gradient_sum"] = {"applied": False, "reason": "switched off"}
         # with updates recorded, the steps are the plain system's, read raw, then mapped by the sum
-        abstract = fl.replace(sum_gradients=True).abstract if summed and recorded.updates else None
+        abstract = reduce_values(fl, sum_gradients=True).abstract if summed and recorded.updates else None
         if summed and abstract is None:
-            fl = fl.replace(sum_gradients=True)
+            fl = reduce_values(fl, sum_gradients=True)
         system = ScenarioSystem(fl, self.secrets, self.scenario)
         one = False
         if self.choice.partial_order and recorded.interleavings:
@@ -664,7 +666,7 @@ class ObservationReducer:
 
         return step, info
 
-    def interchangeable(self, fl: FLSystem) -> list[tuple[str, ...]]:
+    def interchangeable(self, fl: FLView) -> list[tuple[str, ...]]:
         """The classes of clients the symmetry finds interchangeable in ``fl`` (nothing fixed; one
         class per client when the symmetry is switched off or refused): a permutation within a class is
         an automorphism of the system, so interchangeable clients' records have the same distribution."""

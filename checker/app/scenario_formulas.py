@@ -8,6 +8,8 @@ command, never a verdict (or a state count) on a file that ``check`` would refus
 
 from __future__ import annotations
 
+import functools
+
 from checker.app.scenario_vocabulary import scenario_vocabulary
 from checker.errors import InputError, Position
 from checker.mc import ctl_ast
@@ -22,10 +24,17 @@ from flmodel.scenario_check import check_observables
 
 
 def parse_property(p: PropertyDecl) -> ctl_ast.Formula:
-    """The property's formula, parsed with its position in the scenario file."""
+    """The property's formula, parsed with its position in the scenario file, once: the validation
+    before exploring, the reductions and the check read the same formula object (the formulas are
+    immutable; an error is raised again at each request)."""
     f = p.formula
     assert f is not None
-    return parse_formula(f.text, source=f.pos.source, line=f.pos.line or 1, column=f.pos.column or 1)
+    return _parsed(f.text, f.pos.source, f.pos.line or 1, f.pos.column or 1)
+
+
+@functools.lru_cache(maxsize=1024)
+def _parsed(text: str, source: str, line: int, column: int) -> ctl_ast.Formula:
+    return parse_formula(text, source=source, line=line, column=column)
 
 
 def formula_diagnostics(scenario: Scenario, kripke: Kripke | None,
