@@ -39,8 +39,6 @@ from flmodel.scenario_ast import (
     ContactDecl,
     DataDecl,
     DefenceDecl,
-    EpsSpec,
-    FormulaText,
     Link,
     LossDecl,
     MechanismDecl,
@@ -48,11 +46,9 @@ from flmodel.scenario_ast import (
     Named,
     NeighbourDecl,
     NoiseDecl,
-    Option,
     PartDecl,
     Placed,
     PolicyDecl,
-    PropertyDecl,
     ProtocolDecl,
     RouteDecl,
     RunDecl,
@@ -70,6 +66,21 @@ from flmodel.scenario_check import (
     check_step_rules,
 )
 from flmodel.scenario_family import FamilyPosition, FamilyToken, diagnostic, expand
+from flmodel.scenario_properties import (
+    AdvantageProperty,
+    AttackProperty,
+    AttackTreeProperty,
+    BudgetProperty,
+    CrossvalProperty,
+    CtlProperty,
+    DpProperty,
+    EpsSpec,
+    FormulaText,
+    Option,
+    PrivacyProperty,
+    ProbabilityProperty,
+    Property,
+)
 
 __all__ = ["ACTIONS", "LOSS_NAMES", "PROTOCOLS", "check_scenario", "load_scenario", "parse_scenario"]
 
@@ -143,6 +154,11 @@ def _budget_scope_error(text: str, source: str, line: int, col: int) -> ModelErr
 
 def _fraction(tok: Token | str) -> Fraction:
     return Fraction(str(tok))
+
+
+#: A property's body as the transformer reads it: its record class and the fields (``_``-prefixed
+#: keys: positions of parts, for messages).
+_Body = tuple[type[Property], dict[str, Any]]
 
 
 class _Build(Transformer[Any, Any]):
@@ -586,14 +602,13 @@ class _Build(Transformer[Any, Any]):
     def _formula(self, tok: Token) -> FormulaText:
         return FormulaText(str(tok).rstrip(), self._p(tok))
 
-    def prop_ctl(self, items: list[Token]) -> dict[str, Any]:
-        return {"kind": "ctl", "formula": self._formula(items[0])}
+    def prop_ctl(self, items: list[Token]) -> _Body:
+        return CtlProperty, {"formula": self._formula(items[0])}
 
-    def prop_attack_tree(self, items: list[Token]) -> dict[str, Any]:
+    def prop_attack_tree(self, items: list[Token]) -> _Body:
         reduced = items[0].type == "REDUCED"
         expect, goal = items[1:] if reduced else items
-        return {"kind": "attack_tree", "expect": str(expect), "formula": self._formula(goal),
-                "reduced": reduced}
+        return AttackTreeProperty, {"expect": str(expect), "formula": self._formula(goal), "reduced": reduced}
 
     def _obs(self, rest: list[Any]) -> tuple[Named, ...]:
         for r in rest:
@@ -601,58 +616,52 @@ class _Build(Transformer[Any, Any]):
                 return r[1]
         return ()
 
-    def prop_privacy(self, items: list[Any]) -> dict[str, Any]:
+    def prop_privacy(self, items: list[Any]) -> _Body:
         eps, nb, *rest = items
         sched = next((r[1] for r in rest if isinstance(r, tuple) and r and r[0] == "scheduler"), None)
-        return {"kind": "privacy", "eps": eps, "neighbour": str(nb), "observing": self._obs(rest),
-                "scheduler": sched, "_nbpos": self._p(nb)}
+        return PrivacyProperty, {"eps": eps, "neighbour": str(nb), "observing": self._obs(rest),
+                                 "scheduler": sched, "_nbpos": self._p(nb)}
 
-    def prop_advantage(self, items: list[Any]) -> dict[str, Any]:
+    def prop_advantage(self, items: list[Any]) -> _Body:
         (bkind, bval), nb, *rest = items
-        out: dict[str, Any] = {"kind": "advantage", "bound_kind": bkind, "neighbour": str(nb),
-                               "observing": self._obs(rest), "_nbpos": self._p(nb)}
-        if bkind == "number":
-            out["bound"] = bval
-        else:
-            out["eps"] = bval
-        return out
+        return AdvantageProperty, {"bound_kind": bkind, "bound": bval, "neighbour": str(nb),
+                                   "observing": self._obs(rest), "_nbpos": self._p(nb)}
 
-    def prop_probability(self, items: list[Any]) -> dict[str, Any]:
+    def prop_probability(self, items: list[Any]) -> _Body:
         sched = None
         if isinstance(items[0], Token) and items[0].type == "SCHEDULER":
             sched = str(items[0])
             items = items[1:]
         cmp_tok, bound, formula = items
-        return {"kind": "probability", "scheduler": sched, "compare": str(cmp_tok), "bound": bound,
-                "formula": self._formula(formula), "_boundpos": self._p(cmp_tok)}
+        return ProbabilityProperty, {"scheduler": sched, "compare": str(cmp_tok), "bound": bound,
+                                     "formula": self._formula(formula), "_boundpos": self._p(cmp_tok)}
 
-    def prop_dp(self, items: list[Any]) -> dict[str, Any]:
+    def prop_dp(self, items: list[Any]) -> _Body:
         formula, nb, *rest = items
         sched = next((r[1] for r in rest if isinstance(r, tuple) and r and r[0] == "scheduler"), "worst")
-        return {"kind": "dp", "formula": self._formula(formula), "neighbour": str(nb), "scheduler": sched,
-                "observing": self._obs(rest), "_nbpos": self._p(nb)}
+        return DpProperty, {"formula": self._formula(formula), "neighbour": str(nb), "scheduler": sched,
+                            "observing": self._obs(rest), "_nbpos": self._p(nb)}
 
     def dp_scheduler(self, items: list[Token]) -> tuple[str, str]:
         return ("scheduler", str(items[0]))
 
-    def prop_crossval(self, items: list[Any]) -> dict[str, Any]:
+    def prop_crossval(self, items: list[Any]) -> _Body:
         nb, *opts = items
-        return {"kind": "crossval", "neighbour": str(nb), "options": tuple(opts), "_nbpos": self._p(nb)}
+        return CrossvalProperty, {"neighbour": str(nb), "options": tuple(opts), "_nbpos": self._p(nb)}
 
-    def prop_attack(self, items: list[Any]) -> dict[str, Any]:
+    def prop_attack(self, items: list[Any]) -> _Body:
         name, *opts = items
-        return {"kind": "attack", "attack": str(name), "options": tuple(opts)}
+        return AttackProperty, {"attack": str(name), "options": tuple(opts)}
 
-    def prop_budget(self, items: list[Any]) -> dict[str, Any]:
+    def prop_budget(self, items: list[Any]) -> _Body:
         eps, *rest = items
         nb = rest[-1]
-        out: dict[str, Any] = {"kind": "budget", "eps": eps, "neighbour": str(nb), "delta": Fraction(0),
-                               "budget_scope": "sequence", "_nbpos": self._p(nb)}
+        out: dict[str, Any] = {"eps": eps, "neighbour": str(nb), "_nbpos": self._p(nb)}
         for r in rest[:-1]:
             out[r[0]] = r[1]
             if r[0] == "delta":
                 out["_deltapos"] = r[2]
-        return out
+        return BudgetProperty, out
 
     @v_args(meta=True)
     def budget_delta(self, meta: Any, items: list[Any]) -> tuple[str, Fraction, Position]:
@@ -660,19 +669,21 @@ class _Build(Transformer[Any, Any]):
         return ("delta", _fraction(value) if isinstance(value, Token) else value, self._at(meta))
 
     def scope_round(self, items: list[Any]) -> tuple[str, str]:
-        return ("budget_scope", "round")
+        return ("scope", "round")
 
     def scope_sequence(self, items: list[Any]) -> tuple[str, str]:
-        return ("budget_scope", "sequence")
+        return ("scope", "sequence")
 
     def scope_client(self, items: list[Any]) -> tuple[str, str]:
-        return ("budget_scope", "client")
+        return ("scope", "client")
 
     def property(self, items: list[Any]) -> tuple[str, Any]:
-        name, body = items
+        """The typed record of the property's kind (:mod:`flmodel.scenario_properties`), and the
+        positions of its parts for the semantic checks' messages."""
+        name, (record, body) = items
         extra = {k: v for k, v in body.items() if k.startswith("_")}
         fields = {k: v for k, v in body.items() if not k.startswith("_")}
-        return ("property", (PropertyDecl(str(name), pos=self._p(name), **fields), extra))
+        return ("property", (record(str(name), pos=self._p(name), **fields), extra))
 
     def start(self, items: list[Any]) -> list[Any]:
         return items

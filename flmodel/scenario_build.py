@@ -59,7 +59,8 @@ from flmodel.noise import (
     rational_exp,
 )
 from flmodel.rules import RULE_SETS, RuleSet
-from flmodel.scenario_ast import COPIED, EpsSpec, Link, MechanismDecl, Scenario
+from flmodel.scenario_ast import COPIED, Link, MechanismDecl, Scenario
+from flmodel.scenario_properties import EpsSpec
 from flmodel.system import Bounds, FLState, FLSystem
 from flmodel.view import FLView
 

@@ -45,12 +45,12 @@ from flmodel.scenario_ast import (
     MechanismDecl,
     Named,
     NeighbourDecl,
-    PropertyDecl,
     Scenario,
     StepDecl,
 )
 from flmodel.scenario_build import attacker_taps, link_edges, routes_of, scenario_edges
 from flmodel.scenario_family import diagnostic
+from flmodel.scenario_properties import AttackProperty, CrossvalProperty, EpsSpec, neighbour_of, observing_of
 
 ACTIONS = ("put_part", "get_grad", "eval_server")
 LOSS_NAMES = ("squared", "squared_nobias", "hinge")
@@ -605,26 +605,30 @@ class _ScenarioChecks:
             if p.name in names:
                 self.report.add(p.pos, f"property {p.name!r} declared twice")
             names.add(p.name)
-            if p.neighbour is not None and p.neighbour not in self.neighbour_names:
+            neighbour = neighbour_of(p)
+            if neighbour is not None and neighbour not in self.neighbour_names:
                 self.report.add(where.get("_nbpos", p.pos),
-                                f"property {p.name!r} refers to unknown neighbour {p.neighbour!r}; "
+                                f"property {p.name!r} refers to unknown neighbour {neighbour!r}; "
                                 f"{_known_text(self.neighbour_names)}")
-            if p.bound is not None and p.kind in ("probability", "advantage") and not 0 <= p.bound <= 1:
+            bound = p.bound if p.kind in ("probability", "advantage") else None
+            if isinstance(bound, Fraction) and not 0 <= bound <= 1:
                 self.report.add(where.get("_boundpos", p.pos),
-                                f"property {p.name!r}: bound {p.bound} is not in [0, 1]")
-            if p.eps is not None:
-                if p.eps.log and p.eps.value < 1:
-                    self.report.add(p.pos, f"property {p.name!r}: ε = ln({p.eps.value}) is negative; "
+                                f"property {p.name!r}: bound {bound} is not in [0, 1]")
+            eps = p.bound if p.kind == "advantage" else p.eps if p.kind in ("privacy", "budget") else None
+            if isinstance(eps, EpsSpec):
+                if eps.log and eps.value < 1:
+                    self.report.add(p.pos, f"property {p.name!r}: ε = ln({eps.value}) is negative; "
                                     "expected ln(r) with r >= 1")
-                if not p.eps.log and p.eps.value < 0:
-                    self.report.add(p.pos, f"property {p.name!r}: ε must be >= 0, got {p.eps.value}")
-            if p.delta is not None and not 0 <= p.delta <= 1:
+                if not eps.log and eps.value < 0:
+                    self.report.add(p.pos, f"property {p.name!r}: ε must be >= 0, got {eps.value}")
+            if p.kind == "budget" and not 0 <= p.delta <= 1:
                 self.report.add(where.get("_deltapos", p.pos),
                                 f"property {p.name!r}: δ = {p.delta} is not in [0, 1]; expected a "
                                 "probability such as 1e-6")
-            self._check_options(p)
+            if p.kind in ("crossval", "attack"):
+                self._check_options(p)
 
-    def _check_options(self, p: PropertyDecl) -> None:
+    def _check_options(self, p: CrossvalProperty | AttackProperty) -> None:
         """Each option once; a crossval property's options known, ``trials`` positive and ``seed`` a
         non-negative integer."""
         first: dict[str, Position] = {}
@@ -633,7 +637,7 @@ class _ScenarioChecks:
                 self.report.add(o.pos, f"option {o.key!r} given twice; the first is at {first[o.key]}")
                 continue
             first[o.key] = o.pos
-            if p.kind != "crossval":
+            if not isinstance(p, CrossvalProperty):
                 continue
             if o.key not in CROSSVAL_OPTIONS:
                 close = difflib.get_close_matches(o.key, CROSSVAL_OPTIONS, n=1)
@@ -672,7 +676,7 @@ def check_attacker_routes(s: Scenario) -> list[Diagnostic]:
     placed = {c.actor: c.location for c in s.clients}
     named: list[Named] = list(a.observes)
     for p in s.properties:
-        named.extend(p.observing)
+        named.extend(observing_of(p))
     for n in named:
         kind, _, client = n.name.partition("_")
         if kind == "gradient" and client in placed:
@@ -724,7 +728,7 @@ def check_observables(s: Scenario, known: set[str]) -> list[Diagnostic]:
     if s.attacker is not None:
         named.extend(s.attacker.observes)
     for p in s.properties:
-        named.extend(p.observing)
+        named.extend(observing_of(p))
     for n in named:
         if n.name not in known:
             report.add(n.pos, f"unknown observable {n.name!r}; {_known_text(known)}")

@@ -75,6 +75,7 @@ from checker.mc.confluence import AmpleSystem, confluence_conflicts
 from flmodel.data import DataPoint
 from flmodel.scenario_ast import Scenario
 from flmodel.scenario_build import ScenarioSystem
+from flmodel.scenario_properties import FormulaProperty, observing_of
 from flmodel.symmetry import SymmetricSystem, detect_symmetry
 from flmodel.system import FLState
 from flmodel.view import FLView
@@ -149,9 +150,9 @@ def read_texts(scenario: Scenario) -> list[str]:
     observation."""
     texts: list[str] = []
     for p in scenario.properties:
-        if p.formula is not None:
+        if isinstance(p, FormulaProperty):
             texts.append(p.formula.text)
-        texts.extend(o.name for o in p.observing)
+        texts.extend(o.name for o in observing_of(p))
     if scenario.attacker is not None:
         texts.extend(o.name for o in scenario.attacker.observes)
     return texts
@@ -262,7 +263,7 @@ def _partial_order(system: ScenarioSystem, scenario: Scenario) -> tuple[Scenario
         return system, {"applied": False, "reason": refusal}
     branching = False
     for p in scenario.properties:
-        if p.kind in OWN_EXPLORATION_KINDS or p.formula is None:
+        if p.kind in OWN_EXPLORATION_KINDS or not isinstance(p, FormulaProperty):
             continue
         if p.kind == "probability" and p.scheduler == "uniform":
             return system, {"applied": False, "reason": f"not applied: property {p.name} reads the uniform "
@@ -289,7 +290,7 @@ def _partial_order(system: ScenarioSystem, scenario: Scenario) -> tuple[Scenario
     if why is not None:
         return system, {"applied": False, "reason": why}
     watched = frozenset(a.rule for p in scenario.properties
-                        if p.kind not in OWN_EXPLORATION_KINDS and p.formula is not None
+                        if p.kind not in OWN_EXPLORATION_KINDS and isinstance(p, FormulaProperty)
                         for a in ctl_ast.atoms_of(parse_property(p)) if isinstance(a, ctl_ast.Enabled))
     if any(r not in fl.rule_names for r in watched):
         return system, {"applied": False, "reason": "not applied: an enabled() atom names a step by its full "
@@ -330,7 +331,7 @@ def structure_refusal(scenario: Scenario, reduction: str, *, reduced_trees: bool
         if p.kind not in SYMMETRIC_KINDS:
             return f"not applied: property {p.name} is of kind {p.kind}, whose result the {reduction} " \
                    f"is not proven to preserve (only {', '.join(SYMMETRIC_KINDS)})"
-        if p.formula is not None and _DP_QUERY.search(p.formula.text):
+        if isinstance(p, FormulaProperty) and _DP_QUERY.search(p.formula.text):
             return f"not applied: property {p.name} has a D{{ε,δ}} query (neighbouring systems)"
     return None
 
@@ -363,7 +364,7 @@ def _read_names(system: ScenarioSystem, scenario: Scenario) -> tuple[set[str], s
     observables = set(system.observable_names())
     seeds: set[str] = set()
     for p in scenario.properties:
-        if p.kind in OWN_EXPLORATION_KINDS or p.formula is None:
+        if p.kind in OWN_EXPLORATION_KINDS or not isinstance(p, FormulaProperty):
             continue
         for atom in ctl_ast.atoms_of(parse_property(p)):
             for name in _atom_names(atom):
@@ -395,7 +396,7 @@ def _traces(system: ScenarioSystem, scenario: Scenario) -> tuple[ScenarioSystem,
             continue
         if p.kind == "probability" and p.scheduler in ("min", "max", None):
             continue
-        f = parse_property(p) if p.kind == "ctl" and p.formula is not None else None
+        f = parse_property(p) if p.kind == "ctl" else None
         if f is not None and not ctl_ast.has_probabilistic(f):
             if any(isinstance(a, ctl_ast.Enabled) and "[" in a.rule for a in ctl_ast.atoms_of(f)):
                 return system, {"applied": False, "reason": f"not applied: property {p.name} names a step "

@@ -21,6 +21,7 @@ from checker.mc.ctl_parse import parse_formula
 from flmodel.errors import ModelError
 from flmodel.scenario import parse_scenario
 from flmodel.scenario_build import build_system
+from flmodel.scenario_properties import FormulaProperty
 from flmodel.system import FLSystem
 from tests.strategies import star_scenario_text
 
@@ -51,7 +52,7 @@ def counted(monkeypatch: pytest.MonkeyPatch) -> Iterator[Counter[str]]:
 def test_check_builds_the_model_at_most_twice(name: str, counted: Counter[str]) -> None:
     report = check_file(name)
     json.dumps(report.to_json())  # the report's system and readings come from the same build
-    formulas = sum(1 for p in report.scenario.properties if p.formula is not None)
+    formulas = sum(1 for p in report.scenario.properties if isinstance(p, FormulaProperty))
     assert formulas >= 1
     assert counted["scenario"] == 1 and counted["build"] == 1
     assert counted["formula"] == formulas

@@ -1,0 +1,251 @@
+"""The named properties of a scenario: one typed record per kind, each with only its own fields.
+
+The scenario parser's transformer (:mod:`flmodel.scenario`) produces them; ``PropertyDecl`` is their
+union, discriminated by the class constant ``kind`` (``p.kind == "budget"`` narrows ``p`` to
+:class:`BudgetProperty` for a type checker), so the check pipeline dispatches on the type:
+
+* ``ctl`` (:class:`CtlProperty`): a state formula;
+* ``attack_tree`` (:class:`AttackTreeProperty`): ``expect`` (``exists``/``absent``), the goal and
+  ``reduced`` (``attack_tree reduced``: the tree may be built on the structure the symmetry and the cone
+  of influence reduce);
+* ``probability`` (:class:`ProbabilityProperty`): ``scheduler`` (``min``/``max``/``uniform``, ``None``:
+  ``min``), ``compare``, ``bound`` and the target set, reached eventually (first-passage probability);
+* ``dp`` (:class:`DpProperty`): a ``D{ε,δ}[ψ]`` query of [dpCTL], ``neighbour``, ``scheduler``
+  (``uniform``/``memoryless``/``adaptive``/``blind``, ``worst`` = ``adaptive``), ``observing``;
+* ``privacy`` (:class:`PrivacyProperty`): ``eps`` (NI-FL-DP ε), ``neighbour``, ``observing``,
+  ``scheduler`` (``None`` or ``uniform``: the uniform scheduler; ``memoryless``/``adaptive`` (alias
+  ``worst``)/``blind``: the worst case over that class);
+* ``advantage`` (:class:`AdvantageProperty`): ``bound_kind`` (``number``; ``theorem1``: ``1 − e^{−ε}``;
+  ``tight``: ``tanh(ε/2)``) and ``bound`` (the number, or the ε of the formula), ``neighbour``,
+  ``observing``;
+* ``crossval`` (:class:`CrossvalProperty`): ``neighbour`` and ``options``;
+* ``attack`` (:class:`AttackProperty`): ``attack`` (its name) and ``options``;
+* ``budget`` (:class:`BudgetProperty`): ``eps`` (ε_B), ``delta`` (δ_B), ``scope`` (``round``: each
+  round's release alone; ``sequence``: the releases through each round; ``client``: each client's
+  reports through each round), ``neighbour``.
+
+:func:`formula_of`, :func:`neighbour_of` and :func:`observing_of` read the parts several kinds share.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+from fractions import Fraction
+from typing import ClassVar, Literal
+
+from flcheck_spec.vocab import Position
+
+from flmodel.scenario_ast import NOPOS, EpsSpec, Named, num_text
+
+__all__ = [
+    "AdvantageProperty", "AttackProperty", "AttackTreeProperty", "BudgetProperty", "CrossvalProperty",
+    "CtlProperty", "DpProperty", "EpsSpec", "FormulaProperty", "FormulaText", "Option", "PrivacyProperty",
+    "ProbabilityProperty", "Property", "PropertyDecl", "SchedulerWord", "formula_of", "neighbour_of",
+    "observing_of",
+]
+
+#: The scheduler classes a ``privacy`` or ``dp`` property names (``spec/grammar/scenario.lark``,
+#: ``DPSCHEDULER``; ``worst`` is ``adaptive``).
+SchedulerWord = Literal["uniform", "memoryless", "adaptive", "blind", "worst"]
+#: The words of a budget's scope, by scope.
+SCOPE_TEXT = {"round": "per round", "sequence": "over rounds", "client": "per client over rounds"}
+
+
+@dataclass(frozen=True)
+class FormulaText:
+    """A formula of the property language as written, with the position of its first character."""
+
+    text: str
+    pos: Position = field(default=NOPOS, compare=False, repr=False)
+
+
+@dataclass(frozen=True)
+class Option:
+    """``key = value`` of the optional property kinds (value: a Fraction, a name or a string)."""
+
+    key: str
+    value: Fraction | str
+    quoted: bool = False
+    pos: Position = field(default=NOPOS, compare=False, repr=False)
+
+    def text(self) -> str:
+        if isinstance(self.value, Fraction):
+            v = num_text(self.value)
+        elif self.quoted:
+            v = '"' + self.value.replace("\\", "\\\\").replace('"', '\\"') + '"'
+        else:
+            v = self.value
+        return f"{self.key} = {v}"
+
+
+@dataclass(frozen=True)
+class Property:
+    """What every property has: its name and where it was declared."""
+
+    name: str
+    pos: Position = field(default=NOPOS, compare=False, repr=False, kw_only=True)
+
+    def text(self) -> str:
+        """The declaration as the scenario language writes it."""
+        return f"property {self.name}: {self.body()}"
+
+    def body(self) -> str:
+        raise NotImplementedError
+
+
+@dataclass(frozen=True)
+class FormulaProperty(Property):
+    """A property decided on a formula of the property language."""
+
+    formula: FormulaText
+
+
+def _observing_text(observing: tuple[Named, ...]) -> str:
+    return (" observing " + ", ".join(o.name for o in observing)) if observing else ""
+
+
+@dataclass(frozen=True)
+class CtlProperty(FormulaProperty):
+    """``ctl FORMULA``."""
+
+    kind: ClassVar[Literal["ctl"]] = "ctl"
+
+    def body(self) -> str:
+        return f"ctl {self.formula.text};"
+
+
+@dataclass(frozen=True)
+class AttackTreeProperty(FormulaProperty):
+    """``attack_tree [reduced] exists|absent GOAL``."""
+
+    kind: ClassVar[Literal["attack_tree"]] = "attack_tree"
+    expect: Literal["exists", "absent"]
+    reduced: bool = False
+
+    def body(self) -> str:
+        red = "reduced " if self.reduced else ""
+        return f"attack_tree {red}{self.expect} {self.formula.text};"
+
+
+@dataclass(frozen=True)
+class ProbabilityProperty(FormulaProperty):
+    """``probability [min|max|uniform] OP BOUND reach TARGET``."""
+
+    kind: ClassVar[Literal["probability"]] = "probability"
+    compare: Literal["<=", ">=", "<", ">", "=="]
+    bound: Fraction
+    scheduler: Literal["min", "max", "uniform"] | None = None
+
+    def body(self) -> str:
+        sch = f"{self.scheduler} " if self.scheduler else ""
+        return f"probability {sch}{self.compare} {num_text(self.bound)} reach {self.formula.text};"
+
+
+@dataclass(frozen=True)
+class DpProperty(FormulaProperty):
+    """``dp D{ε,δ}[ψ] between NEIGHBOUR scheduler CLASS [observing …]``."""
+
+    kind: ClassVar[Literal["dp"]] = "dp"
+    neighbour: str
+    scheduler: SchedulerWord = "worst"
+    observing: tuple[Named, ...] = ()
+
+    def body(self) -> str:
+        return (f"dp {self.formula.text} between {self.neighbour} scheduler {self.scheduler}"
+                f"{_observing_text(self.observing)};")
+
+
+@dataclass(frozen=True)
+class PrivacyProperty(Property):
+    """``privacy epsilon <= ε between NEIGHBOUR [scheduler CLASS] [observing …]``."""
+
+    kind: ClassVar[Literal["privacy"]] = "privacy"
+    eps: EpsSpec
+    neighbour: str
+    observing: tuple[Named, ...] = ()
+    scheduler: SchedulerWord | None = None
+
+    def body(self) -> str:
+        sch = f" scheduler {self.scheduler}" if self.scheduler else ""
+        return f"privacy epsilon <= {self.eps.text()} between {self.neighbour}{sch}" \
+               f"{_observing_text(self.observing)}"
+
+
+@dataclass(frozen=True)
+class AdvantageProperty(Property):
+    """``advantage <= NUMBER|theorem1(ε)|tight(ε) between NEIGHBOUR [observing …]``."""
+
+    kind: ClassVar[Literal["advantage"]] = "advantage"
+    bound_kind: Literal["number", "theorem1", "tight"]
+    bound: Fraction | EpsSpec
+    neighbour: str
+    observing: tuple[Named, ...] = ()
+
+    def body(self) -> str:
+        b = self.bound.text() if isinstance(self.bound, EpsSpec) else num_text(self.bound)
+        if self.bound_kind != "number":
+            b = f"{self.bound_kind}({b})"
+        return f"advantage <= {b} between {self.neighbour}{_observing_text(self.observing)}"
+
+
+@dataclass(frozen=True)
+class CrossvalProperty(Property):
+    """``crossval between NEIGHBOUR [KEY = VALUE …]``."""
+
+    kind: ClassVar[Literal["crossval"]] = "crossval"
+    neighbour: str
+    options: tuple[Option, ...] = ()
+
+    def body(self) -> str:
+        return f"crossval between {self.neighbour}" + "".join(" " + o.text() for o in self.options)
+
+
+@dataclass(frozen=True)
+class AttackProperty(Property):
+    """``attack NAME [KEY = VALUE …]``."""
+
+    kind: ClassVar[Literal["attack"]] = "attack"
+    attack: str
+    options: tuple[Option, ...] = ()
+
+    def body(self) -> str:
+        return f"attack {self.attack}" + "".join(" " + o.text() for o in self.options)
+
+
+@dataclass(frozen=True)
+class BudgetProperty(Property):
+    """``budget epsilon <= ε_B [delta δ_B] [per round|over rounds|per client over rounds] between
+    NEIGHBOUR``."""
+
+    kind: ClassVar[Literal["budget"]] = "budget"
+    eps: EpsSpec
+    neighbour: str
+    delta: Fraction = Fraction(0)
+    scope: Literal["round", "sequence", "client"] = "sequence"
+
+    def body(self) -> str:
+        return (f"budget epsilon <= {self.eps.text()} delta {num_text(self.delta)} {SCOPE_TEXT[self.scope]} "
+                f"between {self.neighbour};")
+
+
+PropertyDecl = (CtlProperty | AttackTreeProperty | ProbabilityProperty | DpProperty | PrivacyProperty
+                | AdvantageProperty | CrossvalProperty | AttackProperty | BudgetProperty)
+
+
+def formula_of(p: PropertyDecl) -> FormulaText | None:
+    """The property's formula (``ctl``, ``attack_tree``, ``probability``, ``dp``), else ``None``."""
+    return p.formula if isinstance(p, FormulaProperty) else None
+
+
+def neighbour_of(p: PropertyDecl) -> str | None:
+    """The neighbouring dataset the property compares ``D0`` with, ``None`` for the kinds without one."""
+    if isinstance(p, DpProperty | PrivacyProperty | AdvantageProperty | CrossvalProperty | BudgetProperty):
+        return p.neighbour
+    return None
+
+
+def observing_of(p: PropertyDecl) -> tuple[Named, ...]:
+    """What the property says the attacker observes (``()``: not said)."""
+    if isinstance(p, DpProperty | PrivacyProperty | AdvantageProperty):
+        return p.observing
+    return ()
