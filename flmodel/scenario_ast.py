@@ -595,7 +595,5 @@ class Scenario:
         raise KeyError(name)
 
     def bound(self, kind: str) -> int | None:
-        for b in self.bounds:
-            if b.kind == kind:
-                return b.value
-        return None
+        """The value of the bound ``kind`` (``rounds``, ``events``), ``None`` when not given."""
+        return next((b.value for b in self.bounds if b.kind == kind), None)

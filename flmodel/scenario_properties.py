@@ -31,17 +31,19 @@ from __future__ import annotations
 
 from dataclasses import dataclass, field
 from fractions import Fraction
-from typing import ClassVar, Literal
+from typing import Any, ClassVar, Literal
 
+from flcheck_spec import unquote
 from flcheck_spec.vocab import Position
+from lark import Token, v_args
 
 from flmodel.scenario_ast import NOPOS, EpsSpec, Named, num_text
 
 __all__ = [
     "AdvantageProperty", "AttackProperty", "AttackTreeProperty", "BudgetProperty", "CrossvalProperty",
     "CtlProperty", "DpProperty", "EpsSpec", "FormulaProperty", "FormulaText", "Option", "PrivacyProperty",
-    "ProbabilityProperty", "Property", "PropertyDecl", "SchedulerWord", "formula_of", "neighbour_of",
-    "observing_of",
+    "ProbabilityProperty", "Property", "PropertyDecl", "PropertyRules", "SchedulerWord", "formula_of",
+    "fraction", "neighbour_of", "observing_of",
 ]
 
 #: The scheduler classes a ``privacy`` or ``dp`` property names (``spec/grammar/scenario.lark``,
@@ -249,3 +251,141 @@ def observing_of(p: PropertyDecl) -> tuple[Named, ...]:
     if isinstance(p, DpProperty | PrivacyProperty | AdvantageProperty):
         return p.observing
     return ()
+
+
+def fraction(tok: Token | str) -> Fraction:
+    """The exact number a numeral token writes (``0.25`` is ``1/4``)."""
+    return Fraction(str(tok))
+
+
+#: A property's body as the transformer reads it: its record class and the fields (``_``-prefixed
+#: keys: positions of parts, for messages).
+_Body = tuple[type[Property], dict[str, Any]]
+
+
+class PropertyRules:
+    """The scenario transformer's rules of the property statements (``spec/grammar/scenario.lark``,
+    ``property``): each kind's record made from its parse. Mixed into
+    :class:`flmodel.scenario_transform.Build`, which gives the positions of tokens."""
+
+    def _p(self, tok: Token) -> Position:
+        raise NotImplementedError
+
+    def _at(self, meta: Any) -> Position:
+        raise NotImplementedError
+
+    def _named(self, tok: Token) -> Named:
+        raise NotImplementedError
+
+    def observing(self, items: list[Token]) -> tuple[str, Any]:
+        return ("observing", tuple(self._named(t) for t in items))
+
+    def eps_value(self, items: list[Fraction]) -> EpsSpec:
+        return EpsSpec(items[0], False)
+
+    def eps_log(self, items: list[Fraction]) -> EpsSpec:
+        return EpsSpec(items[0], True)
+
+    def adv_number(self, items: list[Fraction]) -> tuple[str, Any]:
+        return ("number", items[0])
+
+    def adv_theorem1(self, items: list[EpsSpec]) -> tuple[str, Any]:
+        return ("theorem1", items[0])
+
+    def adv_tight(self, items: list[EpsSpec]) -> tuple[str, Any]:
+        return ("tight", items[0])
+
+    def option(self, items: list[Any]) -> Option:
+        key, value = items
+        pos = self._p(key)
+        if isinstance(value, Fraction):
+            return Option(str(key), value, pos=pos)
+        if value.type == "STRING":
+            return Option(str(key), unquote(str(value)), True, pos=pos)
+        return Option(str(key), str(value), pos=pos)
+
+    def _formula(self, tok: Token) -> FormulaText:
+        return FormulaText(str(tok).rstrip(), self._p(tok))
+
+    def prop_ctl(self, items: list[Token]) -> _Body:
+        return CtlProperty, {"formula": self._formula(items[0])}
+
+    def prop_attack_tree(self, items: list[Token]) -> _Body:
+        reduced = items[0].type == "REDUCED"
+        expect, goal = items[1:] if reduced else items
+        return AttackTreeProperty, {"expect": str(expect), "formula": self._formula(goal), "reduced": reduced}
+
+    def _obs(self, rest: list[Any]) -> tuple[Named, ...]:
+        for r in rest:
+            if isinstance(r, tuple) and r and r[0] == "observing":
+                return r[1]
+        return ()
+
+    def prop_privacy(self, items: list[Any]) -> _Body:
+        eps, nb, *rest = items
+        sched = next((r[1] for r in rest if isinstance(r, tuple) and r and r[0] == "scheduler"), None)
+        return PrivacyProperty, {"eps": eps, "neighbour": str(nb), "observing": self._obs(rest),
+                                 "scheduler": sched, "_nbpos": self._p(nb)}
+
+    def prop_advantage(self, items: list[Any]) -> _Body:
+        (bkind, bval), nb, *rest = items
+        return AdvantageProperty, {"bound_kind": bkind, "bound": bval, "neighbour": str(nb),
+                                   "observing": self._obs(rest), "_nbpos": self._p(nb)}
+
+    def prop_probability(self, items: list[Any]) -> _Body:
+        sched = None
+        if isinstance(items[0], Token) and items[0].type == "SCHEDULER":
+            sched = str(items[0])
+            items = items[1:]
+        cmp_tok, bound, formula = items
+        return ProbabilityProperty, {"scheduler": sched, "compare": str(cmp_tok), "bound": bound,
+                                     "formula": self._formula(formula), "_boundpos": self._p(cmp_tok)}
+
+    def prop_dp(self, items: list[Any]) -> _Body:
+        formula, nb, *rest = items
+        sched = next((r[1] for r in rest if isinstance(r, tuple) and r and r[0] == "scheduler"), "worst")
+        return DpProperty, {"formula": self._formula(formula), "neighbour": str(nb), "scheduler": sched,
+                            "observing": self._obs(rest), "_nbpos": self._p(nb)}
+
+    def dp_scheduler(self, items: list[Token]) -> tuple[str, str]:
+        return ("scheduler", str(items[0]))
+
+    def prop_crossval(self, items: list[Any]) -> _Body:
+        nb, *opts = items
+        return CrossvalProperty, {"neighbour": str(nb), "options": tuple(opts), "_nbpos": self._p(nb)}
+
+    def prop_attack(self, items: list[Any]) -> _Body:
+        name, *opts = items
+        return AttackProperty, {"attack": str(name), "options": tuple(opts)}
+
+    def prop_budget(self, items: list[Any]) -> _Body:
+        eps, *rest = items
+        nb = rest[-1]
+        out: dict[str, Any] = {"eps": eps, "neighbour": str(nb), "_nbpos": self._p(nb)}
+        for r in rest[:-1]:
+            out[r[0]] = r[1]
+            if r[0] == "delta":
+                out["_deltapos"] = r[2]
+        return BudgetProperty, out
+
+    @v_args(meta=True)
+    def budget_delta(self, meta: Any, items: list[Any]) -> tuple[str, Fraction, Position]:
+        (value,) = items
+        return ("delta", fraction(value) if isinstance(value, Token) else value, self._at(meta))
+
+    def scope_round(self, items: list[Any]) -> tuple[str, str]:
+        return ("scope", "round")
+
+    def scope_sequence(self, items: list[Any]) -> tuple[str, str]:
+        return ("scope", "sequence")
+
+    def scope_client(self, items: list[Any]) -> tuple[str, str]:
+        return ("scope", "client")
+
+    def property(self, items: list[Any]) -> tuple[str, Any]:
+        """The typed record of the property's kind (:mod:`flmodel.scenario_properties`), and the
+        positions of its parts for the semantic checks' messages."""
+        name, (record, body) = items
+        extra = {k: v for k, v in body.items() if k.startswith("_")}
+        fields = {k: v for k, v in body.items() if not k.startswith("_")}
+        return ("property", (record(str(name), pos=self._p(name), **fields), extra))
