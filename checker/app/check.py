@@ -51,9 +51,9 @@ from checker.app.load import resolve_scenario_path
 from checker.app.reductions import Applied, Reductions, reduce_system, state_abstraction
 from checker.app.scenario_formulas import formula_diagnostics, validate_scenario
 from checker.errors import InputError, Position
-from checker.io.render import json_value
 from checker.mc.explore import LimitReached, Limits, Progress, ProgressCallback, Watchdog, explore
 from checker.mc.kripke import Kripke
+from checker.render import json_value
 from checker.verdict import Verdict
 from flmodel.errors import ModelError
 from flmodel.readings import Reading, readings_of

@@ -9,7 +9,7 @@ from typing import Any
 
 from checker.app.check_context import CheckContext
 from checker.app.check_results import PropertyResult
-from checker.io.render import json_value
+from checker.render import json_value
 from checker.verdict import Verdict
 from flmodel.scenario_properties import AttackProperty
 

@@ -7,7 +7,7 @@ from dataclasses import dataclass, field
 from fractions import Fraction
 from typing import Any
 
-from checker.io.render import json_value, number_text
+from checker.render import json_value, number_text
 from checker.verdict import Verdict
 
 __all__ = ["PropertyResult", "compare", "exact_text", "trace_text"]
@@ -31,7 +31,7 @@ class PropertyResult:
     formula: str = ""
 
     def to_json(self) -> dict[str, Any]:
-        """The result as strict-JSON data (:func:`checker.io.render.json_value`: ±∞ as ``"inf"``). A CTL
+        """The result as strict-JSON data (:func:`checker.render.json_value`: ±∞ as ``"inf"``). A CTL
         property also has ``evidence_path``: its witness or counterexample as ``flcheck ctl --json``
         prints it (:meth:`checker.mc.evidence.Trace.to_json`: states, actions, changed values), or
         ``null`` when the check found none (a universal property that holds, an incomplete structure)."""
@@ -56,7 +56,7 @@ def compare(a: Fraction | float, op: str, b: Fraction | float) -> bool:
 
 def exact_text(x: Fraction | float) -> str:
     """An exact figure with its decimal value (``2263/11664 ≈ 0.194016``), an integer as it is
-    (:func:`checker.io.render.number_text`)."""
+    (:func:`checker.render.number_text`)."""
     return number_text(x, max_denominator=10**100)
 
 

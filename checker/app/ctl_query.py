@@ -24,7 +24,6 @@ import numpy as np
 from checker.app.privacy_dp import DPCheck, dp_check
 from checker.app.scenario_vocabulary import scenario_vocabulary
 from checker.errors import ExplorationIncomplete, InputError, Position, Undecided
-from checker.io.render import number_text
 from checker.markov.pctl import PctlEvaluator
 from checker.mc.ctl import ModelChecker
 from checker.mc.ctl_ast import DPQuery, ProbQuery
@@ -38,6 +37,7 @@ from checker.privacy.schedulers import (
     scheduler_class_json,
     scheduler_class_text,
 )
+from checker.render import number_text
 from flmodel.readings import Reading, readings_of
 from flmodel.scenario import load_scenario
 from flmodel.scenario_build import build_system, neighbour_system

@@ -41,7 +41,6 @@ import numpy as np
 from checker.app.privacy_observation import ObservedSystem, Recorded, ReducedStep, StepReducer
 from checker.app.privacy_results import LiteralCheck, PairResult, number_json, outcome_text
 from checker.app.value_reductions import forgettable, reduce_values
-from checker.io.render import value_text
 from checker.markov.models import dtmc_from_kripke
 from checker.markov.pathsum import path_sum
 from checker.mc import reach
@@ -49,6 +48,7 @@ from checker.mc.cone import cone_of_influence
 from checker.mc.explore import Limits, explore
 from checker.mc.kripke import Kripke
 from checker.privacy.ni_fl_dp import Eps, EpsilonResult, ratio_within
+from checker.render import value_text
 from checker.verdict import Verdict
 from flmodel.data import (
     NEIGHBOUR_READINGS,

@@ -16,8 +16,8 @@ from checker.app.check import check_scenario
 from checker.app.load import resolve_scenario_path
 from checker.app.reductions import Reductions, gradient_readers, reduce_system
 from checker.app.value_reductions import reduce_values
-from checker.io.render import json_value
 from checker.mc.explore import Limits, explore
+from checker.render import json_value
 from flmodel.scenario import load_scenario, parse_scenario
 from flmodel.scenario_ast import Scenario
 from flmodel.scenario_build import ScenarioSystem, build_system
