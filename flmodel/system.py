@@ -100,7 +100,7 @@ class ActionClass(NamedTuple):
     rule name; ``evs`` under the ``drop`` abstraction); ``single``: at most one action of the class is
     enabled in any state.
 
-    Finer, for the cone of influence (:meth:`FLSystem.forgettable`): ``guard_reads`` are what the
+    Finer, for the cone of influence (``checker.app.value_reductions``): ``guard_reads`` are what the
     enabledness reads; ``effects`` maps each written variable to what its new value (its distribution,
     for a drawn one) depends on; ``reads`` is their union."""
 

@@ -307,8 +307,8 @@ def _partial_order(system: ScenarioSystem, scenario: Scenario) -> tuple[Scenario
 
 def state_abstraction(system: ScenarioSystem) -> Callable[[FLState], FLState]:
     """The map from the unreduced system's states onto ``system``'s (a reduced system of
-    :func:`reduce_system`): :meth:`flmodel.system.FLSystem.abstract`, then the orbit representative
-    under a symmetry quotient (used to replay evidence, :mod:`checker.app.lift`)."""
+    :func:`reduce_system`): the model's ``abstract`` (:mod:`checker.app.value_reductions`), then the orbit
+    representative under a symmetry quotient (used to replay evidence, :mod:`checker.app.lift`)."""
     if isinstance(system, AmpleScenarioSystem):
         system = system.base
     if isinstance(system, SymmetricSystem):
@@ -338,7 +338,7 @@ def structure_refusal(scenario: Scenario, reduction: str, *, reduced_trees: bool
 
 def _cone(system: ScenarioSystem, scenario: Scenario) -> tuple[ScenarioSystem, dict[str, Any]]:
     """The cone of influence (:mod:`checker.mc.cone`) of what the properties that read the explored
-    structure read; the FL system forgets the values outside it (:meth:`FLSystem.forgettable`)."""
+    structure read; the FL system forgets the values outside it (:mod:`checker.app.value_reductions`)."""
     refusal = structure_refusal(scenario, "cone of influence", reduced_trees=True)
     if refusal is not None:
         return system, {"applied": False, "reason": refusal}
