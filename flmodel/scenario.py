@@ -39,11 +39,11 @@ from flmodel.scenario_check import (
     ACTIONS,
     LOSS_NAMES,
     PROTOCOLS,
-    check_attacker_routes,
     check_observables,
     check_scenario,
     check_step_rules,
 )
+from flmodel.scenario_check_network import check_attacker_routes
 from flmodel.scenario_family import diagnostic, expand
 from flmodel.scenario_transform import Build
 
