@@ -116,19 +116,6 @@ class ActionClass(NamedTuple):
     effects: tuple[tuple[str, frozenset[str]], ...] = ()
 
 
-def _recorded_in_trace(c: ActionClass) -> ActionClass:
-    """``c`` with the full trace set's dependencies completed: a step of a ``full`` trace set appends
-    its event (``Put [Part]``, ``Get c Gradc``, ``Eval Newmodel``) to a trace, and the event carries the
-    values the step computes, so the new ``evs`` (its traces, their number: ``trace_count``, and the
-    actions that extend them) depends on everything any written variable's new value depends on. Steps
-    that do not write ``evs`` are unchanged."""
-    effects = dict(c.effects)
-    if "evs" not in effects:
-        return c
-    effects["evs"] = frozenset({"evs"}).union(*effects.values())
-    return c._replace(reads=c.reads | effects["evs"], effects=tuple(sorted(effects.items())))
-
-
 Successor = tuple[Action, FLState, Fraction]
 _CacheEntry = tuple[tuple[Action, Infrastructure, Fraction, bool, bool], ...]
 
