@@ -172,20 +172,7 @@ def _assemble(parts: list[Any], source: str, diags: list[Diagnostic],
                 diags.append(diagnostic(pos, f"second {_KEYWORD.get(tag, tag)} statement; the first is at "
                                              f"{first}"))
                 continue
-            if tag == "server":
-                fields["server"] = payload
-            elif tag == "policies_mode":
-                fields["policies_mode"] = payload[0]
-            elif tag == "dataset":
-                fields["dataset"] = payload[0]
-            elif tag == "partition":
-                fields["partition"] = payload[0]
-            elif tag == "model":
-                fields["model"] = payload[0]
-            elif tag == "protocol":
-                fields["protocol"] = payload[0]
-            elif tag == "attacker":
-                fields["attacker"] = payload
+            fields[tag] = payload if tag in ("server", "attacker") else payload[0]
             extras["positions"][tag] = pos
             continue
         if tag == "policy":
@@ -220,36 +207,9 @@ def _assemble(parts: list[Any], source: str, diags: list[Diagnostic],
             fields["bounds"].extend(bounds)
         else:
             fields[tag].extend(payload)
-    att = fields.pop("attacker", None)
-    scenario = Scenario(
-        name=name,
-        locations=tuple(fields["locations"]),
-        links=tuple(fields["links"]),
-        server=fields.get("server"),
-        clients=tuple(fields["clients"]),
-        actors=tuple(fields["actors"]),
-        policies=tuple(fields["policies"]),
-        policies_mode=fields.get("policies_mode"),
-        data=tuple(fields["data"]),
-        dataset=fields.get("dataset"),
-        partition=fields.get("partition"),
-        model=fields.get("model"),
-        noise=tuple(fields["noise"]),
-        protocol=fields.get("protocol"),
-        bounds=tuple(fields["bounds"]),
-        neighbours=tuple(fields["neighbours"]),
-        attacker=att,
-        properties=tuple(fields["properties"]),
-        contacts=tuple(fields["contacts"]),
-        losses=tuple(fields["losses"]),
-        failures=tuple(fields["failures"]),
-        steps=tuple(fields["steps"]),
-        defences=tuple(fields["defences"]),
-        routes=tuple(fields["routes"]),
-        run=fields.get("run"),
-        source=source,
-        constants=tuple(constants.items()),
-    )
+    # the repeated statements' lists as tuples; a single statement not given stays at its default
+    values: dict[str, Any] = {k: tuple(v) if isinstance(v, list) else v for k, v in fields.items()}
+    scenario = Scenario(name=name, source=source, constants=tuple(constants.items()), **values)
     return scenario, extras
 
 
