@@ -39,8 +39,8 @@ from checker.privacy.schedulers import (
 )
 from checker.render import number_text
 from flmodel.readings import Reading, readings_of
-from flmodel.scenario import load_scenario
-from flmodel.scenario_build import build_system, neighbour_system
+from flmodel.scenario import load_scenario_system
+from flmodel.scenario_build import neighbour_dataset
 
 __all__ = ["DPBetween", "ProbabilityValues", "dp_between", "probabilistic_checker", "probability_values",
            "scenario_readings", "value_json", "value_text", "with_readings"]
@@ -52,7 +52,7 @@ def scenario_readings(scenario_path: Path | None, defines: Mapping[str, int] | N
     for other rule sets; ``None`` for a model that is not a scenario)."""
     if scenario_path is None:
         return None
-    return readings_of(build_system(load_scenario(scenario_path, defines=defines)).fl.rules.name)
+    return readings_of(load_scenario_system(scenario_path, defines=defines)[1].fl.rules.name)
 
 
 def with_readings(data: dict[str, Any], readings: tuple[Reading, ...] | None) -> dict[str, Any]:
@@ -180,7 +180,7 @@ def dp_between(scenario_path: Path | None, formula: DPQuery, between: str | None
         canonical_class(scheduler)
     except ValueError as exc:
         raise InputError(str(exc), None, "uniform, memoryless, adaptive, blind or worst") from None
-    scenario = load_scenario(scenario_path, defines=defines)
+    scenario, system = load_scenario_system(scenario_path, defines=defines)
     names = [n.name for n in scenario.neighbours]
     if between not in names:
         given = f"{where}{between!r}" if where.endswith("=") else f"{where} {between}"
@@ -189,12 +189,11 @@ def dp_between(scenario_path: Path | None, formula: DPQuery, between: str | None
                          ", ".join(names) if names else "a scenario that declares a neighbour")
     observing = tuple(n.name for n in scenario.attacker.observes) if scenario.attacker else ()
     observing = observing or ("curmodpar",)
-    system = build_system(scenario)
     check_formula(formula, scenario_vocabulary(system))
     sched: SchedulerClass = scheduler  # type: ignore[assignment]  # checked by canonical_class above
     try:
-        res = dp_check(system, neighbour_system(scenario, between), formula, between, observing=observing,
-                       schedulers=sched, limits=limits)
+        res = dp_check(system, system.with_dataset(neighbour_dataset(scenario, between)), formula, between,
+                       observing=observing, schedulers=sched, limits=limits)
     except InputError:
         raise
     except (Undecided, ExplorationIncomplete) as exc:  # no scheduler of the class here, or a limit
