@@ -16,35 +16,18 @@ Numbers are exact ``Fraction``s (``0.25`` is read as ``1/4``) and are printed as
 
 from __future__ import annotations
 
-import math
 from dataclasses import dataclass, field, replace
 from fractions import Fraction
-from typing import TYPE_CHECKING, Literal
+from typing import Literal
 
 from flcheck_spec.vocab import Position
 
-if TYPE_CHECKING:  # the property records name Named: imported for the annotations only
-    from flmodel.scenario_properties import PropertyDecl
-
-#: The position of a node built in Python rather than read from a file.
-NOPOS = Position("<scenario>")
-
-
-def num_text(x: Fraction) -> str:
-    """``3``, ``-1/2`` (exact text a scenario file reads back to the same Fraction)."""
-    return str(Fraction(x))
+from flmodel.scenario_properties import PropertyDecl
+from flmodel.scenario_values import NOPOS, EpsSpec, Named, num_text
 
 
 def vec_text(xs: tuple[Fraction, ...]) -> str:
     return "(" + ", ".join(num_text(x) for x in xs) + ")"
-
-
-@dataclass(frozen=True)
-class Named:
-    """A name written at a position (a location, an item of a list)."""
-
-    name: str
-    pos: Position = field(default=NOPOS, compare=False, repr=False)
 
 
 @dataclass(frozen=True)
@@ -167,20 +150,6 @@ class ModelDecl:
 
     def text(self) -> str:
         return f"model {self.loss} rate {num_text(self.rate)} initial {vec_text(self.initial)}"
-
-
-@dataclass(frozen=True)
-class EpsSpec:
-    """A privacy parameter written exactly: ``value`` is ε itself, or (``log``) ``ε = ln(value)``."""
-
-    value: Fraction
-    log: bool = False
-
-    def text(self) -> str:
-        return f"ln({num_text(self.value)})" if self.log else num_text(self.value)
-
-    def as_float(self) -> float:
-        return math.log(self.value) if self.log else float(self.value)
 
 
 @dataclass(frozen=True)

@@ -20,7 +20,7 @@ union, discriminated by the class constant ``kind`` (``p.kind == "budget"`` narr
   ``observing``;
 * ``crossval`` (:class:`CrossvalProperty`): ``neighbour`` and ``options``;
 * ``attack`` (:class:`AttackProperty`): ``attack`` (its name) and ``options``;
-* ``budget`` (:class:`BudgetProperty`): ``eps`` (ε_B), ``delta`` (δ_B), ``scope`` (``round``: each
+* ``budget`` (:class:`BudgetProperty`): ``eps`` (ε_B), ``delta`` (δ_B), ``budget_scope`` (``round``: each
   round's release alone; ``sequence``: the releases through each round; ``client``: each client's
   reports through each round), ``neighbour``.
 
@@ -37,7 +37,7 @@ from flcheck_spec import unquote
 from flcheck_spec.vocab import Position
 from lark import Token, v_args
 
-from flmodel.scenario_ast import NOPOS, EpsSpec, Named, num_text
+from flmodel.scenario_values import NOPOS, EpsSpec, Named, num_text
 
 __all__ = [
     "AdvantageProperty", "AttackProperty", "AttackTreeProperty", "BudgetProperty", "CrossvalProperty",
@@ -223,11 +223,11 @@ class BudgetProperty(Property):
     eps: EpsSpec
     neighbour: str
     delta: Fraction = Fraction(0)
-    scope: Literal["round", "sequence", "client"] = "sequence"
+    budget_scope: Literal["round", "sequence", "client"] = "sequence"
 
     def body(self) -> str:
-        return (f"budget epsilon <= {self.eps.text()} delta {num_text(self.delta)} {SCOPE_TEXT[self.scope]} "
-                f"between {self.neighbour};")
+        return (f"budget epsilon <= {self.eps.text()} delta {num_text(self.delta)} "
+                f"{SCOPE_TEXT[self.budget_scope]} between {self.neighbour};")
 
 
 PropertyDecl = (CtlProperty | AttackTreeProperty | ProbabilityProperty | DpProperty | PrivacyProperty
@@ -374,13 +374,13 @@ class PropertyRules:
         return ("delta", fraction(value) if isinstance(value, Token) else value, self._at(meta))
 
     def scope_round(self, items: list[Any]) -> tuple[str, str]:
-        return ("scope", "round")
+        return ("budget_scope", "round")
 
     def scope_sequence(self, items: list[Any]) -> tuple[str, str]:
-        return ("scope", "sequence")
+        return ("budget_scope", "sequence")
 
     def scope_client(self, items: list[Any]) -> tuple[str, str]:
-        return ("scope", "client")
+        return ("budget_scope", "client")
 
     def property(self, items: list[Any]) -> tuple[str, Any]:
         """The typed record of the property's kind (:mod:`flmodel.scenario_properties`), and the

@@ -178,7 +178,7 @@ def check_budget(ctx: CheckContext, p: BudgetProperty) -> PropertyResult:
 
     eps = eps_of(p.eps)
     delta = p.delta
-    scope = p.scope
+    scope = p.budget_scope
     try:
         rep = privacy_report(ctx.system, observe="sequence", observing=ctx.observing(p), readings=(),
                              declared=[(p.neighbour, neighbour_dataset(ctx.scenario, p.neighbour))],

@@ -41,7 +41,7 @@ FIELDS: dict[type, set[str]] = {
     AdvantageProperty: {"name", "bound_kind", "bound", "neighbour", "observing"},
     CrossvalProperty: {"name", "neighbour", "options"},
     AttackProperty: {"name", "attack", "options"},
-    BudgetProperty: {"name", "eps", "neighbour", "delta", "scope"},
+    BudgetProperty: {"name", "eps", "neighbour", "delta", "budget_scope"},
 }
 
 #: one property of every kind, as a scenario writes it
@@ -90,7 +90,7 @@ def test_the_records_carry_typed_values() -> None:
     number = one("advantage <= 1/4 between hot")
     assert isinstance(number, AdvantageProperty) and number.bound == Fraction(1, 4)
     budget = one("budget epsilon <= 2 between hot;")
-    assert isinstance(budget, BudgetProperty) and (budget.delta, budget.scope) == (0, "sequence")
+    assert isinstance(budget, BudgetProperty) and (budget.delta, budget.budget_scope) == (0, "sequence")
     dp = one("dp D{ln(2), 0}[F round = 1] between hot;")
     assert isinstance(dp, DpProperty) and dp.scheduler == "worst"
     tree = one("attack_tree absent round = 2")
