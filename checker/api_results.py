@@ -284,7 +284,7 @@ class AttackTreeResult:
     def to_json(self) -> dict[str, Any]:
         """The keys of ``flcheck attack-tree --json``."""
         from checker.attack_trees.export import result_to_json  # lazy: with the tree engine
-        from checker.io.render import json_value  # lazy: with the writers
+        from checker.render import json_value  # lazy: with the writers
 
         data: dict[str, Any] = result_to_json(self.raw, self.kripke, goal_text=self.goal)
         if self.attributes is not None:

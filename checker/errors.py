@@ -2,9 +2,12 @@
 
 from __future__ import annotations
 
+import errno
+import os
+
 from flcheck_spec.vocab import Position
 
-__all__ = ["ExplorationIncomplete", "InputError", "LimitReached", "Position", "Undecided"]
+__all__ = ["ExplorationIncomplete", "InputError", "LimitReached", "Position", "Undecided", "os_error"]
 
 
 class InputError(ValueError):
@@ -55,3 +58,11 @@ class Undecided(ValueError):
     """A well-formed query that an engine cannot decide for a reason it states (e.g. no memoryless
     scheduler exists for the observations): the verdict is ``unknown`` (exit 1). Any other exception of
     an engine is a bug (exit 3)."""
+
+
+def os_error(path: str | os.PathLike[str], exc: OSError, verb: str = "write") -> InputError:
+    """The one-line bad-input error of a failed ``verb`` (write, read, lock) of ``path``: the path and
+    the system's reason (``cannot write out.md: No space left on device [ENOSPC]``)."""
+    reason = exc.strerror or str(exc)
+    code = errno.errorcode.get(exc.errno or 0)
+    return InputError(f"cannot {verb} {path}: {reason}" + (f" [{code}]" if code else ""))

@@ -87,11 +87,6 @@ def dataset(points: Iterable[DataPoint]) -> Dataset:
     return frozenset(points)
 
 
-def make_partition(parts: dict[str, Iterable[DataPoint]]) -> Partition:
-    """A partition value from a dict client -> points."""
-    return FrozenMap({c: frozenset(ps) for c, ps in parts.items()})
-
-
 def is_disjoint_union(data: Dataset, parts: Iterable[frozenset[DataPoint]]) -> bool:
     """``data = ⋃• parts``: the parts are pairwise disjoint and their union is ``data``
     ([IIIf-FL] III-B, premise of ``put_part``)."""

@@ -60,7 +60,8 @@ from flmodel.frozen import FrozenMap
 from flmodel.infrastructure import Igraph, Infrastructure, Protocol
 from flmodel.learning import Vec, Vector
 from flmodel.rules import FEDAVG_ROUNDS
-from flmodel.system import FLState, FLSystem
+from flmodel.system import FLState
+from flmodel.view import FLView
 
 #: Columns of a row before the clients' columns.
 ROUND, EVENTS, LAST, PROT, MODEL = range(5)
@@ -111,7 +112,7 @@ class _Outcomes(NamedTuple):
     last: list[int]
 
 
-def batch_view(fl: FLSystem, observer: Any = None) -> FastFL | str:
+def batch_view(fl: FLView, observer: Any = None) -> FastFL | str:
     """The integer-coded view of ``fl`` (observables read through ``observer``, default ``fl``), or
     the reason it is refused (see the module docstring)."""
     if fl.rules != FEDAVG_ROUNDS:  # the declarations themselves: a changed or added rule is refused
@@ -131,7 +132,7 @@ class FastFL:
     """The integer-coded view of an FL system (see the module docstring); the checker's
     ``BatchTransitionSystem``. Build it with :func:`batch_view`, which refuses what it does not cover."""
 
-    def __init__(self, fl: FLSystem, observer: Any):
+    def __init__(self, fl: FLView, observer: Any):
         self.fl = fl
         self._observer = observer
         (s0,) = fl.initial_states()

@@ -66,13 +66,6 @@ def zeros(d: int) -> Vector:
     return Vec((ZERO,) * d)
 
 
-def vadd(u: Vector, v: Vector) -> Vector:
-    """``u + v`` (same dimension required)."""
-    if len(u) != len(v):
-        raise ValueError(f"dimension mismatch: {len(u)} vs {len(v)}")
-    return Vec(a + b for a, b in zip(u, v, strict=True))
-
-
 def vsub(u: Vector, v: Vector) -> Vector:
     """``u − v``."""
     if len(u) != len(v):

@@ -22,56 +22,33 @@ from __future__ import annotations
 
 import re
 from collections.abc import Mapping
-from fractions import Fraction
 from pathlib import Path
 from typing import Any
 
 import lark
-from flcheck_spec import MAX_NESTING, describe_terminals, lalr_parser, too_deep, unquote
+from flcheck_spec import MAX_NESTING, describe_terminals, lalr_parser, too_deep
 from flcheck_spec.vocab import Position
-from lark import Lark, Token, Transformer, v_args
+from lark import Lark
 
 from flmodel.errors import Diagnostic, ModelError
 from flmodel.scenario_ast import (
-    AttackerDecl,
-    BoundDecl,
-    Change,
-    ContactDecl,
-    DataDecl,
-    DefenceDecl,
-    EpsSpec,
-    FormulaText,
-    Link,
-    LossDecl,
-    MechanismDecl,
-    ModelDecl,
-    Named,
-    NeighbourDecl,
-    NoiseDecl,
-    Option,
-    PartDecl,
-    Placed,
-    PolicyDecl,
-    PropertyDecl,
-    ProtocolDecl,
-    RouteDecl,
-    RunDecl,
     Scenario,
-    StepDecl,
 )
-from flmodel.scenario_build import build_system
+from flmodel.scenario_build import ScenarioSystem, build_system
 from flmodel.scenario_check import (
     ACTIONS,
     LOSS_NAMES,
     PROTOCOLS,
-    check_attacker_routes,
     check_observables,
     check_scenario,
     check_step_rules,
 )
-from flmodel.scenario_family import FamilyPosition, FamilyToken, diagnostic, expand
+from flmodel.scenario_check_network import check_attacker_routes
+from flmodel.scenario_family import diagnostic, expand
+from flmodel.scenario_transform import Build
 
-__all__ = ["ACTIONS", "LOSS_NAMES", "PROTOCOLS", "check_scenario", "load_scenario", "parse_scenario"]
+__all__ = ["ACTIONS", "LOSS_NAMES", "PROTOCOLS", "check_scenario", "load_scenario", "load_scenario_system",
+           "parse_scenario", "parse_scenario_system"]
 
 
 _TERMINAL_TEXT = {
@@ -141,543 +118,6 @@ def _budget_scope_error(text: str, source: str, line: int, col: int) -> ModelErr
     return None
 
 
-def _fraction(tok: Token | str) -> Fraction:
-    return Fraction(str(tok))
-
-
-class _Build(Transformer[Any, Any]):
-    """Parse tree -> AST pieces; positions from the tokens; number errors collected in ``diags``."""
-
-    def __init__(self, source: str):
-        super().__init__()
-        self.source = source
-        self.diags: list[Diagnostic] = []
-
-    def _p(self, tok: Token) -> Position:
-        if isinstance(tok, FamilyToken):
-            return FamilyPosition(self.source, tok.line, tok.column, tok.family)
-        return Position(self.source, tok.line, tok.column)
-
-    def _at(self, meta: Any) -> Position:
-        """The position of a rule's first token (``meta`` of ``v_args(meta=True)``; empty: unknown)."""
-        return Position(self.source) if meta.empty else Position(self.source, meta.line, meta.column)
-
-    def _named(self, tok: Token) -> Named:
-        return Named(str(tok), self._p(tok))
-
-    # numbers
-    def number(self, items: list[Token]) -> Fraction:
-        value = _fraction(items[0])
-        if len(items) == 2:
-            den = int(items[1])
-            if den == 0:
-                self.diags.append(Diagnostic(Position(self.source, items[1].line, items[1].column),
-                                             "division by zero in a number; expected a non-zero denominator"))
-                return Fraction(0)
-            value /= den
-        return value
-
-    def value(self, items: list[Fraction]) -> Fraction:
-        """An expression, evaluated by :func:`flmodel.scenario_family.expand`."""
-        return items[0]
-
-    def vector(self, items: list[Fraction]) -> tuple[Fraction, ...]:
-        return tuple(items)
-
-    # statements: each returns (tag, payload)
-    def header(self, items: list[Token]) -> tuple[str, Any]:
-        return ("header", (unquote(str(items[0])), self._p(items[0])))
-
-    def locations(self, items: list[Token]) -> tuple[str, Any]:
-        return ("locations", tuple(self._named(t) for t in items))
-
-    def link(self, items: list[Token]) -> Link:
-        a, op, b = items
-        return Link(str(a), str(b), str(op) == "->", self._p(a))
-
-    def links(self, items: list[Link]) -> tuple[str, Any]:
-        return ("links", tuple(items))
-
-    def placed(self, items: list[Token]) -> Placed:
-        return Placed(str(items[0]), str(items[1]), self._p(items[0]))
-
-    @v_args(meta=True)
-    def server(self, meta: Any, items: list[Token]) -> tuple[str, Any]:
-        return ("server", Placed(str(items[0]), str(items[1]), self._p(items[0])))
-
-    def clients(self, items: list[Placed]) -> tuple[str, Any]:
-        return ("clients", tuple(items))
-
-    def actor(self, items: list[Placed]) -> tuple[str, Any]:
-        return ("actors", tuple(items))
-
-    def who_list(self, items: list[Token]) -> tuple[Named, ...]:
-        return tuple(self._named(t) for t in items)
-
-    def who_any(self, items: list[Any]) -> None:
-        return None
-
-    @v_args(meta=True)
-    def policy(self, meta: Any, items: list[Any]) -> tuple[str, Any]:
-        loc, who, *rest = items
-        anywhere = bool(rest) and isinstance(rest[-1], Token) and rest[-1].type == "ANYWHERE"
-        acts = rest[:-1] if anywhere else rest
-        decl = PolicyDecl(str(loc), None if who is None else tuple(n.name for n in who),
-                          tuple(str(a) for a in acts), anywhere, self._p(loc))
-        return ("policy", (decl, who, tuple(self._named(a) for a in acts)))
-
-    def policies_mode(self, items: list[Token]) -> tuple[str, Any]:
-        return ("policies_mode", (str(items[0]), self._p(items[0])))
-
-    def owner(self, items: list[Token]) -> Token:
-        return items[0]
-
-    def data(self, items: list[Any]) -> tuple[str, Any]:
-        name, feats, target, *rest = items
-        secret = any(isinstance(r, Token) and r.type == "SECRET" for r in rest)
-        owner = [r for r in rest if isinstance(r, Token) and r.type == "NAME"]
-        return ("data", (DataDecl(str(name), feats, target, secret, str(owner[0]) if owner else None,
-                                  self._p(name)),))
-
-    @v_args(meta=True)
-    def dataset(self, meta: Any, items: list[Token]) -> tuple[str, Any]:
-        return ("dataset", (tuple(self._named(t) for t in items), self._at(meta)))
-
-    def part(self, items: list[Token]) -> PartDecl:
-        client, *pts = items
-        return PartDecl(str(client), tuple(self._named(t) for t in pts), self._p(client))
-
-    @v_args(meta=True)
-    def partition(self, meta: Any, items: list[PartDecl]) -> tuple[str, Any]:
-        return ("partition", (tuple(items), self._at(meta)))
-
-    @v_args(meta=True)
-    def model(self, meta: Any, items: list[Any]) -> tuple[str, Any]:
-        loss, rate, init = items
-        return ("model", (ModelDecl(str(loss), rate, init, self._p(loss)), self._p(loss)))
-
-    # noise
-    @v_args(meta=True)
-    def mech_none(self, meta: Any, items: list[Any]) -> MechanismDecl:
-        return MechanismDecl("none", pos=self._at(meta))
-
-    @v_args(meta=True)
-    def mech_rr(self, meta: Any, items: list[Any]) -> MechanismDecl:
-        clip = items[-1] == "clip"
-        *grid, r = items[:-1] if clip else items
-        return MechanismDecl("rr", base=r, grid=tuple(grid), clip_range=clip, pos=self._at(meta))
-
-    def rr_clip(self, items: list[Any]) -> str:
-        return "clip"
-
-    @v_args(meta=True)
-    def mech_rr_epsilon(self, meta: Any, items: list[Any]) -> MechanismDecl:
-        clip = items[-1] == "clip"
-        *grid, eps = items[:-1] if clip else items
-        return MechanismDecl("rr", grid=tuple(grid), epsilon=eps, clip_range=clip, pos=self._at(meta))
-
-    @v_args(meta=True)
-    def mech_laplace(self, meta: Any, items: list[Any]) -> MechanismDecl:
-        eps, lo, hi, *rest = items
-        return MechanismDecl("laplace", lo=lo, hi=hi, step=rest[0][1] if rest else None, epsilon=eps,
-                             pos=self._at(meta))
-
-    @v_args(meta=True)
-    def mech_gaussian_sigma(self, meta: Any, items: list[Any]) -> MechanismDecl:
-        sigma, *rest = items
-        clip = lo = hi = step = None
-        for item in rest:
-            if item[0] == "step":
-                step = item[1]
-            elif item[0] == "clip":
-                clip = item[1]
-            else:
-                lo, hi = item[1], item[2]
-        return MechanismDecl("gaussian", sigma=sigma, clip=clip, lo=lo, hi=hi, step=step, pos=self._at(meta))
-
-    def clip_value(self, items: list[Fraction]) -> tuple[str, Fraction]:
-        return ("clip", items[0])
-
-    def clip_range(self, items: list[Fraction]) -> tuple[str, Fraction, Fraction]:
-        return ("range", items[0], items[1])
-
-    # the run configuration
-    @v_args(meta=True)
-    def run_noise(self, meta: Any, items: list[Fraction]) -> tuple[str, Any, Position]:
-        return ("noise_multiplier", items[0], self._at(meta))
-
-    def run_rounds(self, items: list[Token]) -> tuple[str, Any, Position]:
-        (value,) = items
-        return ("rounds", int(value), self._p(value))
-
-    @v_args(meta=True)
-    def run_sampling(self, meta: Any, items: list[Any]) -> tuple[str, Any, Position]:
-        kind, *rate = items
-        return ("sampling", (str(kind), rate[0] if rate else None), self._p(kind))
-
-    def rate_value(self, items: list[Fraction]) -> tuple[str, Any]:
-        return ("rate", items[0])
-
-    def rate_of(self, items: list[Token]) -> tuple[str, Any]:
-        return ("of", (int(items[0]), int(items[1])))
-
-    @v_args(meta=True)
-    def run_clip(self, meta: Any, items: list[Fraction]) -> tuple[str, Any, Position]:
-        return ("clip", items[0], self._at(meta))
-
-    @v_args(meta=True)
-    def run_delta(self, meta: Any, items: list[Any]) -> tuple[str, Any, Position]:
-        (value,) = items
-        return ("delta", _fraction(value) if isinstance(value, Token) else value, self._at(meta))
-
-    @v_args(meta=True)
-    def run(self, meta: Any, items: list[tuple[str, Any, Position]]) -> tuple[str, Any]:
-        fields: dict[str, Any] = {}
-        for key, value, _ in items:
-            if key == "sampling":
-                kind, rate = value
-                fields["sampling"] = kind
-                if rate is not None and rate[0] == "rate":
-                    fields["rate"] = rate[1]
-                elif rate is not None:
-                    fields["per_round"], fields["clients"] = rate[1]
-            else:
-                fields[key] = value
-        parts = tuple((key, pos) for key, _, pos in items)
-        return ("run", (RunDecl(**fields, pos=self._at(meta), parts_pos=parts), self._at(meta)))
-
-    @v_args(meta=True)
-    def mech_additive(self, meta: Any, items: list[tuple[Fraction, Fraction]]) -> MechanismDecl:
-        return MechanismDecl("additive", table=tuple(items), pos=self._at(meta))
-
-    def noise_entry(self, items: list[Fraction]) -> tuple[Fraction, Fraction]:
-        return (items[0], items[1])
-
-    def step(self, items: list[Fraction]) -> tuple[str, Fraction]:
-        return ("step", items[0])
-
-    def _lattice(self, kind: str, meta: Any, items: list[Any]) -> MechanismDecl:
-        clip = items[-1] == "clip"
-        base, lo, hi, *rest = items[:-1] if clip else items
-        step = rest[0][1] if rest else None
-        return MechanismDecl(kind, base=base, lo=lo, hi=hi, step=step, clip_range=clip,  # type: ignore[arg-type]
-                             pos=self._at(meta))
-
-    @v_args(meta=True)
-    def mech_geometric(self, meta: Any, items: list[Any]) -> MechanismDecl:
-        return self._lattice("geometric", meta, items)
-
-    @v_args(meta=True)
-    def mech_gaussian(self, meta: Any, items: list[Any]) -> MechanismDecl:
-        return self._lattice("gaussian", meta, items)
-
-    def noise_for(self, items: list[Token]) -> tuple[str, Any]:
-        return ("for", tuple(self._named(t) for t in items))
-
-    def noise_on(self, items: list[Token]) -> tuple[str, Any]:
-        return ("on", str(items[0]))
-
-    @v_args(meta=True)
-    def noise(self, meta: Any, items: list[Any]) -> tuple[str, Any]:
-        clients = None
-        target = None
-        mech = None
-        for it in items:
-            if isinstance(it, MechanismDecl):
-                mech = it
-            elif it[0] == "for":
-                clients = it[1]
-            else:
-                target = it[1]
-        pos = self._at(meta)
-        decl = NoiseDecl(None if clients is None else tuple(n.name for n in clients), mech,  # type: ignore[arg-type]
-                         target, pos)
-        return ("noise", (decl, clients))
-
-    def aggregate(self, items: list[Token]) -> tuple[str, str, int | None]:
-        return ("aggregate", str(items[0]), int(items[1]) if len(items) > 1 else None)
-
-    def protocol(self, items: list[Any]) -> tuple[str, Any]:
-        variant, *rest = items
-        agg: tuple[str, Any, Any] = ("aggregate", None, None)
-        if rest and isinstance(rest[0], tuple):
-            agg, rest = rest[0], rest[1:]
-        traces = str(rest[0]) if rest else None
-        decl = ProtocolDecl(str(variant), traces, agg[1], agg[2], self._p(variant))
-        return ("protocol", (decl, self._p(variant)))
-
-    # time-varying topology
-    def _window_number(self, meta: Any, value: Fraction) -> int:
-        if value.denominator != 1 or value < 1:
-            self.diags.append(Diagnostic(self._at(meta),
-                                         f"a window is a round or step number >= 1, got {value}"))
-            return 1
-        return int(value)
-
-    @v_args(meta=True)
-    def window_one(self, meta: Any, items: list[Fraction]) -> tuple[int, int]:
-        n = self._window_number(meta, items[0])
-        return (n, n)
-
-    @v_args(meta=True)
-    def window_range(self, meta: Any, items: list[Fraction]) -> tuple[int, int]:
-        lo, hi = (self._window_number(meta, v) for v in items)
-        if lo > hi:
-            self.diags.append(Diagnostic(self._at(meta), f"empty window {lo}..{hi}"))
-        return (lo, hi)
-
-    def contact(self, items: list[Any]) -> tuple[str, Any]:
-        link, unit, *windows = items
-        return ("contacts", (ContactDecl(link, str(unit), tuple(windows), link.pos),))  # type: ignore[arg-type]
-
-    def loss(self, items: list[Any]) -> tuple[str, Any]:
-        link, p, *rest = items
-        return ("losses", (LossDecl(link, p, int(rest[0]) if rest else 0, link.pos),))
-
-    def failure(self, items: list[Link]) -> tuple[str, Any]:
-        return ("failures", tuple(items))
-
-    def bound(self, items: list[Any]) -> BoundDecl:
-        kind, value = items
-        if value.denominator != 1 or value < 0:
-            self.diags.append(diagnostic(self._p(kind), f"bounds {kind} must be a non-negative integer, got "
-                                         f"{value}"))
-            value = Fraction(0)
-        return BoundDecl(str(kind), int(value), self._p(kind))
-
-    @v_args(meta=True)
-    def bounds(self, meta: Any, items: list[BoundDecl]) -> tuple[str, Any]:
-        return ("bounds", (tuple(items), self._at(meta)))
-
-    # neighbours
-    def replace(self, items: list[Token]) -> Change:
-        return Change("replace", str(items[0]), str(items[1]), self._p(items[0]))
-
-    def remove(self, items: list[Token]) -> Change:
-        return Change("remove", str(items[0]), None, self._p(items[0]))
-
-    def add(self, items: list[Token]) -> Change:
-        return Change("add", None, str(items[0]), self._p(items[0]))
-
-    def neighbour(self, items: list[Any]) -> tuple[str, Any]:
-        name, *changes = items
-        return ("neighbour", NeighbourDecl(str(name), tuple(changes), self._p(name)))
-
-    def attacker_at(self, items: list[Token]) -> tuple[str, Any]:
-        return ("at", items[0])
-
-    def attacker_on(self, items: list[Link]) -> tuple[str, Any]:
-        return ("on", items[0])
-
-    def attacker(self, items: list[Any]) -> tuple[str, Any]:
-        name, *rest = items
-        loc = None
-        link = None
-        if rest and isinstance(rest[0], tuple):
-            if rest[0][0] == "at":
-                loc = str(rest[0][1])
-            else:
-                link = rest[0][1]
-            rest = rest[1:]
-        return ("attacker", AttackerDecl(str(name), loc, tuple(self._named(t) for t in rest), self._p(name),
-                                         link))
-
-    def route(self, items: list[Token]) -> tuple[str, Any]:
-        client, *rest = items
-        for op in rest[1::2]:
-            if str(op) != "->":
-                self.diags.append(diagnostic(self._p(op), f"a route's hops are written '->', got {op!s}"))
-        path = tuple(str(x) for x in rest[::2])
-        return ("routes", (RouteDecl(str(client), path, self._p(client)),))
-
-    # attributes of attack steps, defences
-    def step_by(self, items: list[Token]) -> tuple[str, Token]:
-        return ("by", items[0])
-
-    def removal_at(self, items: list[Token]) -> tuple[str, Token]:
-        return ("at", items[0])
-
-    @v_args(meta=True)
-    def step_value(self, meta: Any, items: list[Fraction]) -> tuple[Fraction, Position]:
-        """A value of an attack step or a defence budget (an expression evaluated by the family
-        expansion) and where it was written."""
-        return (items[0], self._at(meta))
-
-    def step_attr(self, items: list[Any]) -> tuple[Token, Fraction, Position]:
-        name, (value, where) = items
-        return (name, value, where)
-
-    def removal_link(self, items: list[Link]) -> tuple[str, Any]:
-        return ("links", tuple(items))
-
-    def defence_budget(self, items: list[Any]) -> tuple[str, Any]:
-        return ("budget", items[0])
-
-    def attack_step(self, items: list[Any]) -> tuple[str, Any]:
-        rule, *rest = items
-        actor: Token | None = None
-        values: dict[str, Fraction] = {}
-        value_pos: dict[str, Position] = {}
-        for item in rest:
-            if isinstance(item, tuple) and item[0] == "by":
-                actor = item[1]
-                continue
-            name, value, where = item
-            key = str(name)
-            if key in values:
-                self.diags.append(diagnostic(self._p(name), f"{key} given twice in one attack_step "
-                                             f"statement; the first is at {value_pos[key]}"))
-                continue
-            values[key], value_pos[key] = value, where
-        decl = StepDecl(str(rule), None if actor is None else str(actor), values.get("cost"),
-                        values.get("probability"), values.get("time"), self._p(rule),
-                        self._p(actor) if actor is not None else self._p(rule), tuple(value_pos.items()))
-        return ("steps", (decl,))
-
-    def defence(self, items: list[Any]) -> tuple[str, Any]:
-        name, *rest = items
-        parts: dict[str, Token] = {}
-        links: tuple[Link, ...] = ()
-        budget: Fraction | None = None
-        budget_pos: tuple[tuple[str, Position], ...] = ()
-        for item in rest:
-            if isinstance(item, tuple) and item[0] == "links":
-                links = item[1]
-            elif isinstance(item, tuple) and item[0] == "budget":
-                budget, where = item[1]
-                budget_pos = (("budget", where),)
-            elif isinstance(item, tuple):
-                parts["actor" if item[0] == "by" else "location"] = item[1]
-            else:
-                parts["rule"] = item
-        rule, actor, location = (str(parts[k]) if k in parts else None for k in ("rule", "actor", "location"))
-        decl = DefenceDecl(str(name), rule, actor, location, self._p(name),
-                           tuple((k, self._p(v)) for k, v in parts.items()) + budget_pos, links, budget)
-        return ("defences", (decl,))
-
-    # properties
-    def observing(self, items: list[Token]) -> tuple[str, Any]:
-        return ("observing", tuple(self._named(t) for t in items))
-
-    def eps_value(self, items: list[Fraction]) -> EpsSpec:
-        return EpsSpec(items[0], False)
-
-    def eps_log(self, items: list[Fraction]) -> EpsSpec:
-        return EpsSpec(items[0], True)
-
-    def adv_number(self, items: list[Fraction]) -> tuple[str, Any]:
-        return ("number", items[0])
-
-    def adv_theorem1(self, items: list[EpsSpec]) -> tuple[str, Any]:
-        return ("theorem1", items[0])
-
-    def adv_tight(self, items: list[EpsSpec]) -> tuple[str, Any]:
-        return ("tight", items[0])
-
-    def option(self, items: list[Any]) -> Option:
-        key, value = items
-        pos = self._p(key)
-        if isinstance(value, Fraction):
-            return Option(str(key), value, pos=pos)
-        if value.type == "STRING":
-            return Option(str(key), unquote(str(value)), True, pos=pos)
-        return Option(str(key), str(value), pos=pos)
-
-    def _formula(self, tok: Token) -> FormulaText:
-        return FormulaText(str(tok).rstrip(), self._p(tok))
-
-    def prop_ctl(self, items: list[Token]) -> dict[str, Any]:
-        return {"kind": "ctl", "formula": self._formula(items[0])}
-
-    def prop_attack_tree(self, items: list[Token]) -> dict[str, Any]:
-        reduced = items[0].type == "REDUCED"
-        expect, goal = items[1:] if reduced else items
-        return {"kind": "attack_tree", "expect": str(expect), "formula": self._formula(goal),
-                "reduced": reduced}
-
-    def _obs(self, rest: list[Any]) -> tuple[Named, ...]:
-        for r in rest:
-            if isinstance(r, tuple) and r and r[0] == "observing":
-                return r[1]
-        return ()
-
-    def prop_privacy(self, items: list[Any]) -> dict[str, Any]:
-        eps, nb, *rest = items
-        sched = next((r[1] for r in rest if isinstance(r, tuple) and r and r[0] == "scheduler"), None)
-        return {"kind": "privacy", "eps": eps, "neighbour": str(nb), "observing": self._obs(rest),
-                "scheduler": sched, "_nbpos": self._p(nb)}
-
-    def prop_advantage(self, items: list[Any]) -> dict[str, Any]:
-        (bkind, bval), nb, *rest = items
-        out: dict[str, Any] = {"kind": "advantage", "bound_kind": bkind, "neighbour": str(nb),
-                               "observing": self._obs(rest), "_nbpos": self._p(nb)}
-        if bkind == "number":
-            out["bound"] = bval
-        else:
-            out["eps"] = bval
-        return out
-
-    def prop_probability(self, items: list[Any]) -> dict[str, Any]:
-        sched = None
-        if isinstance(items[0], Token) and items[0].type == "SCHEDULER":
-            sched = str(items[0])
-            items = items[1:]
-        cmp_tok, bound, formula = items
-        return {"kind": "probability", "scheduler": sched, "compare": str(cmp_tok), "bound": bound,
-                "formula": self._formula(formula), "_boundpos": self._p(cmp_tok)}
-
-    def prop_dp(self, items: list[Any]) -> dict[str, Any]:
-        formula, nb, *rest = items
-        sched = next((r[1] for r in rest if isinstance(r, tuple) and r and r[0] == "scheduler"), "worst")
-        return {"kind": "dp", "formula": self._formula(formula), "neighbour": str(nb), "scheduler": sched,
-                "observing": self._obs(rest), "_nbpos": self._p(nb)}
-
-    def dp_scheduler(self, items: list[Token]) -> tuple[str, str]:
-        return ("scheduler", str(items[0]))
-
-    def prop_crossval(self, items: list[Any]) -> dict[str, Any]:
-        nb, *opts = items
-        return {"kind": "crossval", "neighbour": str(nb), "options": tuple(opts), "_nbpos": self._p(nb)}
-
-    def prop_attack(self, items: list[Any]) -> dict[str, Any]:
-        name, *opts = items
-        return {"kind": "attack", "attack": str(name), "options": tuple(opts)}
-
-    def prop_budget(self, items: list[Any]) -> dict[str, Any]:
-        eps, *rest = items
-        nb = rest[-1]
-        out: dict[str, Any] = {"kind": "budget", "eps": eps, "neighbour": str(nb), "delta": Fraction(0),
-                               "budget_scope": "sequence", "_nbpos": self._p(nb)}
-        for r in rest[:-1]:
-            out[r[0]] = r[1]
-            if r[0] == "delta":
-                out["_deltapos"] = r[2]
-        return out
-
-    @v_args(meta=True)
-    def budget_delta(self, meta: Any, items: list[Any]) -> tuple[str, Fraction, Position]:
-        (value,) = items
-        return ("delta", _fraction(value) if isinstance(value, Token) else value, self._at(meta))
-
-    def scope_round(self, items: list[Any]) -> tuple[str, str]:
-        return ("budget_scope", "round")
-
-    def scope_sequence(self, items: list[Any]) -> tuple[str, str]:
-        return ("budget_scope", "sequence")
-
-    def scope_client(self, items: list[Any]) -> tuple[str, str]:
-        return ("budget_scope", "client")
-
-    def property(self, items: list[Any]) -> tuple[str, Any]:
-        name, body = items
-        extra = {k: v for k, v in body.items() if k.startswith("_")}
-        fields = {k: v for k, v in body.items() if not k.startswith("_")}
-        return ("property", (PropertyDecl(str(name), pos=self._p(name), **fields), extra))
-
-    def start(self, items: list[Any]) -> list[Any]:
-        return items
-
-
 def _syntax_error(exc: lark.exceptions.UnexpectedInput, text: str, source: str) -> ModelError:
     if isinstance(exc, lark.exceptions.UnexpectedToken):
         tok = exc.token
@@ -732,20 +172,7 @@ def _assemble(parts: list[Any], source: str, diags: list[Diagnostic],
                 diags.append(diagnostic(pos, f"second {_KEYWORD.get(tag, tag)} statement; the first is at "
                                              f"{first}"))
                 continue
-            if tag == "server":
-                fields["server"] = payload
-            elif tag == "policies_mode":
-                fields["policies_mode"] = payload[0]
-            elif tag == "dataset":
-                fields["dataset"] = payload[0]
-            elif tag == "partition":
-                fields["partition"] = payload[0]
-            elif tag == "model":
-                fields["model"] = payload[0]
-            elif tag == "protocol":
-                fields["protocol"] = payload[0]
-            elif tag == "attacker":
-                fields["attacker"] = payload
+            fields[tag] = payload if tag in ("server", "attacker") else payload[0]
             extras["positions"][tag] = pos
             continue
         if tag == "policy":
@@ -780,36 +207,9 @@ def _assemble(parts: list[Any], source: str, diags: list[Diagnostic],
             fields["bounds"].extend(bounds)
         else:
             fields[tag].extend(payload)
-    att = fields.pop("attacker", None)
-    scenario = Scenario(
-        name=name,
-        locations=tuple(fields["locations"]),
-        links=tuple(fields["links"]),
-        server=fields.get("server"),
-        clients=tuple(fields["clients"]),
-        actors=tuple(fields["actors"]),
-        policies=tuple(fields["policies"]),
-        policies_mode=fields.get("policies_mode"),
-        data=tuple(fields["data"]),
-        dataset=fields.get("dataset"),
-        partition=fields.get("partition"),
-        model=fields.get("model"),
-        noise=tuple(fields["noise"]),
-        protocol=fields.get("protocol"),
-        bounds=tuple(fields["bounds"]),
-        neighbours=tuple(fields["neighbours"]),
-        attacker=att,
-        properties=tuple(fields["properties"]),
-        contacts=tuple(fields["contacts"]),
-        losses=tuple(fields["losses"]),
-        failures=tuple(fields["failures"]),
-        steps=tuple(fields["steps"]),
-        defences=tuple(fields["defences"]),
-        routes=tuple(fields["routes"]),
-        run=fields.get("run"),
-        source=source,
-        constants=tuple(constants.items()),
-    )
+    # the repeated statements' lists as tuples; a single statement not given stays at its default
+    values: dict[str, Any] = {k: tuple(v) if isinstance(v, list) else v for k, v in fields.items()}
+    scenario = Scenario(name=name, source=source, constants=tuple(constants.items()), **values)
     return scenario, extras
 
 
@@ -818,6 +218,20 @@ def parse_scenario(text: str, source: str = "<scenario>", *, check: bool = True,
     """Parse (and by default semantically check) scenario ``text``; ``source`` names the file in
     diagnostics, ``defines`` override constants (a name that is not a constant of the scenario is an
     error listing them). Raises :class:`ModelError` with every problem found."""
+    return _parse(text, source, check, defines)[0]
+
+
+def parse_scenario_system(text: str, source: str = "<scenario>", *,
+                          defines: Mapping[str, int] | None = None) -> tuple[Scenario, ScenarioSystem]:
+    """:func:`parse_scenario` with the checks, and the scenario's system that the checks built
+    (:func:`flmodel.scenario_build.build_system`): the scenario is parsed and built once."""
+    scenario, system = _parse(text, source, True, defines)
+    assert system is not None  # built by the checks whenever they find no problem
+    return scenario, system
+
+
+def _parse(text: str, source: str, check: bool, defines: Mapping[str, int] | None
+           ) -> tuple[Scenario, ScenarioSystem | None]:
     text = text.removeprefix("\ufeff").replace("\r\n", "\n")
     try:
         tree = _parser().parse(text)
@@ -830,7 +244,7 @@ def parse_scenario(text: str, source: str = "<scenario>", *, check: bool = True,
         raise ModelError([Diagnostic(where, f"expression nested more than {MAX_NESTING} levels deep here; "
                                             f"expected at most {MAX_NESTING} nested operators")])
     tree, constants = expand(tree, source, defines)
-    builder = _Build(source)
+    builder = Build(source)
     try:
         parts = builder.transform(tree)
     except lark.exceptions.VisitError as exc:  # pragma: no cover - transformer bug
@@ -838,31 +252,44 @@ def parse_scenario(text: str, source: str = "<scenario>", *, check: bool = True,
                                      f"internal error reading the scenario: {exc}")]) from exc
     diags = list(builder.diags)
     scenario, extras = _assemble(parts, source, diags, constants)
+    system = None
     if check:
         diags.extend(check_scenario(scenario, extras))
         if not diags:
-            diags.extend(_check_built(scenario))
+            system, built = _check_built(scenario)
+            diags.extend(built)
     if diags:
         diags.sort(key=lambda d: (d.line or 0, d.column or 0))
         raise ModelError(diags)
-    return scenario
+    return scenario, system
 
 
-def _check_built(scenario: Scenario) -> list[Diagnostic]:
-    """Problems only the built system reveals: observed names (attacker, ``observing``) that are not
-    observables of the system, rules of ``attack_step`` and ``defence`` statements it does not have."""
+def _check_built(scenario: Scenario) -> tuple[ScenarioSystem | None, list[Diagnostic]]:
+    """The scenario's system, and the problems only it reveals: observed names (attacker,
+    ``observing``) that are not observables of the system, rules of ``attack_step`` and ``defence``
+    statements it does not have."""
     try:
         system = build_system(scenario)
     except ModelError as exc:
-        return list(exc.diagnostics)
-    return (check_observables(scenario, set(system.observable_names())) or check_attacker_routes(scenario)
-            or check_step_rules(scenario, system.fl.rule_names))
+        return None, list(exc.diagnostics)
+    return system, (check_observables(scenario, set(system.observable_names()))
+                    or check_attacker_routes(scenario) or check_step_rules(scenario, system.fl.rule_names))
 
 
 def load_scenario(path: str | Path, defines: Mapping[str, int] | None = None) -> Scenario:
     """Read and check the scenario file ``path``; ``defines`` override its constants
     (:func:`parse_scenario`)."""
-    p = Path(path)
+    return parse_scenario(_read(Path(path)), str(Path(path)), defines=defines)
+
+
+def load_scenario_system(path: str | Path, defines: Mapping[str, int] | None = None
+                         ) -> tuple[Scenario, ScenarioSystem]:
+    """:func:`load_scenario` and the system its checks built (:func:`parse_scenario_system`)."""
+    return parse_scenario_system(_read(Path(path)), str(Path(path)), defines=defines)
+
+
+def _read(p: Path) -> str:
+    """The text of the scenario file ``p`` (UTF-8; a missing file or another encoding is an error)."""
     try:
         data = p.read_bytes()
     except FileNotFoundError:
@@ -871,7 +298,7 @@ def load_scenario(path: str | Path, defines: Mapping[str, int] | None = None) ->
         text = data.decode("utf-8")
     except UnicodeDecodeError as exc:
         raise ModelError([undecodable(data, exc, str(p))]) from None
-    return parse_scenario(text, str(p), defines=defines)
+    return text
 
 
 def undecodable(data: bytes, exc: UnicodeDecodeError, source: str) -> Diagnostic:

@@ -5,41 +5,29 @@ written; positions never take part in equality (``field(compare=False)``), so ``
 (the round trip) compares meaning, not layout. The AST is syntax only: the transition system of a
 scenario is built by :mod:`flmodel.scenario_build` (``build_system(scenario)``,
 ``neighbour_dataset(scenario, name)``).
-Formulas are kept as text (:class:`FormulaText`) with the position of their first character: flmodel
-does not import the checker, the application layer parses them (``checker.mc.ctl_parse.parse_formula``
-with that offset), so a formula error points into the scenario file.
+The named properties are typed records, one per kind (:mod:`flmodel.scenario_properties`). Formulas
+are kept as text (:class:`~flmodel.scenario_properties.FormulaText`) with the position of their first
+character: flmodel does not import the checker, the application layer parses them
+(``checker.mc.ctl_parse.parse_formula`` with that offset), so a formula error points into the scenario
+file.
 
 Numbers are exact ``Fraction``s (``0.25`` is read as ``1/4``) and are printed as ``p/q``.
 """
 
 from __future__ import annotations
 
-import math
 from dataclasses import dataclass, field, replace
 from fractions import Fraction
 from typing import Literal
 
 from flcheck_spec.vocab import Position
 
-#: The position of a node built in Python rather than read from a file.
-NOPOS = Position("<scenario>")
-
-
-def num_text(x: Fraction) -> str:
-    """``3``, ``-1/2`` (exact text a scenario file reads back to the same Fraction)."""
-    return str(Fraction(x))
+from flmodel.scenario_properties import PropertyDecl
+from flmodel.scenario_values import NOPOS, EpsSpec, Named, num_text
 
 
 def vec_text(xs: tuple[Fraction, ...]) -> str:
     return "(" + ", ".join(num_text(x) for x in xs) + ")"
-
-
-@dataclass(frozen=True)
-class Named:
-    """A name written at a position (a location, an item of a list)."""
-
-    name: str
-    pos: Position = field(default=NOPOS, compare=False, repr=False)
 
 
 @dataclass(frozen=True)
@@ -423,129 +411,6 @@ class DefenceDecl:
 
 
 @dataclass(frozen=True)
-class FormulaText:
-    """A formula of the property language as written, with the position of its first character."""
-
-    text: str
-    pos: Position = field(default=NOPOS, compare=False, repr=False)
-
-
-@dataclass(frozen=True)
-class EpsSpec:
-    """A privacy parameter written exactly: ``value`` is ε itself, or (``log``) ``ε = ln(value)``."""
-
-    value: Fraction
-    log: bool = False
-
-    def text(self) -> str:
-        return f"ln({num_text(self.value)})" if self.log else num_text(self.value)
-
-    def as_float(self) -> float:
-        return math.log(self.value) if self.log else float(self.value)
-
-
-@dataclass(frozen=True)
-class Option:
-    """``key = value`` of the optional property kinds (value: a Fraction, a name or a string)."""
-
-    key: str
-    value: Fraction | str
-    quoted: bool = False
-    pos: Position = field(default=NOPOS, compare=False, repr=False)
-
-    def text(self) -> str:
-        if isinstance(self.value, Fraction):
-            v = num_text(self.value)
-        elif self.quoted:
-            v = '"' + self.value.replace("\\", "\\\\").replace('"', '\\"') + '"'
-        else:
-            v = self.value
-        return f"{self.key} = {v}"
-
-
-@dataclass(frozen=True)
-class PropertyDecl:
-    """A named property. ``kind`` is one of ``ctl``, ``attack_tree``, ``privacy``, ``advantage``,
-    ``probability``, ``dp``, ``crossval``, ``attack``, ``budget``; the other fields are used by the
-    kinds that need them:
-
-    * ``ctl``: ``formula``;
-    * ``attack_tree``: ``expect`` (``exists``/``absent``), ``formula`` (the goal, a state formula) and
-      ``reduced`` (``attack_tree reduced``: the tree may be built on the structure the symmetry and the
-      cone of influence reduce, :mod:`checker.app.reductions`);
-    * ``privacy``: ``eps`` (NI-FL-DP ε), ``neighbour``, ``observing``, ``scheduler`` (``None`` or
-      ``uniform``: the uniform scheduler; ``memoryless``/``adaptive`` (alias ``worst``)/``blind``: the
-      worst case over that class);
-    * ``advantage``: ``bound_kind`` (``number``, ``theorem1``: ``1 − e^{−ε}``, ``tight``:
-      ``tanh(ε/2)``), ``bound`` or ``eps``, ``neighbour``, ``observing``;
-    * ``probability``: ``scheduler`` (``min``/``max``/``uniform``), ``compare``, ``bound``,
-      ``formula`` (the target set, reached eventually: first-passage probability);
-    * ``dp``: ``formula`` (a ``D{ε,δ}[ψ]`` query of [dpCTL]), ``neighbour``, ``scheduler``
-      (``uniform``/``memoryless``/``adaptive``/``blind``, ``worst`` = ``adaptive``), ``observing`` (what
-      the attacker, and an adaptive scheduler, sees);
-    * ``crossval``: ``neighbour`` and ``options``; ``attack``: ``attack`` (its name) and ``options``;
-    * ``budget``: ``eps`` (ε_B), ``delta`` (δ_B, default 0), ``budget_scope`` (``round``: each round's
-      release alone; ``sequence``: the releases through each round; ``client``: each client's reports
-      through each round), ``neighbour``.
-    """
-
-    name: str
-    kind: str
-    formula: FormulaText | None = None
-    expect: str | None = None
-    eps: EpsSpec | None = None
-    neighbour: str | None = None
-    observing: tuple[Named, ...] = ()
-    bound_kind: str | None = None
-    bound: Fraction | None = None
-    scheduler: str | None = None
-    compare: str | None = None
-    attack: str | None = None
-    options: tuple[Option, ...] = ()
-    delta: Fraction | None = None
-    budget_scope: str | None = None
-    reduced: bool = False
-    pos: Position = field(default=NOPOS, compare=False, repr=False)
-
-    def text(self) -> str:
-        head = f"property {self.name}: "
-        obs = (" observing " + ", ".join(o.name for o in self.observing)) if self.observing else ""
-        opts = "".join(" " + o.text() for o in self.options)
-        k = self.kind
-        if k == "ctl":
-            return head + f"ctl {self.formula.text};"  # type: ignore[union-attr]
-        if k == "attack_tree":
-            red = "reduced " if self.reduced else ""
-            return head + f"attack_tree {red}{self.expect} {self.formula.text};"  # type: ignore[union-attr]
-        if k == "privacy":
-            sch = f" scheduler {self.scheduler}" if self.scheduler else ""
-            return head + f"privacy epsilon <= {self.eps.text()} between {self.neighbour}{sch}{obs}"  # type: ignore[union-attr]
-        if k == "advantage":
-            if self.bound_kind == "number":
-                b = num_text(self.bound)  # type: ignore[arg-type]
-            else:
-                b = f"{self.bound_kind}({self.eps.text()})"  # type: ignore[union-attr]
-            return head + f"advantage <= {b} between {self.neighbour}{obs}"
-        if k == "probability":
-            sch = f"{self.scheduler} " if self.scheduler else ""
-            return head + (f"probability {sch}{self.compare} {num_text(self.bound)} "  # type: ignore[arg-type]
-                           f"reach {self.formula.text};")  # type: ignore[union-attr]
-        if k == "dp":
-            return head + (f"dp {self.formula.text} between {self.neighbour} "  # type: ignore[union-attr]
-                           f"scheduler {self.scheduler}{obs};")
-        if k == "crossval":
-            return head + f"crossval between {self.neighbour}{opts}"
-        if k == "attack":
-            return head + f"attack {self.attack}{opts}"
-        if k == "budget":
-            scope = {"round": "per round", "sequence": "over rounds",
-                     "client": "per client over rounds"}[self.budget_scope or "sequence"]
-            return head + (f"budget epsilon <= {self.eps.text()} delta {num_text(self.delta or Fraction(0))} "  # type: ignore[union-attr]
-                           f"{scope} between {self.neighbour};")
-        raise ValueError(f"unknown property kind {k!r}")
-
-
-@dataclass(frozen=True)
 class Scenario:
     """A parsed (and, from :func:`flmodel.scenario.parse_scenario`, semantically checked) scenario.
 
@@ -699,7 +564,5 @@ class Scenario:
         raise KeyError(name)
 
     def bound(self, kind: str) -> int | None:
-        for b in self.bounds:
-            if b.kind == kind:
-                return b.value
-        return None
+        """The value of the bound ``kind`` (``rounds``, ``events``), ``None`` when not given."""
+        return next((b.value for b in self.bounds if b.kind == kind), None)

@@ -59,8 +59,10 @@ from flmodel.noise import (
     rational_exp,
 )
 from flmodel.rules import RULE_SETS, RuleSet
-from flmodel.scenario_ast import COPIED, EpsSpec, Link, MechanismDecl, Scenario
+from flmodel.scenario_ast import COPIED, Link, MechanismDecl, Scenario
+from flmodel.scenario_properties import EpsSpec
 from flmodel.system import Bounds, FLState, FLSystem
+from flmodel.view import FLView
 
 __all__ = ["AdditiveNoise", "ScenarioSystem", "build_fl_system", "build_system", "data_points",
            "initial_dataset", "mechanism_of", "neighbour_dataset", "neighbour_system", "universe"]
@@ -336,7 +338,7 @@ class ScenarioSystem:
     """The transition system of a scenario (``checker.mc.ts.TransitionSystem``): the FLSystem with
     property-language observable names (see the module docstring). ``fl`` is the wrapped FLSystem."""
 
-    def __init__(self, fl: FLSystem, secrets: Sequence[DataPoint] = (), scenario: Scenario | None = None):
+    def __init__(self, fl: FLView, secrets: Sequence[DataPoint] = (), scenario: Scenario | None = None):
         self.fl = fl
         self.scenario = scenario
         self.secrets = tuple(secrets)

@@ -32,25 +32,22 @@ from __future__ import annotations
 import difflib
 from collections import Counter
 from fractions import Fraction
-from itertools import pairwise
 from typing import Any
 
 from flcheck_spec.vocab import Position
 
 from flmodel.errors import Diagnostic
-from flmodel.infrastructure import Gra
-from flmodel.network import ENVIRONMENT, Network
+from flmodel.network import ENVIRONMENT
 from flmodel.scenario_ast import (
-    DataDecl,
-    MechanismDecl,
     Named,
     NeighbourDecl,
-    PropertyDecl,
     Scenario,
     StepDecl,
 )
-from flmodel.scenario_build import attacker_taps, link_edges, routes_of, scenario_edges
-from flmodel.scenario_family import diagnostic
+from flmodel.scenario_check_base import Report, known_text
+from flmodel.scenario_check_network import NetworkChecks
+from flmodel.scenario_check_noise import NoiseChecks
+from flmodel.scenario_properties import AttackProperty, CrossvalProperty, EpsSpec, neighbour_of, observing_of
 
 ACTIONS = ("put_part", "get_grad", "eval_server")
 LOSS_NAMES = ("squared", "squared_nobias", "hinge")
@@ -59,32 +56,6 @@ PROTOCOLS = ("published", "fedavg_rounds")
 CROSSVAL_OPTIONS = ("trials", "seed")
 
 
-#: The largest exact number a statement may ask for (bits of a numerator or denominator): a loss with
-#: ``retries K`` needs ``P^(K+1)`` exactly, and a number of a hundred million digits would take minutes in
-#: one arithmetic operation that no time limit can interrupt.
-MAX_EXACT_BITS = 1 << 20
-
-
-class _Report:
-    """The problems found so far; a problem without a known position is reported at ``default``."""
-
-    def __init__(self, default: Position):
-        self.items: list[Diagnostic] = []
-        self.default = default
-
-    def add(self, pos: Position | None, message: str) -> None:
-        where = pos if pos is not None and pos.line is not None else self.default
-        self.items.append(diagnostic(where, message))
-
-
-def _known_text(known: list[str] | set[str] | tuple[str, ...]) -> str:
-    """``known: a, b, …`` (the first ten names), for a message about an unknown name."""
-    items = sorted(known)
-    if not items:
-        return "none declared"
-    if len(items) > 10:
-        items = [*items[:10], "…"]
-    return "known: " + ", ".join(items)
 
 
 def check_scenario(s: Scenario, extras: dict[str, Any] | None = None) -> list[Diagnostic]:
@@ -118,25 +89,9 @@ def check_scenario(s: Scenario, extras: dict[str, Any] | None = None) -> list[Di
     return checks.report.items
 
 
-class _ScenarioChecks:
+class _ScenarioChecks(NetworkChecks, NoiseChecks):
     """One method per part of a scenario, run in file-section order by :func:`check_scenario`; a
     method may rely on the names the methods before it collected (locations, actors, points, …)."""
-
-    def __init__(self, s: Scenario, extras: dict[str, Any]):
-        self.s = s
-        self.extras = extras
-        self.positions: dict[str, Position] = extras.get("positions", {})
-        self.report = _Report(Position(s.source, 1, 1))
-        self.locs: set[str] = set()
-        self.undeclared: dict[str, Position] = {}  # location -> first use, when none is declared
-        self.link_edges: dict[tuple[str, str], Position] = {}
-        self.declared_edges: dict[tuple[str, str], Position] = {}  # static links and contacts
-        self.actor_locs: dict[str, str] = {}
-        self.clients = {c.actor for c in s.clients}
-        self.points: dict[str, DataDecl] = {}
-        self.features: int | None = None  # the number of features most data points have
-        self.dataset: set[str] = set()
-        self.neighbour_names: set[str] = set()
 
     # --- locations and links (gra) ----------------------------------------------------------------
     def check_locations(self) -> None:
@@ -144,14 +99,6 @@ class _ScenarioChecks:
             if n.name in self.locs:
                 self.report.add(n.pos, f"location {n.name!r} declared twice")
             self.locs.add(n.name)
-
-    def _need_location(self, name: str | None, pos: Position, what: str) -> None:
-        if name is None or name in self.locs:
-            return
-        if not self.s.locations:  # no locations statement at all: one message, see missing_locations
-            self.undeclared.setdefault(name, pos)
-            return
-        self.report.add(pos, f"unknown location {name!r} in {what}; {_known_text(self.locs)}")
 
     def missing_locations(self) -> None:
         """Without a ``locations`` statement every use of a location is unknown: one message, at the
@@ -178,79 +125,6 @@ class _ScenarioChecks:
             for e in edges:
                 first.setdefault(e, lk.pos)
         self.link_edges = dict(first)
-
-    # --- time-varying topology (flmodel.network) ----------------------------------------------------
-    def check_network(self) -> None:
-        """Contact links are not also static links (a contact declares its link), each has one
-        contact statement; losses and failures name declared links once each, with a probability in
-        [0, 1); partial aggregation is a fedavg_rounds variant with a quorum within the clients or a
-        positive deadline."""
-        s = self.s
-        contact_at: dict[tuple[str, str], Position] = {}
-        for c in s.contacts:
-            lk = c.link
-            self._need_location(lk.a, lk.pos, "a contact")
-            self._need_location(lk.b, lk.pos, "a contact")
-            if lk.a == lk.b:
-                self.report.add(lk.pos, f"contact from {lk.a!r} to itself")
-            edges = [(lk.a, lk.b)] if lk.directed else [(lk.a, lk.b), (lk.b, lk.a)]
-            for e in edges:
-                if e in self.link_edges:
-                    self.report.add(lk.pos, f"contact {lk.text()} is also a static link at "
-                                    f"{self.link_edges[e]} (a contact declares its link; drop one)")
-                    break
-                if e in contact_at:
-                    self.report.add(lk.pos, f"second contact statement for {lk.text()}; the first is at "
-                                    f"{contact_at[e]} (list every window in one statement)")
-                    break
-            for e in edges:
-                contact_at.setdefault(e, lk.pos)
-        declared = {**self.link_edges, **contact_at}
-        self.declared_edges = declared
-        for kind, links in (("loss", [lo.link for lo in s.losses]), ("failure", list(s.failures))):
-            seen: dict[tuple[str, str], Position] = {}
-            for lk in links:
-                edges = [(lk.a, lk.b)] if lk.directed else [(lk.a, lk.b), (lk.b, lk.a)]
-                if not all(e in declared for e in edges):
-                    self.report.add(lk.pos, f"{kind} on {lk.text()}, which is not a declared link (links "
-                                    "or contact)")
-                if any(e in seen for e in edges):
-                    self.report.add(lk.pos, f"second {kind} statement for {lk.text()}; the first is at "
-                                    f"{next(seen[e] for e in edges if e in seen)}")
-                for e in edges:
-                    seen.setdefault(e, lk.pos)
-        for lo in s.losses:
-            if not 0 <= lo.probability < 1:
-                self.report.add(lo.pos, f"loss probability must be in [0, 1), got {lo.probability}")
-                continue
-            size = max(lo.probability.numerator.bit_length(), lo.probability.denominator.bit_length())
-            if (lo.retries + 1) * size > MAX_EXACT_BITS:  # refused before anything computes P^(K+1)
-                most = MAX_EXACT_BITS // max(size, 1) - 1
-                self.report.add(lo.pos, f"retries {lo.retries} makes the exact delivery probability "
-                                f"1 - ({lo.probability})^{lo.retries + 1} a number of about "
-                                f"{(lo.retries + 1) * size:,} bits; at most retries {most:,} for this "
-                                "probability (flcheck's probabilities are exact)")
-        prot = s.protocol
-        if prot is None or prot.aggregate is None:
-            return
-        where = prot.pos
-        if prot.aggregate == "all":
-            if prot.aggregate_at is not None:
-                self.report.add(where, "'aggregate all' takes no number")
-            return
-        if prot.variant != "fedavg_rounds":
-            self.report.add(where, f"'aggregate {prot.aggregate}' is a variant of fedavg_rounds, not of "
-                            f"{prot.variant}")
-        if prot.traces == "full":
-            self.report.add(where, f"'aggregate {prot.aggregate}' needs 'traces drop'")
-        n = prot.aggregate_at
-        if n is None:
-            self.report.add(where, f"'aggregate {prot.aggregate}' needs a number: 'aggregate "
-                            f"{prot.aggregate} N'")
-        elif prot.aggregate == "quorum" and not 1 <= n <= len(s.clients):
-            self.report.add(where, f"quorum {n} is not within 1..{len(s.clients)} (the clients)")
-        elif prot.aggregate == "deadline" and n < 1:
-            self.report.add(where, f"deadline must be at least 1 step, got {n}")
 
     # --- actors (aloc) ----------------------------------------------------------------------------
     def check_actors(self) -> None:
@@ -287,7 +161,7 @@ class _ScenarioChecks:
                 for n in who or tuple(Named(a, pol.pos) for a in pol.actors):
                     if n.name not in self.actor_locs:
                         self.report.add(n.pos, f"policy at {pol.location!r} names unknown actor {n.name!r}; "
-                                        f"{_known_text(set(self.actor_locs))}")
+                                        f"{known_text(set(self.actor_locs))}")
             for a in acts or tuple(Named(a, pol.pos) for a in pol.actions):
                 if a.name not in ACTIONS:
                     self.report.add(a.pos, f"unknown action {a.name!r} in a policy; expected one of "
@@ -306,7 +180,7 @@ class _ScenarioChecks:
                                 f"have {self.features}")
             if p.owner is not None and p.owner not in self.clients:
                 self.report.add(p.pos, f"data point {p.name!r} is observed by {p.owner!r}, which is not a "
-                                f"client; {_known_text(self.clients)}")
+                                f"client; {known_text(self.clients)}")
 
     def check_dataset(self) -> None:
         if self.s.dataset is None:
@@ -315,7 +189,7 @@ class _ScenarioChecks:
         for n in self.s.dataset:
             if n.name not in self.points:
                 self.report.add(n.pos, f"dataset names unknown data point {n.name!r}; "
-                                f"{_known_text(set(self.points))}")
+                                f"{known_text(set(self.points))}")
             if n.name in self.dataset:
                 self.report.add(n.pos, f"data point {n.name!r} listed twice in the dataset "
                                 "(a dataset is a set)")
@@ -384,68 +258,6 @@ class _ScenarioChecks:
         if m.rate <= 0:
             self.report.add(m.pos, f"learning rate must be positive, got {m.rate}")
 
-    # --- run configuration ----------------------------------------------------------------------
-    def check_run(self) -> None:
-        """``run``: a noise multiplier > 0, rounds >= 1, a rate in (0, 1] or ``K of N`` with
-        1 <= K <= N, a delta in (0, 1), a clip > 0; each part once; ``fixed`` and ``shuffle`` name K of N."""
-        r = self.s.run
-        if r is None:
-            return
-        at = dict(r.parts_pos)
-        seen: dict[str, Position] = {}
-        for key, pos in r.parts_pos:
-            if key in seen:
-                self.report.add(pos, f"run: second {key}; the first is at {seen[key]}")
-            seen.setdefault(key, pos)
-        if r.noise_multiplier is not None and not r.noise_multiplier > 0:
-            self.report.add(at["noise_multiplier"],
-                            f"run: noise_multiplier must be > 0, got {r.noise_multiplier}")
-        if r.rounds is not None and r.rounds < 1:
-            self.report.add(at["rounds"], f"run: rounds must be >= 1, got {r.rounds}")
-        if r.rate is not None and not 0 < r.rate <= 1:
-            self.report.add(at["sampling"], f"run: sampling rate must be in (0, 1], got {r.rate}")
-        if r.per_round is not None and r.clients is not None and not 1 <= r.per_round <= r.clients:
-            self.report.add(at["sampling"], f"run: sampling {r.per_round} of {r.clients} needs 1 <= K <= N")
-        if r.sampling in ("fixed", "shuffle") and r.clients is None:
-            self.report.add(at["sampling"],
-                            f"run: sampling {r.sampling} needs 'K of N' (clients per round of all)")
-        if r.sampling == "poisson" and r.rate is None and r.clients is None:
-            self.report.add(at["sampling"], "run: sampling poisson needs 'rate Q' or 'K of N'")
-        if r.delta is not None and not 0 < r.delta < 1:
-            self.report.add(at["delta"], f"run: delta must be in (0, 1), got {r.delta}")
-        if r.clip is not None and not r.clip > 0:
-            self.report.add(at["clip"], f"run: clip must be > 0, got {r.clip}")
-
-    # --- noise ------------------------------------------------------------------------------------
-    def check_noise(self) -> None:
-        """Each mechanism well-formed; client-specific statements name clients and give no client two
-        different mechanisms (``noise MECH`` for every client may be refined by ``noise for``)."""
-        first: dict[str, tuple[tuple[object, ...], Position]] = {}
-        for_all: Position | None = None
-        names_of = {id(decl): clients for decl, clients in self.extras.get("noise_names", [])}
-        for nd in self.s.noise:
-            _check_mechanism(nd.mechanism, nd.pos, self.report)
-            named = names_of.get(id(nd)) or (tuple(Named(c, nd.pos) for c in nd.clients)
-                                             if nd.clients is not None else None)
-            if named is None:
-                if for_all is not None:
-                    self.report.add(nd.pos, f"second noise statement for every client; the first is at "
-                                    f"{for_all}")
-                for_all = for_all or nd.pos
-                continue
-            m = nd.mechanism
-            key = (m.kind, m.base, m.grid, m.lo, m.hi, m.step, m.table, nd.target)
-            for n in named:
-                if n.name not in self.clients:
-                    self.report.add(n.pos, f"noise for {n.name!r}, which is not a client; "
-                                    f"{_known_text(self.clients)}")
-                if n.name in first:
-                    other = "a different" if first[n.name][0] != key else "the same"
-                    self.report.add(n.pos, f"second noise statement for client {n.name!r} ({other} "
-                                    f"mechanism); the first is at {first[n.name][1]}")
-                    continue
-                first[n.name] = (key, n.pos)
-
     # --- protocol and bounds ----------------------------------------------------------------------
     def check_protocol(self) -> None:
         prot = self.s.protocol
@@ -493,52 +305,6 @@ class _ScenarioChecks:
         if current == self.dataset:
             self.report.add(nb.pos, f"neighbour {nb.name!r} equals the dataset (D ◇1 D' needs D ≠ D')")
 
-    # --- attacker ---------------------------------------------------------------------------------
-    def check_attacker(self) -> None:
-        a = self.s.attacker
-        if a is None:
-            return
-        if a.location is not None:
-            self._need_location(a.location, a.pos, "the attacker's placement")
-            if a.name in self.actor_locs and self.actor_locs[a.name] != a.location:
-                self.report.add(a.pos, f"attacker {a.name!r} is placed at {self.actor_locs[a.name]!r}, "
-                                f"not {a.location!r}")
-        elif a.link is not None:
-            lk = a.link
-            if not all(e in self.declared_edges for e in link_edges(lk)):
-                self.report.add(lk.pos, f"attacker {a.name!r} on {lk.text()}, which is not a declared link "
-                                "(links or contact)")
-        elif a.name not in self.actor_locs:
-            self.report.add(a.pos, f"attacker {a.name!r} is not an actor; declare it or write 'attacker "
-                            f"{a.name} at LOCATION observes …'")
-
-    # --- routes ---------------------------------------------------------------------------------------
-    def check_routes(self) -> None:
-        """A given route runs from its client's location to the server's over declared links (static or
-        contact, in the link's direction); one route per client."""
-        s = self.s
-        first: dict[str, Position] = {}
-        server_loc = s.server.location if s.server is not None else None
-        for r in s.routes:
-            if r.client not in self.clients:
-                self.report.add(r.pos, f"route for {r.client!r}, which is not a client")
-                continue
-            if r.client in first:
-                self.report.add(r.pos, f"second route for {r.client}; the first is at {first[r.client]}")
-                continue
-            first[r.client] = r.pos
-            start = self.actor_locs.get(r.client)
-            if r.path[0] != start:
-                self.report.add(r.pos, f"the route of {r.client} starts at {r.path[0]!r}, not at its "
-                                f"location {start!r}")
-            if server_loc is not None and r.path[-1] != server_loc:
-                self.report.add(r.pos, f"the route of {r.client} ends at {r.path[-1]!r}, not at the server's "
-                                f"location {server_loc!r}")
-            for a, b in pairwise(r.path):
-                if (a, b) not in self.declared_edges:
-                    self.report.add(r.pos, f"the route of {r.client} takes {a} -> {b}, which is not a "
-                                    "declared link (links or contact)")
-
     # --- attributes of attack steps, defences -----------------------------------------------------
     def _step_actors(self) -> set[str]:
         """The actors whose steps can be annotated: the placed actors, an eavesdropping attacker and,
@@ -562,7 +328,7 @@ class _ScenarioChecks:
             first.setdefault(key, d.pos)
             if d.actor is not None and d.actor not in known:
                 self.report.add(d.actor_pos, f"attack_step names unknown actor {d.actor!r}; expected an "
-                                f"actor, {_known_text(known)}")
+                                f"actor, {known_text(known)}")
             where = dict(d.value_pos)
             for name, value in d.values().items():
                 if value < 0:
@@ -593,7 +359,7 @@ class _ScenarioChecks:
                                 "negative; expected a cost >= 0")
             if d.actor is not None and d.actor not in known:
                 self.report.add(where.get("actor", d.pos), f"defence {d.name!r} names unknown actor "
-                                f"{d.actor!r}; expected an actor, {_known_text(known)}")
+                                f"{d.actor!r}; expected an actor, {known_text(known)}")
             self._need_location(d.location, where.get("location", d.pos), f"defence {d.name!r}")
 
     # --- properties -------------------------------------------------------------------------------
@@ -605,26 +371,30 @@ class _ScenarioChecks:
             if p.name in names:
                 self.report.add(p.pos, f"property {p.name!r} declared twice")
             names.add(p.name)
-            if p.neighbour is not None and p.neighbour not in self.neighbour_names:
+            neighbour = neighbour_of(p)
+            if neighbour is not None and neighbour not in self.neighbour_names:
                 self.report.add(where.get("_nbpos", p.pos),
-                                f"property {p.name!r} refers to unknown neighbour {p.neighbour!r}; "
-                                f"{_known_text(self.neighbour_names)}")
-            if p.bound is not None and p.kind in ("probability", "advantage") and not 0 <= p.bound <= 1:
+                                f"property {p.name!r} refers to unknown neighbour {neighbour!r}; "
+                                f"{known_text(self.neighbour_names)}")
+            bound = p.bound if p.kind in ("probability", "advantage") else None
+            if isinstance(bound, Fraction) and not 0 <= bound <= 1:
                 self.report.add(where.get("_boundpos", p.pos),
-                                f"property {p.name!r}: bound {p.bound} is not in [0, 1]")
-            if p.eps is not None:
-                if p.eps.log and p.eps.value < 1:
-                    self.report.add(p.pos, f"property {p.name!r}: ε = ln({p.eps.value}) is negative; "
+                                f"property {p.name!r}: bound {bound} is not in [0, 1]")
+            eps = p.bound if p.kind == "advantage" else p.eps if p.kind in ("privacy", "budget") else None
+            if isinstance(eps, EpsSpec):
+                if eps.log and eps.value < 1:
+                    self.report.add(p.pos, f"property {p.name!r}: ε = ln({eps.value}) is negative; "
                                     "expected ln(r) with r >= 1")
-                if not p.eps.log and p.eps.value < 0:
-                    self.report.add(p.pos, f"property {p.name!r}: ε must be >= 0, got {p.eps.value}")
-            if p.delta is not None and not 0 <= p.delta <= 1:
+                if not eps.log and eps.value < 0:
+                    self.report.add(p.pos, f"property {p.name!r}: ε must be >= 0, got {eps.value}")
+            if p.kind == "budget" and not 0 <= p.delta <= 1:
                 self.report.add(where.get("_deltapos", p.pos),
                                 f"property {p.name!r}: δ = {p.delta} is not in [0, 1]; expected a "
                                 "probability such as 1e-6")
-            self._check_options(p)
+            if p.kind in ("crossval", "attack"):
+                self._check_options(p)
 
-    def _check_options(self, p: PropertyDecl) -> None:
+    def _check_options(self, p: CrossvalProperty | AttackProperty) -> None:
         """Each option once; a crossval property's options known, ``trials`` positive and ``seed`` a
         non-negative integer."""
         first: dict[str, Position] = {}
@@ -633,7 +403,7 @@ class _ScenarioChecks:
                 self.report.add(o.pos, f"option {o.key!r} given twice; the first is at {first[o.key]}")
                 continue
             first[o.key] = o.pos
-            if p.kind != "crossval":
+            if not isinstance(p, CrossvalProperty):
                 continue
             if o.key not in CROSSVAL_OPTIONS:
                 close = difflib.get_close_matches(o.key, CROSSVAL_OPTIONS, n=1)
@@ -648,54 +418,6 @@ class _ScenarioChecks:
                 self.report.add(o.pos, f"option {o.key} must be {need}, got {o.text().split(' = ', 1)[1]}")
 
 
-def check_attacker_routes(s: Scenario) -> list[Diagnostic]:
-    """An attacker observes what reaches it along the links ([IIIf-FL]: security follows from the
-    infrastructure): ``gradient_c`` only when the route of ``c``'s report (the route given for ``c``,
-    else the shortest path of links from ``c``'s location to the server's, every link of a contact
-    plan counted) crosses the attacker's location or uses the link it taps; ``partition_c`` only at
-    ``c``'s location; ``curmodpar`` at the server's location or on the route of the model's broadcast
-    to some client. ``copied`` (what it copies) may stay empty; other observables are protocol state
-    (round, who reported) and are not bound to the graph. Names observed by the attacker and by
-    ``observing`` clauses are checked."""
-    a = s.attacker
-    attacker, _, tap = attacker_taps(s)
-    if a is None or attacker is None or s.server is None:
-        return []
-    report = _Report(Position(s.source, 1, 1))
-    edges = scenario_edges(s)
-    locations = frozenset(n.name for n in s.locations)
-    net = Network(routes=routes_of(s), attacker=attacker, tap=tap)
-    gra = Gra(locations, edges)
-    server_loc = s.server.location
-    where = attacker[1]
-    spot = f"on {a.link.text()}" if a.link is not None else f"at {where!r}"
-    placed = {c.actor: c.location for c in s.clients}
-    named: list[Named] = list(a.observes)
-    for p in s.properties:
-        named.extend(p.observing)
-    for n in named:
-        kind, _, client = n.name.partition("_")
-        if kind == "gradient" and client in placed:
-            path = net.client_route(gra, client, placed[client], server_loc)
-            if path is None:
-                report.add(n.pos, f"attacker {a.name!r} {spot} observes {n.name}, but {client}'s "
-                           f"report has no route from {placed[client]!r} to the server at {server_loc!r}")
-            elif not net.crosses(path):
-                report.add(n.pos, f"attacker {a.name!r} {spot} observes {n.name}, but {client}'s "
-                           f"report travels {' -> '.join(path)} and never "
-                           f"{'uses ' + a.link.text() if a.link is not None else f'reaches {where!r}'}")
-        elif kind == "partition" and client in placed and where != placed[client]:
-            report.add(n.pos, f"attacker {a.name!r} {spot} observes {n.name}, which never leaves "
-                       f"{placed[client]!r}")
-        elif n.name == "curmodpar" and where != server_loc:
-            paths = [net.route(gra, server_loc, loc) for loc in placed.values()]
-            if not any(path is not None and net.crosses(path) for path in paths):
-                report.add(n.pos, f"attacker {a.name!r} {spot} observes curmodpar, but no route of the "
-                           f"model from the server at {server_loc!r} to a client "
-                           f"{'uses ' + a.link.text() if a.link is not None else f'crosses {where!r}'}")
-    return report.items
-
-
 def _step_text(d: StepDecl) -> str:
     return f"{d.rule} by {d.actor}" if d.actor is not None else f"{d.rule} (every actor)"
 
@@ -703,7 +425,7 @@ def _step_text(d: StepDecl) -> str:
 def check_step_rules(s: Scenario, rules: tuple[str, ...] | list[str]) -> list[Diagnostic]:
     """``attack_step`` and ``defence`` statements name rules the built system has (``rules``: the rule
     names its steps carry, e.g. ``get_grad_round_noisy`` under fedavg_rounds with noise)."""
-    report = _Report(Position(s.source, 1, 1))
+    report = Report(Position(s.source, 1, 1))
     expected = "expected a rule of this system: " + ", ".join(rules)
     for d in s.steps:
         if d.rule not in rules:
@@ -719,63 +441,13 @@ def check_step_rules(s: Scenario, rules: tuple[str, ...] | list[str]) -> list[Di
 
 def check_observables(s: Scenario, known: set[str]) -> list[Diagnostic]:
     """Observed names (attacker, ``observing``) that the system does not offer."""
-    report = _Report(Position(s.source, 1, 1))
+    report = Report(Position(s.source, 1, 1))
     named: list[Named] = []
     if s.attacker is not None:
         named.extend(s.attacker.observes)
     for p in s.properties:
-        named.extend(p.observing)
+        named.extend(observing_of(p))
     for n in named:
         if n.name not in known:
-            report.add(n.pos, f"unknown observable {n.name!r}; {_known_text(known)}")
+            report.add(n.pos, f"unknown observable {n.name!r}; {known_text(known)}")
     return report.items
-
-
-def _check_mechanism(m: MechanismDecl, pos: Position, report: _Report) -> None:
-    """A mechanism is well-formed: bases in range, non-empty whole-step ranges, a probability table."""
-    p = m.pos if m.pos.line is not None else pos
-    if m.kind == "none":
-        return
-    if m.kind == "additive":
-        total = sum((q for _, q in m.table), Fraction(0))
-        if any(q <= 0 for _, q in m.table):
-            report.add(p, "additive noise: every probability must be positive")
-        if total != 1:
-            report.add(p, f"additive noise: the probabilities sum to {total}, not 1")
-        if len({z for z, _ in m.table}) != len(m.table):
-            report.add(p, "additive noise: a noise value is listed twice")
-        return
-    if m.epsilon is not None and (m.epsilon.value < 1 if m.epsilon.log else m.epsilon.value < 0):
-        report.add(p, f"{m.kind} needs epsilon >= 0, got {m.epsilon.text()}")
-    if m.kind == "rr":
-        if m.base is not None and not 0 < m.base <= 1:
-            report.add(p, f"randomized response needs 0 < r <= 1, got {m.base}")
-        if len(set(m.grid)) != len(m.grid):
-            report.add(p, "randomized response grid has repeated values")
-        return
-    if m.sigma is not None:
-        if not m.sigma > 0:
-            report.add(p, f"gaussian needs sigma > 0, got {m.sigma}")
-        if m.clip is not None and not m.clip > 0:
-            report.add(p, f"gaussian needs clip > 0, got {m.clip}")
-        if m.clip is None and m.lo is None:
-            report.add(p, "gaussian sigma needs 'clip C' or 'range A .. B' (a finite lattice of outputs)")
-        if m.clip is not None:
-            _check_range(-m.clip, m.clip, m.step, p, report)
-    elif m.base is not None and not 0 < m.base < 1:
-        letter = "r" if m.kind == "geometric" else "q"
-        report.add(p, f"{m.kind} mechanism needs 0 < {letter} < 1, got {m.base}")
-    _check_range(m.lo, m.hi, m.step, p, report)
-
-
-def _check_range(lo: Fraction | None, hi: Fraction | None, step: Fraction | None, p: Position,
-                 report: _Report) -> None:
-    """A lattice ``lo .. hi step s`` is non-empty and a whole number of steps."""
-    if lo is not None and hi is not None and lo > hi:
-        report.add(p, f"empty range {lo} .. {hi}")
-    if step is not None and step <= 0:
-        report.add(p, f"step must be positive, got {step}")
-    elif lo is not None and hi is not None:
-        unit = step if step is not None else Fraction(1)
-        if ((hi - lo) / unit).denominator != 1:
-            report.add(p, f"range {lo} .. {hi} is not a whole number of steps of {unit}")

@@ -26,17 +26,12 @@ kind of the last step: ``put_part``/``get_grad``/``eval_server``/``none``), ``bo
 ``gradient:c``, ``partition:c``, ``ready:c``; per rule name ``r``: ``enabled:r`` (some step of rule
 ``r`` leaves the state *in the bounded system*; the checker may equally derive it from action rules).
 
-Dead values (the hook of the checker's dead-value reduction; this module never decides whether to use
-it): :meth:`FLSystem.dead_gradient_clients` are the clients whose gradient is *dead* outside
-``ready``, derived from the rules' footprints (:attr:`flmodel.rules.Rule.gradients`): when every rule
-reads ``gradient G c`` only for ``c ∈ ready G`` and writes it whenever it inserts ``c`` into ``ready``,
-the value of ``gradient G c`` for ``c ∉ ready G`` is overwritten before any rule reads it. With
-``reset_unready = S`` every state (initial and successors) has ``gradient G c`` reset to its initial
-value for ``c ∈ S``, ``c ∉ ready G``. The map ``h`` doing that is a functional bisimulation that preserves
-the actions, probabilities and every observable but ``gradient:c`` (``c ∈ S``): ``successors(h(s)) =
-h(successors(s))`` step by step, so each reachable state of the reduced system is the image of the
-reachable states it merges, and every property, distribution and probability that does not read
-``gradient:c`` for ``c ∈ S`` is the same (the checker compares both on generated scenarios).
+Value reductions are no part of the model: the checker wraps an :class:`FLSystem` in the maps that
+reset dead, forgotten or summed values (``checker.app.value_reductions``). The model states the facts
+they rest on: the rules' footprints (:meth:`FLSystem.action_classes`, :meth:`FLSystem.variable_reads`)
+and which gradients the rules read only inside ``ready`` or only through their weighted sum
+(:meth:`FLSystem.dead_gradient_clients`, :meth:`FLSystem.gradients_summed`). ``FLView`` is what a
+system over FL states offers, the model and those wrappers alike (:mod:`flmodel.view`).
 """
 
 from __future__ import annotations
@@ -44,7 +39,6 @@ from __future__ import annotations
 from collections.abc import Callable, Iterable, Sequence
 from dataclasses import dataclass
 from fractions import Fraction
-from itertools import combinations
 from typing import Any, NamedTuple
 
 from flcheck_spec.vocab import Action
@@ -52,9 +46,10 @@ from flcheck_spec.vocab import Action
 from flmodel.data import DataPoint, Dataset, partition_by
 from flmodel.errors import MODEL_POSITION, Diagnostic, ModelError
 from flmodel.frozen import FrozenMap
-from flmodel.infrastructure import Igraph, Infrastructure, Protocol, validate_igraph
-from flmodel.learning import Loss, SquaredLoss, Vec, Vector, as_vec
+from flmodel.infrastructure import Infrastructure, Protocol, validate_igraph
+from flmodel.learning import Loss, SquaredLoss, Vec, as_vec
 from flmodel.noise import Mechanism
+from flmodel.refusals import reports_never_refused
 from flmodel.rule_data import Scope
 from flmodel.rules import (
     PUBLISHED,
@@ -65,7 +60,6 @@ from flmodel.rules import (
     TraceMode,
     abstract_evs,
 )
-from flmodel.steps import update_distribution
 
 
 class FLState(NamedTuple):
@@ -107,7 +101,7 @@ class ActionClass(NamedTuple):
     rule name; ``evs`` under the ``drop`` abstraction); ``single``: at most one action of the class is
     enabled in any state.
 
-    Finer, for the cone of influence (:meth:`FLSystem.forgettable`): ``guard_reads`` are what the
+    Finer, for the cone of influence (``checker.app.value_reductions``): ``guard_reads`` are what the
     enabledness reads; ``effects`` maps each written variable to what its new value (its distribution,
     for a drawn one) depends on; ``reads`` is their union."""
 
@@ -121,19 +115,6 @@ class ActionClass(NamedTuple):
     aggregates: bool
     guard_reads: frozenset[str] = frozenset()
     effects: tuple[tuple[str, frozenset[str]], ...] = ()
-
-
-def _recorded_in_trace(c: ActionClass) -> ActionClass:
-    """``c`` with the full trace set's dependencies completed: a step of a ``full`` trace set appends
-    its event (``Put [Part]``, ``Get c Gradc``, ``Eval Newmodel``) to a trace, and the event carries the
-    values the step computes, so the new ``evs`` (its traces, their number: ``trace_count``, and the
-    actions that extend them) depends on everything any written variable's new value depends on. Steps
-    that do not write ``evs`` are unchanged."""
-    effects = dict(c.effects)
-    if "evs" not in effects:
-        return c
-    effects["evs"] = frozenset({"evs"}).union(*effects.values())
-    return c._replace(reads=c.reads | effects["evs"], effects=tuple(sorted(effects.items())))
 
 
 Successor = tuple[Action, FLState, Fraction]
@@ -173,9 +154,6 @@ class FLSystem:
         owner: Callable[[DataPoint], str] | None = None,
         partitioned: bool = False,
         cache_size: int = 1 << 12,
-        reset_unready: Iterable[str] = (),
-        forget: Iterable[str] = (),
-        sum_gradients: bool = False,
     ) -> None:
         if isinstance(rules, str):
             if rules not in RULE_SETS:
@@ -211,32 +189,8 @@ class FLSystem:
             initial = Infrastructure(g0, initial.prot, initial.poli)
         if trace_mode == "drop":
             initial = Infrastructure(initial.igra, Protocol(abstract_evs(initial.prot.evs)), initial.poli)
-        reset = tuple(sorted(set(reset_unready)))
-        unknown = set(reset) - set(initial.igra.clients)
-        if unknown:
-            raise ModelError(f"reset_unready names unknown clients {sorted(unknown)}")
-        if reset and not set(reset) <= set(self.dead_gradient_clients_of(rules, initial)):
-            raise ModelError("reset_unready: the rules do not state the gradient footprint that makes "
-                             "an unready client's gradient dead (flmodel.rules.Rule.gradients)")
-        self._reset = reset
-        forgotten = frozenset(forget)
-        if not forgotten <= self.forgettable_of(initial):
-            raise ModelError(f"forget: {sorted(forgotten - self.forgettable_of(initial))} cannot be "
-                             f"forgotten (only {sorted(self.forgettable_of(initial))})")
-        self._forget = forgotten
-        self._forget_grads = tuple(sorted(v.partition(":")[2] for v in forgotten
-                                          if v.startswith("gradient:")))
-        self._forget_model = "curmodpar" in forgotten
-        self._forget_last = "last" in forgotten
-        if sum_gradients and not (rules.rules and all(r.gradients == "sum" for r in rules.rules)):
-            raise ModelError("sum_gradients: the rules do not state that they read the gradients only "
-                             "through their weighted sum (flmodel.rules.Rule.gradients)")
-        self._sum = bool(sum_gradients)
-        self._canon_memo: dict[tuple[object, ...], FrozenMap[str, Vector]] = {}
         self._facts: dict[tuple[str, str], bool] = {}
         self.initial = initial
-        if reset or forgotten or self._sum:
-            self.initial = initial = self._dead_reset(initial)
         self._noisy = self.ctx.noisy
         self._rule_names = rules.rule_names(self._noisy)
         self._kind = {n: r.kind for n, r in zip(self._rule_names, rules.rules, strict=True)}
@@ -244,6 +198,7 @@ class FLSystem:
         self._cache: dict[tuple[FLState, str], frozenset[str]] = {}
         self._actions: dict[tuple[str, str, str, str], Action] = {}
         self._cache_size = cache_size
+        self._datasets: dict[Dataset, FLSystem] = {}  # with_dataset's systems
         names = [
             "clients",
             "ready",
@@ -281,9 +236,6 @@ class FLSystem:
             "owner": self.owner,
             "partitioned": self.initial_partitioned,
             "cache_size": self._cache_size,
-            "reset_unready": self._reset,
-            "forget": tuple(sorted(self._forget)),
-            "sum_gradients": self._sum,
         }
 
     def replace(self, *, initial: Infrastructure | None = None, **changes: Any) -> FLSystem:
@@ -299,7 +251,9 @@ class FLSystem:
         """The same system whose initial dataset is ``data`` (for NI-FL-DP: one system per neighbouring
         dataset). The initial partition is ``partition_by(data, clients, owner)`` when the system has an
         ``owner``; otherwise every client starts with an empty part (``put_part`` deploys the data).
-        Everything else (gradients, curmodpar, ready, policies, traces, parameters) is unchanged."""
+        Everything else (gradients, curmodpar, ready, policies, traces, parameters) is unchanged. The
+        system of the own dataset is this one; the last eight others are kept (one system per
+        neighbour however many properties read it)."""
         d: Dataset = frozenset(data)
         g = self.initial.igra
         if self.owner is not None:
@@ -310,7 +264,15 @@ class FLSystem:
         else:
             part = FrozenMap({c: frozenset() for c in g.clients})
         g2 = g.replace(dataset=d, partition=part)
-        return self.replace(initial=Infrastructure(g2, self.initial.prot, self.initial.poli))
+        if g2 == g:  # the system's own dataset: this system
+            return self
+        hit = self._datasets.pop(d, None)  # the last few systems, most recent last
+        if hit is None:
+            hit = self.replace(initial=Infrastructure(g2, self.initial.prot, self.initial.poli))
+            if len(self._datasets) >= 8:
+                del self._datasets[next(iter(self._datasets))]
+        self._datasets[d] = hit
+        return hit
 
     # -- dead values ---------------------------------------------------------------------------------
 
@@ -354,79 +316,8 @@ class FLSystem:
         key = ("never_refused", client)
         hit = self._facts.get(key)
         if hit is None:
-            hit = self._facts[key] = self._reports_never_refused(client)
+            hit = self._facts[key] = reports_never_refused(self, client)
         return hit
-
-    def _reports_never_refused(self, client: str) -> bool:
-        model_writers_aggregate, partitions_move, gradients_by_reports = self._writers()
-        g = self.initial.igra
-        parts: list[frozenset[DataPoint]] = [g.part(client)]
-        if partitions_move:
-            data = sorted(g.dataset, key=repr)
-            if len(data) > 12:
-                return False
-            parts = [frozenset(sub) for k in range(len(data) + 1) for sub in combinations(data, k)]
-        one_round = model_writers_aggregate and self.bounds.max_rounds is not None \
-            and self.bounds.max_rounds <= 1
-        if one_round:
-            return self._accepts(client, parts, [g.curmodpar])
-        mechanism = self.ctx.noise_of(client)[0]
-        if mechanism is None or getattr(mechanism, "strict", False) or not gradients_by_reports:
-            return False
-        box = self._model_box()
-        return box is not None and self._accepts(client, parts, box)
-
-    def _writers(self) -> tuple[bool, bool, bool]:
-        """Of the rules that can be enabled: whether only aggregations write the model, whether some
-        rule writes a partition, whether only reports write the gradients."""
-        drop = self.ctx.trace_mode == "drop"
-        model_by_aggregations = gradients_by_reports = True
-        partitions_move = False
-        for rule in self.rules.rules:
-            for actor in rule.actors.names(self):
-                scope = Scope(self._clients, actor, drop, self)
-                if self.initial_partitioned and ("partitioned", False) in rule.literals(scope):
-                    continue  # needs the data undeployed: never enabled (as in action_classes)
-                written = rule.written(scope)
-                if "curmodpar" in written and not rule.aggregates:
-                    model_by_aggregations = False
-                if any(v.startswith("gradient:") for v in written) and not rule.noisy:
-                    gradients_by_reports = False
-                partitions_move = partitions_move or any(v.startswith("partition:") for v in written)
-        return model_by_aggregations, partitions_move, gradients_by_reports
-
-    def _model_box(self) -> list[Vector] | None:
-        """The corners of the box ``B`` every model of a run lies in (:meth:`reports_never_refused`),
-        or ``None`` when it cannot be shown (a loss other than the squared one, a client whose reports
-        are not noised on the update into a range, parts counting data twice, 2^dim above 64)."""
-        g = self.initial.igra
-        dim = len(g.curmodpar)
-        if not isinstance(self.ctx.loss, SquaredLoss) or dim > 6 \
-                or sum(len(p) for p in g.partition.values()) > len(g.dataset):
-            return None
-        points: list[Vector] = [g.curmodpar, Vec([Fraction(0)] * dim), *g.gradient.values()]
-        lo = [min(v[i] for v in points) for i in range(dim)]
-        hi = [max(v[i] for v in points) for i in range(dim)]
-        for c in self._clients:
-            mechanism, target = self.ctx.noise_of(c)
-            reach = None if mechanism is None or target != "update" else mechanism.output_range
-            if reach is None:
-                return None
-            lo = [min(x, reach[0]) for x in lo]
-            hi = [max(x, reach[1]) for x in hi]
-        return [Vec(hi[i] if (k >> i) & 1 else lo[i] for i in range(dim)) for k in range(1 << dim)]
-
-    def _accepts(self, client: str, parts: Sequence[frozenset[DataPoint]], models: Sequence[Vector]) -> bool:
-        """Whether ``client``'s mechanism accepts its update at every model of ``models`` for every part."""
-        g = self.initial.igra
-        try:
-            for part in parts:
-                for w in models:
-                    at = g._replace(curmodpar=w, partition=g.partition.set(client, part))
-                    update_distribution(self.ctx, at, client)
-        except ModelError:
-            return False
-        return True
 
     def gradients_summed(self) -> bool:
         """Whether every rule reads the ready clients' gradients only through their weighted sum
@@ -440,99 +331,28 @@ class FLSystem:
 
     @property
     def reset_unready(self) -> tuple[str, ...]:
-        """The clients whose gradient this system resets outside ``ready`` (the dead-value reduction)."""
-        return self._reset
-
-    @staticmethod
-    def _summed(g: Igraph, grads: FrozenMap[str, Vector], init: FrozenMap[str, Vector]
-                ) -> FrozenMap[str, Vector]:
-        """``grads`` with the ready clients' gradients replaced by their weighted sum (see
-        :meth:`_dead_reset`)."""
-        weights = [(c, len(g.part(c))) for c in sorted(g.ready)]
-        live = [(c, k) for c, k in weights if k]
-        out = dict(grads.items_tuple)
-        for c, _ in weights:
-            out[c] = init[c]
-        if live:
-            # the others keep their initial gradient; the holder carries the rest of the sum
-            c0, k0 = live[0]
-            dim = len(g.curmodpar)
-            rest = [sum((k * (grads[c][i] - (init[c][i] if c != c0 else 0)) for c, k in live), Fraction(0))
-                    for i in range(dim)]
-            out[c0] = Vec(x / k0 for x in rest)
-        return FrozenMap(out)
-
-    @staticmethod
-    def forgettable_of(initial: Infrastructure) -> frozenset[str]:
-        """The variables ``forget`` may name: ``curmodpar``, ``last`` and each ``gradient:c``."""
-        return frozenset({"curmodpar", "last", *(f"gradient:{c}" for c in initial.igra.clients)})
-
-    def forgettable(self) -> frozenset[str]:
-        """The variables this system can forget (reset to their initial value in every state)."""
-        return self.forgettable_of(self.initial)
+        """The clients whose gradient is reset outside ``ready``: none (``flmodel.view.FLView``)."""
+        return ()
 
     @property
     def forgotten(self) -> frozenset[str]:
-        """The variables this system resets in every state (the cone-of-influence reduction)."""
-        return self._forget
-
-    def abstract(self, state: FLState) -> FLState:
-        """The state of this system that a state of the same system without its reductions (full trace
-        sets, every value kept) stands for: the trace set abstracted under ``drop``, dead, forgotten and
-        summed values reset as :meth:`_dead_reset` does, the last rule forgotten. It maps the successors
-        of a state onto the successors of its image (the reductions are functional bisimulations), so a
-        path of this system lifts to a path of the unreduced one step by step."""
-        infra = state.infra
-        if self.ctx.trace_mode == "drop" and infra.prot.evs != abstract_evs(infra.prot.evs):
-            infra = Infrastructure(infra.igra, Protocol(abstract_evs(infra.prot.evs)), infra.poli)
-        if self._reset or self._forget or self._sum:
-            infra = self._dead_reset(infra)
-        last = "none" if self._forget_last else state.last
-        return FLState(infra, state.round, state.events, last, state.partitioned)
+        """The variables reset in every state: none (``flmodel.view.FLView``)."""
+        return frozenset()
 
     @property
     def sums_gradients(self) -> bool:
-        """Whether this system keeps the ready clients' gradients as their weighted sum only."""
-        return self._sum
+        """Whether the ready clients' gradients are kept as their weighted sum: no
+        (``flmodel.view.FLView``)."""
+        return False
 
-    def _dead_reset(self, infra: Infrastructure) -> Infrastructure:
-        """``h(infra)``: the gradient of every client of ``reset_unready`` not in ``ready``, and every
-        forgotten gradient and model, set to its initial value; with ``sum_gradients``, the ready
-        clients' gradients replaced by their weighted sum ``S = Σ_{c ∈ ready} card (part c) · gradient c``
-        held by the first ready client ``c0`` with a non-empty part: the others' gradients set to their
-        initial value ``i_c`` and ``gradient c0 = (S − Σ_{c ∈ ready, c ≠ c0} card (part c) · i_c) /
-        card (part c0)``, so the sum, all that every rule stating ``gradients="sum"`` reads, is unchanged
-        (memoized per ``(ready, gradient, partition)``)."""
-        g = infra.igra
-        key: tuple[object, ...] = (g.ready, g.gradient, g.partition) if self._sum else (g.ready, g.gradient)
-        memo = self._canon_memo
-        hit = memo.get(key)
-        ig = self.initial.igra
-        if hit is None:
-            init = ig.gradient
-            ready = g.ready
-            grads = g.gradient
-            for c in self._reset:
-                if c not in ready:
-                    v = init[c]
-                    if grads[c] != v:
-                        grads = grads.set(c, v)
-            for c in self._forget_grads:
-                v = init[c]
-                if grads[c] != v:
-                    grads = grads.set(c, v)
-            if self._sum and ready:
-                grads = self._summed(g, grads, init)
-            hit = g.gradient if grads == g.gradient else grads
-            if len(memo) > 1 << 16:
-                memo.clear()
-            memo[key] = hit
-        grads = hit
-        model = ig.curmodpar if self._forget_model else g.curmodpar
-        if grads is g.gradient and model is g.curmodpar:
-            return infra
-        return tuple.__new__(Infrastructure, (g._replace(gradient=grads, curmodpar=model), infra.prot,
-                                              infra.poli))
+    def abstract(self, state: FLState) -> FLState:
+        """The state of this system that a state with the full trace set stands for: under ``drop``
+        the trace set abstracted (:func:`flmodel.rules.abstract_evs`), else ``state`` itself."""
+        infra = state.infra
+        if self.ctx.trace_mode == "drop" and infra.prot.evs != abstract_evs(infra.prot.evs):
+            infra = Infrastructure(infra.igra, Protocol(abstract_evs(infra.prot.evs)), infra.poli)
+            return FLState(infra, state.round, state.events, state.last, state.partitioned)
+        return state
 
     # -- footprints ----------------------------------------------------------------------------------
 
@@ -544,10 +364,9 @@ class FLSystem:
         bounded system's bookkeeping: every step reads the bounds' counters (``round`` under a rounds
         bound, ``events`` under an events bound), writes ``last`` (its rule name, commuting with itself)
         and ``events`` (under the bound), an aggregation writes ``round``, a deployment writes
-        ``partitioned`` (in the round-based rules), and with the dead-value reset an aggregation resets
-        every client's gradient. Under ``drop`` a step's new trace set depends only on ``[] ∈ evs``,
-        which no step removes: writes of ``evs`` commute. A rule that needs the data undeployed is left
-        out when they start deployed: no rule undeploys them."""
+        ``partitioned`` (in the round-based rules). Under ``drop`` a step's new trace set depends only
+        on ``[] ∈ evs``, which no step removes: writes of ``evs`` commute. A rule that needs the data
+        undeployed is left out when they start deployed: no rule undeploys them."""
         clients = self._clients
         drop = self.ctx.trace_mode == "drop"
         bounds = frozenset({*(("round",) if self.bounds.max_rounds is not None else ()),
@@ -568,9 +387,6 @@ class FLSystem:
                     eff["round"] = frozenset({"round"})
                 if rule.deploys and self.rules.tracks_partitioned:
                     eff["partitioned"] = frozenset()
-                if self._reset and any(v.startswith("ready:") for v in eff) and not any(
-                        v.startswith("gradient:") for v in eff):
-                    eff.update({f"gradient:{c}": frozenset() for c in clients})
                 dropped = (("evs", "drop"),) if drop and "evs" in eff else ()
                 commuting = frozenset({("last", name), *dropped})
                 out.append(ActionClass(name, actor, when.union(*eff.values()), frozenset(eff), literals,
@@ -617,8 +433,7 @@ class FLSystem:
                     if len(actions) > 1 << 16:
                         actions.clear()
                     act = actions[akey] = Action(t.rule, t.actor, t.location, t.detail)
-                target = self._dead_reset(t.target) if self._reset or self._forget or self._sum else t.target
-                out.append((act, target, t.probability, rule.aggregates, rule.deploys))
+                out.append((act, t.target, t.probability, rule.aggregates, rule.deploys))
         return tuple(out)
 
     def successors(self, state: FLState, first_only: bool = False) -> list[Successor]:
@@ -637,20 +452,12 @@ class FLSystem:
         part0 = state.partitioned
         out: list[Successor] = []
         new = tuple.__new__  # FLState's constructor without Python-level argument binding
-        forget_last = self._forget_last
         for act, target, p, aggregates, deploys in self._steps(state.infra, part0, first_only):
-            last = "none" if forget_last else act.rule
+            last = act.rule
             if aggregates:
                 out.append((act, new(FLState, (target, rnd + 1, ev, last, part0)), p))
             else:
                 out.append((act, new(FLState, (target, rnd, ev, last, part0 or (deploys and track))), p))
-        if self._forget or self._sum:  # outcomes of one action that h makes equal: one step
-            merged: dict[tuple[Action, FLState], Fraction] = {}
-            for act, t, p in out:
-                key = (act, t)
-                merged[key] = merged[key] + p if key in merged else p
-            if len(merged) < len(out):
-                out = [(a, t, p) for (a, t), p in merged.items()]
         return out
 
     def observable_names(self) -> Sequence[str]:

@@ -37,8 +37,7 @@ client's first-layer update ``(ΔW¹, Δb¹)`` of every round, and the round-lev
 from __future__ import annotations
 
 import math
-from collections.abc import Sequence
-from dataclasses import dataclass, field, replace
+from dataclasses import dataclass, field
 
 import numpy as np
 from numpy.typing import NDArray
@@ -469,19 +468,6 @@ def train(
         max_sample_uses=int(max(u.max() for u in uses_total)),
         censored=censored,
     )
-
-
-def with_overrides(config: TrainingConfig, **changes: object) -> TrainingConfig:
-    """``dataclasses.replace`` that validates the result (convenience for the CLI layer)."""
-    new = replace(config, **changes)  # type: ignore[arg-type]
-    new.validate()
-    return new
-
-
-def first_layer_updates(run: TrainingRun) -> Sequence[FloatArray]:
-    """Global first-layer round updates ``ΔW̄_t = W̄_t − W̄_{t−1}`` (``H × (d+1)``), t = 1..T."""
-    hist = run.first_layer_history()
-    return [hist[t] - hist[t - 1] for t in range(1, len(hist))]
 
 
 def batch_gradient(params: Params, x: FloatArray, y: IntArray) -> FloatArray:

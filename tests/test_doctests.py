@@ -41,7 +41,7 @@ DOCTEST_MODULES: tuple[str, ...] = (
     "checker.crossval.secagg",
     "checker.crossval.sratta",
     "checker.io.files",
-    "checker.io.render",
+    "checker.render",
     "checker.markov.first_passage",
     "checker.mc.ctl",
     "checker.mc.ctl_parse",

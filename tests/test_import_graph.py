@@ -237,3 +237,24 @@ def test_reader_marks_function_level_and_type_checking_imports() -> None:
     got = {imp.target: imp for imp in _imports_of(importer, _sources()[importer], source)}
     assert got["checker.mc.kripke"].type_checking_only and not got["checker.mc.kripke"].function_level
     assert got["checker.mc.ctl_ast"].function_level and not got["checker.mc.ctl_ast"].type_checking_only
+
+
+def _package(module: str) -> str:
+    """The package a module belongs to: a subpackage of ``checker`` (``checker.mc``), a module at
+    ``checker``'s root (``checker.render``), or a top-level package (``flmodel``, ``flcheck_spec``)."""
+    parts = module.split(".")
+    if parts[0] == "checker" and len(parts) > 1:
+        return ".".join(parts[:2])
+    return parts[0]
+
+
+def test_no_package_import_cycle() -> None:
+    """No two packages import each other, also not through function-level imports (``checker.mc``
+    reads values through ``checker.render``, not ``checker.io``, which reads Kripke structures from
+    ``checker.mc``; the application and the command line share the tables of ``checker.tables``)."""
+    graph: nx.DiGraph[str] = nx.DiGraph()
+    graph.add_edges_from((_package(imp.importer), _package(imp.target)) for imp in imports()
+                         if not imp.type_checking_only and _package(imp.importer) != _package(imp.target))
+    assert ("checker.io", "checker.mc") in graph.edges  # the reader sees the packages' edges
+    cycles = sorted(" -> ".join([*cycle, cycle[0]]) for cycle in nx.simple_cycles(graph))
+    assert not cycles, f"{len(cycles)} import cycles among packages:\n" + "\n".join(cycles[:40])

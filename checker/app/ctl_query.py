@@ -22,7 +22,6 @@ from typing import TYPE_CHECKING, Any
 import numpy as np
 
 from checker.errors import ExplorationIncomplete, InputError, Position, Undecided
-from checker.io.render import number_text
 from checker.markov.pctl import PctlEvaluator
 from checker.mc.ctl import ModelChecker
 from checker.mc.ctl_ast import DPQuery, ProbQuery
@@ -40,6 +39,7 @@ if TYPE_CHECKING:  # the model layer is imported by the functions that read a sc
     # explicit model needs none of it
     from checker.app.privacy_dp import DPCheck
     from flmodel.readings import Reading
+from checker.render import number_text
 
 __all__ = ["DPBetween", "ProbabilityValues", "dp_between", "probabilistic_checker", "probability_values",
            "scenario_readings", "value_json", "value_text", "with_readings"]
@@ -51,12 +51,10 @@ def scenario_readings(scenario_path: Path | None, defines: Mapping[str, int] | N
     for other rule sets; ``None`` for a model that is not a scenario)."""
     if scenario_path is None:
         return None
-    # lazy: the model layer, for scenarios only
-    from flmodel.readings import readings_of
-    from flmodel.scenario import load_scenario  # lazy: as the import above
-    from flmodel.scenario_build import build_system  # lazy: as the import above
+    from flmodel.readings import readings_of  # lazy: the model layer, for scenarios only
+    from flmodel.scenario import load_scenario_system  # lazy: as the import above
 
-    return readings_of(build_system(load_scenario(scenario_path, defines=defines)).fl.rules.name)
+    return readings_of(load_scenario_system(scenario_path, defines=defines)[1].fl.rules.name)
 
 
 def with_readings(data: dict[str, Any], readings: tuple[Reading, ...] | None) -> dict[str, Any]:
@@ -177,8 +175,8 @@ def dp_between(scenario_path: Path | None, formula: DPQuery, between: str | None
     from checker.app.privacy_dp import dp_check
     from checker.app.scenario_vocabulary import scenario_vocabulary  # lazy: as the import above
     from checker.mc.vocabulary import check_formula  # lazy: as the import above
-    from flmodel.scenario import load_scenario  # lazy: as the import above
-    from flmodel.scenario_build import build_system, neighbour_system  # lazy: as the import above
+    from flmodel.scenario import load_scenario_system  # lazy: as the import above
+    from flmodel.scenario_build import neighbour_dataset  # lazy: as the import above
 
     option = f"{where}NAME" if where.endswith("=") else f"{where} NAME"
     if scenario_path is None:
@@ -191,7 +189,7 @@ def dp_between(scenario_path: Path | None, formula: DPQuery, between: str | None
         canonical_class(scheduler)
     except ValueError as exc:
         raise InputError(str(exc), None, "uniform, memoryless, adaptive, blind or worst") from None
-    scenario = load_scenario(scenario_path, defines=defines)
+    scenario, system = load_scenario_system(scenario_path, defines=defines)
     names = [n.name for n in scenario.neighbours]
     if between not in names:
         given = f"{where}{between!r}" if where.endswith("=") else f"{where} {between}"
@@ -200,12 +198,11 @@ def dp_between(scenario_path: Path | None, formula: DPQuery, between: str | None
                          ", ".join(names) if names else "a scenario that declares a neighbour")
     observing = tuple(n.name for n in scenario.attacker.observes) if scenario.attacker else ()
     observing = observing or ("curmodpar",)
-    system = build_system(scenario)
     check_formula(formula, scenario_vocabulary(system))
     sched: SchedulerClass = scheduler  # type: ignore[assignment]  # checked by canonical_class above
     try:
-        res = dp_check(system, neighbour_system(scenario, between), formula, between, observing=observing,
-                       schedulers=sched, limits=limits)
+        res = dp_check(system, system.with_dataset(neighbour_dataset(scenario, between)), formula, between,
+                       observing=observing, schedulers=sched, limits=limits)
     except InputError:
         raise
     except (Undecided, ExplorationIncomplete) as exc:  # no scheduler of the class here, or a limit

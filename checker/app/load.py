@@ -95,11 +95,9 @@ def load_model(
         if not path.exists():
             raise unknown_model(str(path))
         from checker.app.scenario_formulas import validate_scenario  # lazy: the model layer
-        from flmodel.scenario import load_scenario
-        from flmodel.scenario_build import build_system  # lazy: as the import above
+        from flmodel.scenario import load_scenario_system  # lazy: as the import above
 
-        scenario = load_scenario(path, defines=defines)
-        system = build_system(scenario)
+        scenario, system = load_scenario_system(path, defines=defines)  # parsed and built once
         vocabulary = validate_scenario(scenario, system)  # a typo in a property is refused here too
         kripke = explore(system, limits=limits, progress=progress, observables=observables, source=str(path),
                          fast=fast)

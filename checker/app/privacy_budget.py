@@ -61,7 +61,6 @@ from typing import Any, Literal
 from checker.app.privacy_observation import DatasetObservation
 from checker.app.privacy_results import PairResult, PrivacyReport, number_json
 from checker.crossval.privacy_curves import DiscretePLD, GridPLD
-from checker.io.render import number_text
 from checker.privacy.ni_fl_dp import (
     END,
     Eps,
@@ -75,6 +74,7 @@ from checker.privacy.ni_fl_dp import (
     ratio_within,
 )
 from checker.privacy.observed_pld import epsilon_for_delta
+from checker.render import number_text
 
 __all__ = ["DEFAULT_DELTA_PRIME", "BudgetReport", "DecompositionReading", "Exceedance", "RoundFigures",
            "SequenceFigures", "budget_of_pair", "compose_plds", "declared_budgets",

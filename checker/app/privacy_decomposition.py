@@ -52,7 +52,8 @@ from checker.errors import ExplorationIncomplete
 from checker.mc.exploration import EXPLORATION_MEMORY_SHARE, Limits, stop_reason
 from checker.privacy.ni_fl_dp import EpsilonResult, pure_epsilon
 from flmodel.data import Dataset
-from flmodel.system import FLState, FLSystem
+from flmodel.system import FLState
+from flmodel.view import FLView
 
 __all__ = ["client_updates", "joint_epsilon", "joint_of"]
 
@@ -61,7 +62,7 @@ Number = Fraction | float
 DEFAULT_MAX_PAIRS = 2_000_000
 
 
-def client_updates(system: FLSystem, dataset: Dataset, reducer: StepReducer, *, limits: Limits | None,
+def client_updates(system: FLView, dataset: Dataset, reducer: StepReducer, *, limits: Limits | None,
                    exact: bool | None) -> tuple[dict[str, dict[Hashable, Number]], dict[str, Any]]:
     """Per client, the distribution of its update sequence at the end of the runs of ``system`` on
     ``dataset`` (module docstring), and what was explored: per class, the client recorded, its states
@@ -112,7 +113,7 @@ Outcome = tuple[tuple[str, Vector] | None, FLState, Number]
 class _Side:
     """One system of the pair: its reduced steps, read as record increments."""
 
-    def __init__(self, system: FLSystem, step: Callable[[FLState], Sequence[ReducedStep]]):
+    def __init__(self, system: FLView, step: Callable[[FLState], Sequence[ReducedStep]]):
         self.observed = ObservedSystem(system, step=step)
         self._step = step
         self.initial = self.normal(system.initial_states()[0])
@@ -155,7 +156,7 @@ class _Side:
         return out
 
 
-def joint_epsilon(system: FLSystem, d0: Dataset, d1: Dataset, reducer: StepReducer, *,
+def joint_epsilon(system: FLView, d0: Dataset, d1: Dataset, reducer: StepReducer, *,
                   limits: Limits | None = None) -> tuple[EpsilonResult | None, dict[str, Any]]:
     """ε* of the joint update record of ``system`` on ``d0`` against ``d1`` by the pass over pairs of
     states (module docstring), and what it did; ``None`` (with the reason) when a condition fails."""

@@ -13,7 +13,7 @@ observation of a state is what the attacker observes (the scenario's ``attacker 
 current observation, a blind one only its own steps ([dpCTL]'s query schedulers, the same sequence of
 steps in both systems whatever happens).  ψ's verdict joins the observation of the run's last state
 only, where no choice is left.  A violation names the direction, the scheduler (its choices in model
-terms, :func:`checker.io.render.value_text`), both probabilities and a witness run satisfying ψ.
+terms, :func:`checker.render.value_text`), both probabilities and a witness run satisfying ψ.
 """
 
 from __future__ import annotations
@@ -27,7 +27,6 @@ import numpy as np
 
 from checker.app.scenario_vocabulary import scenario_vocabulary
 from checker.errors import ExplorationIncomplete
-from checker.io.render import value_text
 from checker.mc import ctl_ast
 from checker.mc.atoms import freeze
 from checker.mc.ctl import ModelChecker
@@ -37,6 +36,7 @@ from checker.privacy.dp_query import DPQueryResult, SchedulerClass, dp_query
 from checker.privacy.ni_fl_dp import Eps
 from checker.privacy.observable_mdp import ObservableMDP, build_history_tree
 from checker.privacy.schedulers import Scheduler, scheduler_class_json, scheduler_class_text
+from checker.render import value_text
 from checker.verdict import Verdict
 from flmodel.scenario_build import ScenarioSystem
 

@@ -55,8 +55,8 @@ from flmodel.data import NEIGHBOUR_READINGS, DataPoint, Dataset, NeighbourReadin
 from flmodel.readings import readings_of
 from flmodel.scenario import load_scenario
 from flmodel.scenario_ast import Scenario
-from flmodel.scenario_build import build_system, neighbour_dataset, universe
-from flmodel.system import FLSystem
+from flmodel.scenario_build import ScenarioSystem, build_system, neighbour_dataset, universe
+from flmodel.view import FLView
 
 __all__ = ["PrivacyModel", "assess_pair", "judged_text", "pair_label", "partition_relation", "privacy_model",
            "privacy_report", "scenario_observing"]
@@ -228,7 +228,7 @@ def _sum_eps(items: Iterable[EpsilonResult]) -> Eps:
     return Eps(ratio=r)
 
 
-def partition_relation(system: FLSystem, d0: Dataset, d1: Dataset, reading: NeighbourReading
+def partition_relation(system: FLView, d0: Dataset, d1: Dataset, reading: NeighbourReading
                        ) -> dict[str, str]:
     """How each client's partition differs between the systems on ``d0`` and ``d1`` (the premise of
     ``NI_Decomposition``): ``"equal"``, ``"neighbours"`` (under ``reading``), ``"other"``, or
@@ -248,7 +248,7 @@ def partition_relation(system: FLSystem, d0: Dataset, d1: Dataset, reading: Neig
     return relation
 
 
-def _decomposition(system: FLSystem, o0: DatasetObservation, o1: DatasetObservation,
+def _decomposition(system: FLView, o0: DatasetObservation, o1: DatasetObservation,
                    reading: NeighbourReading, joint_eps: EpsilonResult) -> DecompositionResult:
     clients = list(system.clients)
     client_eps = {c: pure_epsilon(o0.updates[c], o1.updates[c]) for c in clients}
@@ -271,7 +271,7 @@ def _decomposition(system: FLSystem, o0: DatasetObservation, o1: DatasetObservat
         _le(global_eps, _sum_eps(rounds)))
 
 
-def privacy_report(system: FLSystem | Any, universe: Iterable[DataPoint] | None = None, *,
+def privacy_report(system: FLView | Any, universe: Iterable[DataPoint] | None = None, *,
                    observe: str = "sequence", eps: Eps | float | str | None = None,
                    readings: Sequence[NeighbourReading] | None = None, limits: Limits | None = None,
                    literal: bool = True, check_scheduler: bool = True, decomposition: bool = True,
@@ -310,7 +310,7 @@ def privacy_report(system: FLSystem | Any, universe: Iterable[DataPoint] | None 
     (:class:`checker.app.reductions.ObservationReducer`); used under the uniform scheduler only (the
     worst case over schedulers is searched on the whole structure)."""
     observer = None
-    if not isinstance(system, FLSystem):
+    if isinstance(system, ScenarioSystem):
         observer, system = system.observe, system.fl
     if readings is None:
         readings = () if declared else NEIGHBOUR_READINGS

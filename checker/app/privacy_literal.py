@@ -40,7 +40,7 @@ import numpy as np
 
 from checker.app.privacy_observation import ObservedSystem, Recorded, ReducedStep, StepReducer
 from checker.app.privacy_results import LiteralCheck, PairResult, number_json, outcome_text
-from checker.io.render import value_text
+from checker.app.value_reductions import forgettable, reduce_values
 from checker.markov.models import dtmc_from_kripke
 from checker.markov.pathsum import path_sum
 from checker.mc import reach
@@ -48,6 +48,7 @@ from checker.mc.cone import cone_of_influence
 from checker.mc.explore import Limits, explore
 from checker.mc.kripke import Kripke
 from checker.privacy.ni_fl_dp import Eps, EpsilonResult, ratio_within
+from checker.render import value_text
 from checker.verdict import Verdict
 from flmodel.data import (
     NEIGHBOUR_READINGS,
@@ -58,7 +59,8 @@ from flmodel.data import (
     neighbours_1,
     partitions,
 )
-from flmodel.system import FLState, FLSystem
+from flmodel.system import FLState
+from flmodel.view import FLView
 
 __all__ = [
     "FREE_VARIABLES",
@@ -243,13 +245,13 @@ class PartitionPremise:
                 f"{self.partitions[1]} of D1, {how}){cut}{deployed}; " + "; ".join(self.facts.values()))
 
 
-def _initial_partition(system: FLSystem, data: Dataset) -> Partition:
+def _initial_partition(system: FLView, data: Dataset) -> Partition:
     if data == frozenset(system.initial.igra.dataset):
         return system.initial.igra.partition
     return system.with_dataset(data).initial.igra.partition
 
 
-def _choosable(system: FLSystem, data: Dataset, put_part_fires: bool,
+def _choosable(system: FLView, data: Dataset, put_part_fires: bool,
                limit: int) -> tuple[list[Partition], bool]:
     init = _initial_partition(system, data)
     out = [init]
@@ -285,7 +287,7 @@ def _facts(d0: Dataset, d1: Dataset, k: int, fixed: tuple[Partition, Partition] 
     return out
 
 
-def decomposition_premise(system: FLSystem, d0: Dataset, d1: Dataset, *, put_part_fires: bool = True,
+def decomposition_premise(system: FLView, d0: Dataset, d1: Dataset, *, put_part_fires: bool = True,
                           max_partitions: int = MAX_PARTITIONS) -> PartitionPremise:
     """``NI_Decomposition``'s per-client premise across the systems of ``d0`` and ``d1``.
 
@@ -318,7 +320,7 @@ def decomposition_premise(system: FLSystem, d0: Dataset, d1: Dataset, *, put_par
                             _facts(d0, d1, len(clients), fixed, clients))
 
 
-def _flaws(pair: PairResult, system: FLSystem, put_part_fires: bool, observe: str
+def _flaws(pair: PairResult, system: FLView, put_part_fires: bool, observe: str
            ) -> tuple[dict[str, object], dict[str, object] | None, dict[str, object], list[str]]:
     """The JSON of R32, R33 and the premise across the systems for ``pair``, and one line for each."""
     dp = pair.epsilon
@@ -374,7 +376,7 @@ def _literal_limits(limits: Limits | None) -> Limits:
 class _Stepped:
     """``system`` with the reduced successor function ``step`` (a transition system to explore)."""
 
-    def __init__(self, system: FLSystem, step: Callable[[FLState], Sequence[ReducedStep]]):
+    def __init__(self, system: FLView, step: Callable[[FLState], Sequence[ReducedStep]]):
         self.system, self._step = system, step
 
     def initial_states(self) -> Sequence[FLState]:
@@ -390,7 +392,7 @@ class _Stepped:
         return self.system.observe(state, name)
 
 
-def _reachable(system: FLSystem, limits: Limits, reducer: StepReducer | None
+def _reachable(system: FLView, limits: Limits, reducer: StepReducer | None
                ) -> tuple[Kripke, set[Partition], dict[str, Any]]:
     """The structure ``M`` of ``system`` as far as the literal reading reads it (the datasets, the
     partitions and whether ``put_part`` fires), its reachable partitions and the reductions applied.
@@ -424,7 +426,7 @@ def _reachable(system: FLSystem, limits: Limits, reducer: StepReducer | None
     raise AssertionError("every client's partition is read: no symmetry applies")  # pragma: no cover
 
 
-def _cone(system: FLSystem, names: Sequence[str]) -> tuple[FLSystem, dict[str, Any]]:
+def _cone(system: FLView, names: Sequence[str]) -> tuple[FLView, dict[str, Any]]:
     """``system`` forgetting the values outside the cone of influence of the observables ``names``, and
     what was forgotten (``{}``: nothing)."""
     classes = system.action_classes()
@@ -436,10 +438,10 @@ def _cone(system: FLSystem, names: Sequence[str]) -> tuple[FLSystem, dict[str, A
         if reads is None:
             return system, {}
         seeds |= reads
-    forget = sorted(system.forgettable() - cone_of_influence(classes, seeds) - system.forgotten)
+    forget = sorted(forgettable(system) - cone_of_influence(classes, seeds) - system.forgotten)
     if not forget:
         return system, {}
-    return system.replace(forget=system.forgotten | set(forget)), {"applied": True, "forgotten": forget}
+    return reduce_values(system, forget=forget), {"applied": True, "forgotten": forget}
 
 
 def _candidates(ko: Kripke, count: int) -> list[Hashable]:
@@ -459,7 +461,7 @@ def _candidates(ko: Kripke, count: int) -> list[Hashable]:
     return [init_val, *others[: max(count - 1, 0)]]
 
 
-def literal_check(system: FLSystem, *, limits: Limits | None = None, max_path_sums: int = 3,
+def literal_check(system: FLView, *, limits: Limits | None = None, max_path_sums: int = 3,
                   pair: PairResult | None = None, observe: str = "curmodpar",
                   reducer: StepReducer | None = None) -> LiteralCheck:
     """The seed's ``NI_FL_DP I s0 s1 ε`` and ``NI_Decomposition`` read literally, inside the one Kripke

@@ -43,7 +43,8 @@ from checker.mc.explore import Limits, explore
 from checker.mc.kripke import Kripke
 from flmodel.data import DataPoint, Dataset
 from flmodel.network import gra_status
-from flmodel.system import FLState, FLSystem
+from flmodel.system import FLState
+from flmodel.view import FLView
 
 __all__ = [
     "OBSERVE_MODES",
@@ -122,7 +123,7 @@ class ObservedSystem:
     (a reporting client's own gradient, once its update is recorded). ``update_clients``: the clients
     whose updates are recorded (default: all of them, with ``record_updates``)."""
 
-    def __init__(self, system: FLSystem, *, record_trace: bool = False, record_updates: bool = True,
+    def __init__(self, system: FLView, *, record_trace: bool = False, record_updates: bool = True,
                  stop_after_rounds: bool = True, observing: Sequence[str] = ("curmodpar",),
                  observer: Callable[[FLState, str], object] | None = None,
                  step: Callable[[FLState], Sequence[ReducedStep]] | None = None,
@@ -294,16 +295,16 @@ class StepReducer(Protocol):
     function (``None``: the system's own) and what was applied, as JSON-able data; and says which
     clients are interchangeable."""
 
-    def steps(self, fl: FLSystem, recorded: Recorded
+    def steps(self, fl: FLView, recorded: Recorded
               ) -> tuple[Callable[[FLState], Sequence[ReducedStep]] | None, dict[str, Any]]: ...
 
-    def interchangeable(self, fl: FLSystem) -> list[tuple[str, ...]]:
+    def interchangeable(self, fl: FLView) -> list[tuple[str, ...]]:
         """Classes of clients whose records have the same distribution in ``fl`` (every client's own
         class when nothing is known)."""
         ...
 
 
-def observe_dataset(system: FLSystem, dataset: Iterable[DataPoint] | None = None, *,
+def observe_dataset(system: FLView, dataset: Iterable[DataPoint] | None = None, *,
                     record_trace: bool = False, record_updates: bool = True, limits: Limits | None = None,
                     check_scheduler: bool = True, keep_kripke: bool = False,
                     stop_after_rounds: bool = True, exact: bool | None = None,

@@ -13,10 +13,10 @@ from fractions import Fraction
 from typing import TYPE_CHECKING, Any
 
 from checker.app.privacy_observation import DatasetObservation
-from checker.io.render import value_text
 from checker.privacy.advantage import AttackerResult, Bound
 from checker.privacy.ni_fl_dp import Eps, EpsilonResult
 from checker.privacy.schedulers import scheduler_class_json
+from checker.render import value_text
 from checker.verdict import Verdict
 from flmodel.data import Dataset
 from flmodel.readings import Reading
@@ -267,7 +267,7 @@ def number_json(x: Number) -> float | str:
 
 
 def outcome_text(outcome: object, observe: str = "final") -> str:
-    """An outcome as text (:func:`checker.io.render.value_text`), at most 300 characters; a sequence
+    """An outcome as text (:func:`checker.render.value_text`), at most 300 characters; a sequence
     (``observe`` ``sequence`` or ``curmodpar``) in run order, ``v1 then v2`` (``nothing`` if empty)."""
     if observe in ("sequence", "curmodpar") and isinstance(outcome, tuple):
         text = " then ".join(value_text(v) for v in outcome) or "nothing"

@@ -68,14 +68,17 @@ from typing import Any
 
 from checker.app.privacy_observation import Recorded, ReducedStep
 from checker.app.scenario_formulas import parse_property
+from checker.app.value_reductions import forgettable, reduce_values
 from checker.mc import ctl_ast
 from checker.mc.cone import cone_of_influence
 from checker.mc.confluence import AmpleSystem, confluence_conflicts
 from flmodel.data import DataPoint
 from flmodel.scenario_ast import Scenario
 from flmodel.scenario_build import ScenarioSystem
+from flmodel.scenario_properties import FormulaProperty, observing_of
 from flmodel.symmetry import SymmetricSystem, detect_symmetry
-from flmodel.system import FLState, FLSystem
+from flmodel.system import FLState
+from flmodel.view import FLView
 
 __all__ = ["OWN_EXPLORATION_KINDS", "REDUCTIONS", "SYMMETRIC_KINDS", "Applied", "ObservationReducer",
            "Reductions", "clients_named", "gradient_readers", "names_in", "reduce_system",
@@ -147,9 +150,9 @@ def read_texts(scenario: Scenario) -> list[str]:
     observation."""
     texts: list[str] = []
     for p in scenario.properties:
-        if p.formula is not None:
+        if isinstance(p, FormulaProperty):
             texts.append(p.formula.text)
-        texts.extend(o.name for o in p.observing)
+        texts.extend(o.name for o in observing_of(p))
     if scenario.attacker is not None:
         texts.extend(o.name for o in scenario.attacker.observes)
     return texts
@@ -199,7 +202,7 @@ def reduce_system(system: ScenarioSystem, scenario: Scenario, choice: Reductions
             if not reset:
                 info["reason"] = "every client's gradient is read by a property or observation"
             else:
-                system = ScenarioSystem(system.fl.replace(reset_unready=reset), system.secrets,
+                system = ScenarioSystem(reduce_values(system.fl, reset_unready=reset), system.secrets,
                                         system.scenario)
                 applied.names.append("dead_values")
         applied.details["dead_values"] = info
@@ -260,7 +263,7 @@ def _partial_order(system: ScenarioSystem, scenario: Scenario) -> tuple[Scenario
         return system, {"applied": False, "reason": refusal}
     branching = False
     for p in scenario.properties:
-        if p.kind in OWN_EXPLORATION_KINDS or p.formula is None:
+        if p.kind in OWN_EXPLORATION_KINDS or not isinstance(p, FormulaProperty):
             continue
         if p.kind == "probability" and p.scheduler == "uniform":
             return system, {"applied": False, "reason": f"not applied: property {p.name} reads the uniform "
@@ -287,7 +290,7 @@ def _partial_order(system: ScenarioSystem, scenario: Scenario) -> tuple[Scenario
     if why is not None:
         return system, {"applied": False, "reason": why}
     watched = frozenset(a.rule for p in scenario.properties
-                        if p.kind not in OWN_EXPLORATION_KINDS and p.formula is not None
+                        if p.kind not in OWN_EXPLORATION_KINDS and isinstance(p, FormulaProperty)
                         for a in ctl_ast.atoms_of(parse_property(p)) if isinstance(a, ctl_ast.Enabled))
     if any(r not in fl.rule_names for r in watched):
         return system, {"applied": False, "reason": "not applied: an enabled() atom names a step by its full "
@@ -304,8 +307,8 @@ def _partial_order(system: ScenarioSystem, scenario: Scenario) -> tuple[Scenario
 
 def state_abstraction(system: ScenarioSystem) -> Callable[[FLState], FLState]:
     """The map from the unreduced system's states onto ``system``'s (a reduced system of
-    :func:`reduce_system`): :meth:`flmodel.system.FLSystem.abstract`, then the orbit representative
-    under a symmetry quotient (used to replay evidence, :mod:`checker.app.lift`)."""
+    :func:`reduce_system`): the model's ``abstract`` (:mod:`checker.app.value_reductions`), then the orbit
+    representative under a symmetry quotient (used to replay evidence, :mod:`checker.app.lift`)."""
     if isinstance(system, AmpleScenarioSystem):
         system = system.base
     if isinstance(system, SymmetricSystem):
@@ -328,14 +331,14 @@ def structure_refusal(scenario: Scenario, reduction: str, *, reduced_trees: bool
         if p.kind not in SYMMETRIC_KINDS:
             return f"not applied: property {p.name} is of kind {p.kind}, whose result the {reduction} " \
                    f"is not proven to preserve (only {', '.join(SYMMETRIC_KINDS)})"
-        if p.formula is not None and _DP_QUERY.search(p.formula.text):
+        if isinstance(p, FormulaProperty) and _DP_QUERY.search(p.formula.text):
             return f"not applied: property {p.name} has a D{{ε,δ}} query (neighbouring systems)"
     return None
 
 
 def _cone(system: ScenarioSystem, scenario: Scenario) -> tuple[ScenarioSystem, dict[str, Any]]:
     """The cone of influence (:mod:`checker.mc.cone`) of what the properties that read the explored
-    structure read; the FL system forgets the values outside it (:meth:`FLSystem.forgettable`)."""
+    structure read; the FL system forgets the values outside it (:mod:`checker.app.value_reductions`)."""
     refusal = structure_refusal(scenario, "cone of influence", reduced_trees=True)
     if refusal is not None:
         return system, {"applied": False, "reason": refusal}
@@ -346,10 +349,10 @@ def _cone(system: ScenarioSystem, scenario: Scenario) -> tuple[ScenarioSystem, d
     if why is not None:
         return system, {"applied": False, "reason": why}
     cone = cone_of_influence(classes, seeds)
-    forget = sorted(system.fl.forgettable() - cone - system.fl.forgotten)
+    forget = sorted(forgettable(system.fl) - cone - system.fl.forgotten)
     if not forget:
         return system, {"applied": False, "reason": "every value the model can forget influences a property"}
-    fl = system.fl.replace(forget=system.fl.forgotten | set(forget))
+    fl = reduce_values(system.fl, forget=forget)
     return ScenarioSystem(fl, system.secrets, system.scenario), {
         "applied": True, "forgotten": forget, "what": "values no ctl or probability property reads, "
         "directly or through the rules, reset to their initial value"}
@@ -361,7 +364,7 @@ def _read_names(system: ScenarioSystem, scenario: Scenario) -> tuple[set[str], s
     observables = set(system.observable_names())
     seeds: set[str] = set()
     for p in scenario.properties:
-        if p.kind in OWN_EXPLORATION_KINDS or p.formula is None:
+        if p.kind in OWN_EXPLORATION_KINDS or not isinstance(p, FormulaProperty):
             continue
         for atom in ctl_ast.atoms_of(parse_property(p)):
             for name in _atom_names(atom):
@@ -393,7 +396,7 @@ def _traces(system: ScenarioSystem, scenario: Scenario) -> tuple[ScenarioSystem,
             continue
         if p.kind == "probability" and p.scheduler in ("min", "max", None):
             continue
-        f = parse_property(p) if p.kind == "ctl" and p.formula is not None else None
+        f = parse_property(p) if p.kind == "ctl" else None
         if f is not None and not ctl_ast.has_probabilistic(f):
             if any(isinstance(a, ctl_ast.Enabled) and "[" in a.rule for a in ctl_ast.atoms_of(f)):
                 return system, {"applied": False, "reason": f"not applied: property {p.name} names a step "
@@ -615,7 +618,7 @@ class ObservationReducer:
             what += " (a report's update recorded before)"
         return True, {"applied": True, "what": what}
 
-    def steps(self, fl: FLSystem, recorded: Recorded
+    def steps(self, fl: FLView, recorded: Recorded
               ) -> tuple[Callable[[FLState], Sequence[ReducedStep]] | None, dict[str, Any]]:
         info: dict[str, Any] = {}
         summed = False
@@ -625,9 +628,9 @@ class ObservationReducer:
         else:
             info["gradient_sum"] = {"applied": False, "reason": "switched off"}
         # with updates recorded, the steps are the plain system's, read raw, then mapped by the sum
-        abstract = fl.replace(sum_gradients=True).abstract if summed and recorded.updates else None
+        abstract = reduce_values(fl, sum_gradients=True).abstract if summed and recorded.updates else None
         if summed and abstract is None:
-            fl = fl.replace(sum_gradients=True)
+            fl = reduce_values(fl, sum_gradients=True)
         system = ScenarioSystem(fl, self.secrets, self.scenario)
         one = False
         if self.choice.partial_order and recorded.interleavings:
@@ -664,7 +667,7 @@ class ObservationReducer:
 
         return step, info
 
-    def interchangeable(self, fl: FLSystem) -> list[tuple[str, ...]]:
+    def interchangeable(self, fl: FLView) -> list[tuple[str, ...]]:
         """The classes of clients the symmetry finds interchangeable in ``fl`` (nothing fixed; one
         class per client when the symmetry is switched off or refused): a permutation within a class is
         an automorphism of the system, so interchangeable clients' records have the same distribution."""

@@ -27,8 +27,8 @@ from typing import Any
 
 from checker.attack_trees.export import display_children, node_label
 from checker.io.files import write_unit
-from checker.io.render import value_text
-from checker.io.terminal import TerminalText, terminal_text
+from checker.render import value_text
+from checker.terminal import TerminalText, terminal_text
 
 __all__ = ["figure_png", "md_block", "md_code", "md_text", "render_table", "write_report"]
 
@@ -93,7 +93,7 @@ def _violations(report: Any) -> list[tuple[str, str, list[str]]]:
 def render_table(report: Any, *, evidence_width: int | None = 90, colour: bool = False) -> str:
     """The terminal table: property, kind, verdict, figure, evidence; with a header line (scenario,
     structure size, time) and a summary line. ``evidence_width``: where the evidence is cut (``None``:
-    never, ``--wide``); ``colour``: ANSI colours for a terminal (:func:`checker.cli.tables.table_text`'s
+    never, ``--wide``); ``colour``: ANSI colours for a terminal (:func:`checker.tables.table_text`'s
     ``colour``, verdicts green/red/yellow)."""
     k = report.kripke
     head = (f"{report.scenario.name}\n{report.scenario_path}: {k.num_states} states, {k.num_transitions} "
@@ -103,7 +103,7 @@ def render_table(report: Any, *, evidence_width: int | None = 90, colour: bool =
     for r in report.results:
         rows.append((r.name, r.kind, str(r.verdict), _cell(r.value_text, 28),
                      _cell(r.evidence, evidence_width)))
-    from checker.cli.tables import table_text  # lazy: the one table renderer (rich only on a terminal)
+    from checker.tables import table_text  # lazy: the one table renderer (rich only on a terminal)
 
     lines = [terminal_text(head), "", table_text(rows, rule=True, colour=colour)]
     counts: dict[str, int] = {}
@@ -229,7 +229,7 @@ def _wrap(text: str, width: int) -> list[str]:
 
 
 def outcome_text_short(outcome: Any, limit: int = 18) -> str:
-    """An outcome as a tick label: its text (:func:`checker.io.render.value_text`), cut at ``limit``."""
+    """An outcome as a tick label: its text (:func:`checker.render.value_text`), cut at ``limit``."""
     text = value_text(outcome)
     return text if len(text) <= limit else text[: limit - 1] + "…"
 
@@ -303,7 +303,7 @@ def _pictures(report: Any) -> list[tuple[str, str, bytes]]:
 
 def md_text(text: object) -> str:
     """Text from the input as inline CommonMark that renders as that text: one line, its control
-    characters shown as escapes (:func:`checker.io.terminal.terminal_text`), and every character that could
+    characters shown as escapes (:func:`checker.terminal.terminal_text`), and every character that could
     open markup (emphasis, links, images, raw HTML, entities, table cells, code) escaped with a
     backslash, so a title ``<script>...`` is shown, never run.
 

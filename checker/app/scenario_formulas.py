@@ -8,6 +8,8 @@ command, never a verdict (or a state count) on a file that ``check`` would refus
 
 from __future__ import annotations
 
+import functools
+
 from checker.app.scenario_vocabulary import scenario_vocabulary
 from checker.errors import InputError, Position
 from checker.mc import ctl_ast
@@ -16,16 +18,32 @@ from checker.mc.ctl_parse import parse_formula
 from checker.mc.kripke import Kripke
 from checker.mc.vocabulary import Vocabulary, check_formula
 from flmodel.errors import Diagnostic, ModelError
-from flmodel.scenario_ast import PropertyDecl, Scenario
+from flmodel.scenario_ast import Scenario
 from flmodel.scenario_build import ScenarioSystem
 from flmodel.scenario_check import check_observables
+from flmodel.scenario_properties import AttackProperty, DpProperty, FormulaProperty
 
 
-def parse_property(p: PropertyDecl) -> ctl_ast.Formula:
-    """The property's formula, parsed with its position in the scenario file."""
+def parse_property(p: FormulaProperty) -> ctl_ast.Formula:
+    """The property's formula, parsed with its position in the scenario file, once: the validation
+    before exploring, the reductions and the check read the same formula object (the formulas are
+    immutable; an error is raised again at each request)."""
     f = p.formula
-    assert f is not None
-    return parse_formula(f.text, source=f.pos.source, line=f.pos.line or 1, column=f.pos.column or 1)
+    return _parsed(f.text, f.pos.source, f.pos.line or 1, f.pos.column or 1)
+
+
+def parse_dp_query(p: DpProperty) -> ctl_ast.DPQuery:
+    """The ``D{ε,δ}[ψ]`` query of a ``dp`` property (any other formula there is bad input at its
+    position: :func:`validate_scenario` refuses it before anything is explored)."""
+    f = parse_property(p)
+    if not isinstance(f, ctl_ast.DPQuery):
+        raise InputError(f"a dp property needs a D{{ε,δ}}[ψ] query, got {f}", position=p.formula.pos)
+    return f
+
+
+@functools.lru_cache(maxsize=1024)
+def _parsed(text: str, source: str, line: int, column: int) -> ctl_ast.Formula:
+    return parse_formula(text, source=source, line=line, column=column)
 
 
 def formula_diagnostics(scenario: Scenario, kripke: Kripke | None,
@@ -36,7 +54,7 @@ def formula_diagnostics(scenario: Scenario, kripke: Kripke | None,
     diags: list[Diagnostic] = []
     evaluator = None if kripke is None else AtomEvaluator(kripke)
     for p in scenario.properties:
-        if p.formula is None:
+        if not isinstance(p, FormulaProperty):
             continue
         try:
             formula = parse_property(p)
@@ -60,7 +78,7 @@ def validate_scenario(scenario: Scenario, system: ScenarioSystem) -> Vocabulary:
     property names a known attack and every property's formula parses and type-checks
     (:class:`ModelError` listing all problems otherwise)."""
     problems = check_observables(scenario, set(system.observable_names()))
-    attacks = [p for p in scenario.properties if p.kind == "attack"]
+    attacks = [p for p in scenario.properties if isinstance(p, AttackProperty)]
     if attacks:
         from checker.app.attacks import ATTACKS  # lazy: the attacks import scipy and scikit-learn
 

@@ -44,13 +44,13 @@ from checker.attack_trees.defences import Cut, Defence, best_attack, cuts, remov
 from checker.attack_trees.labels import StepLabel
 from checker.attack_trees.tree import AttackTree
 from checker.errors import InputError, Position
-from checker.io.render import value_text
 from checker.mc import ctl_ast
 from checker.mc.ctl import ModelChecker
 from checker.mc.ctl_parse import parse_formula
 from checker.mc.explore import Limits, ProgressCallback, explore
 from checker.mc.kripke import Kripke
 from checker.mc.ts import Action
+from checker.render import value_text
 from flmodel.scenario import load_scenario
 from flmodel.scenario_ast import DefenceDecl, Scenario
 from flmodel.scenario_build import build_system
@@ -182,7 +182,7 @@ class AttributeSummary:
         return out
 
     def to_json(self) -> dict[str, Any]:
-        """JSON-ready (numbers exact: an integer or ``"p/q"``, :mod:`checker.io.render`)."""
+        """JSON-ready (numbers exact: an integer or ``"p/q"``, :mod:`checker.render`)."""
         e = self.evaluation
 
         def over_paths(found: Optimum | None) -> dict[str, Any] | None:

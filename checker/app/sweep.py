@@ -286,7 +286,7 @@ def repair_tail(path: Path) -> int:
     except FileNotFoundError:
         return 0
     except OSError as exc:
-        from checker.io.files import os_error  # lazy: with the writer
+        from checker.errors import os_error  # lazy: with the writer
 
         raise os_error(path, exc, "repair") from None
 
@@ -295,8 +295,8 @@ def _append(path: Path, record: Record, envelope: Callable[[Record], Record]) ->
     """Append one record as a JSON line, flushed and fsync'ed (the file survives a killed sweep). A write
     that fails (a full disk) is undone to the last whole line and becomes an exit-2 error naming the
     file and the system's reason."""
-    from checker.io.files import os_error  # lazy: with the writer
-    from checker.io.render import dumps  # lazy: the strict-JSON encoder
+    from checker.errors import os_error  # lazy: with the writer
+    from checker.render import dumps  # lazy: the strict-JSON encoder
 
     data = (dumps(envelope(record), indent=None) + "\n").encode("utf-8")
     try:
@@ -568,8 +568,8 @@ def plot_png(records: Sequence[Record], names: Sequence[str], title: str) -> byt
 
 def table_rows(records: Sequence[Record], names: Sequence[str]) -> list[tuple[str, ...]]:
     """The rows of the final table: the constants, status, states, ε*, δ, verdict counts, seconds (header
-    first); the figures in the one number format of :func:`checker.io.render.value_text`."""
-    from checker.io.render import value_text  # lazy: the one value formatter
+    first); the figures in the one number format of :func:`checker.render.value_text`."""
+    from checker.render import value_text  # lazy: the one value formatter
 
     header = (*names, "status", "states", "ε*", "δ", "holds/violated/unknown", "seconds")
     rows: list[tuple[str, ...]] = [header]

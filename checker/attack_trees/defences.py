@@ -60,10 +60,10 @@ from checker.attack_trees.attributes import (
 )
 from checker.attack_trees.labels import step_label
 from checker.attack_trees.tree import AttackTree, BaseAttack
-from checker.io.render import value_text
 from checker.markov.models import state_mask
 from checker.mc.kripke import Kripke
 from checker.mc.ts import Action
+from checker.render import value_text
 
 
 @dataclass(frozen=True)

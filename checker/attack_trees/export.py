@@ -32,9 +32,9 @@ from checker.attack_trees.generation import AttackFound, NoAttack
 from checker.attack_trees.labels import Change, StateValues, StepLabel
 from checker.attack_trees.tree import AndAttack, AttackTree, BaseAttack, OrAttack
 from checker.attack_trees.validity import check_validity
-from checker.io.render import value_text
 from checker.mc.kripke import Kripke
 from checker.mc.ts import Action
+from checker.render import value_text
 
 FORMAT_ID = "flcheck-attack-tree/1"
 

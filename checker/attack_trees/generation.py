@@ -43,10 +43,10 @@ from checker.attack_trees.graph_search import distance_to, forward_reach
 from checker.attack_trees.labels import StateValues, counter_observables, step_label
 from checker.attack_trees.traces import Independence, edge_letters, extends_normal_form
 from checker.attack_trees.tree import AttackTree, StateSet, TreeBuilder
-from checker.io.render import value_text
 from checker.markov.models import state_mask
 from checker.mc.exploration import Limits, check_limits
 from checker.mc.kripke import Kripke
+from checker.render import value_text
 
 #: The path search checks its limits every this many steps.
 LIMIT_CHECK_STEPS = 4096

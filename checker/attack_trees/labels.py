@@ -14,10 +14,10 @@ from fractions import Fraction
 
 import numpy as np
 
-from checker.io.render import value_text
 from checker.mc.explore import LazyObservables
 from checker.mc.kripke import Kripke
 from checker.mc.ts import Action
+from checker.render import value_text
 
 
 @dataclass(frozen=True)

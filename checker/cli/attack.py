@@ -36,8 +36,8 @@ import numpy as np
 
 from checker.cli.json_output import emit_json
 from checker.cli.options import Integer, Real, comma_list, plot_file, probability, seed
-from checker.cli.tables import table_text
 from checker.errors import InputError
+from checker.tables import table_text
 
 __all__ = ["register"]
 

@@ -68,9 +68,9 @@ def run(args: argparse.Namespace) -> int:
     from checker.app.privacy_account import privacy_account_of  # lazy: with the pipeline
     from checker.app.report import render_table, write_report  # lazy: with the pipeline
     from checker.cli.json_output import emit_json
-    from checker.cli.tables import table_text, use_colour  # lazy: as the import above
     from checker.io.files import check_output_path  # lazy: as the import above
     from checker.mc.explore import stderr_progress  # lazy: as the import above
+    from checker.tables import table_text, use_colour  # lazy: as the import above
     from flmodel.readings import readings_line  # lazy: with the pipeline
 
     for path in args.report or ():

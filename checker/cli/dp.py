@@ -25,8 +25,8 @@ import numpy as np
 
 from checker.cli.json_output import emit_json
 from checker.cli.options import Integer, Real, comma_list, matrix, plot_file, probability
-from checker.cli.tables import table_text
 from checker.errors import InputError, Position
+from checker.tables import table_text
 
 #: The ranges of the mechanisms' options: beyond them a curve either cannot be computed in floating point
 #: or takes minutes (SecAgg's cost grows with n, d and 1/interval; measured by the option fuzz).

@@ -14,7 +14,7 @@ from collections.abc import Mapping
 from typing import Any
 
 from checker import __version__
-from checker.io.render import dumps
+from checker.render import dumps
 
 __all__ = ["ENVELOPE_KEYS", "SCHEMA_VERSION", "emit_json", "envelope", "json_text"]
 
@@ -38,7 +38,7 @@ def envelope(command: str | None, payload: Mapping[str, Any]) -> dict[str, Any]:
 
 
 def json_text(command: str | None, payload: Mapping[str, Any], *, indent: int | None = 2) -> str:
-    """The strict JSON text (:func:`checker.io.render.dumps`) of ``payload`` in its envelope."""
+    """The strict JSON text (:func:`checker.render.dumps`) of ``payload`` in its envelope."""
     return dumps(envelope(command, payload), indent=indent)
 
 

@@ -9,7 +9,7 @@ import argparse
 
 import flcheck_spec
 
-from checker.cli.tables import table_text
+from checker.tables import table_text
 from checker.verdict import EXIT_HOLDS
 
 

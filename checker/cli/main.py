@@ -28,8 +28,8 @@ from typing import Any, NamedTuple
 from checker import __version__
 from checker.cli.options import Parser, UsageError, job_limits
 from checker.errors import ExplorationIncomplete, InputError, LimitReached, Position
-from checker.io.terminal import terminal_safe_output
 from checker.mc.exploration import Watchdog
+from checker.terminal import terminal_safe_output
 from checker.verdict import EXIT_BAD_INPUT, EXIT_INTERNAL, EXIT_INTERRUPTED, EXIT_VIOLATED, Verdict
 
 
@@ -182,7 +182,7 @@ def error_line(exc: Exception) -> str:
 
 
 def _report_bad_input(exc: Exception, command: str | None, json_output: bool) -> int:
-    from checker.io.render import dumps  # lazy: numpy
+    from checker.render import dumps  # lazy: numpy
 
     print(error_line(exc), file=sys.stderr)
     if json_output:
@@ -208,7 +208,7 @@ def _report_unknown(reason: str, limit_reason: str | None, args: argparse.Namesp
 
 def main(argv: Sequence[str] | None = None, *, keep: list[object] | None = None) -> int:
     """Run the CLI; returns the exit code. Everything it prints shows the control characters of text
-    from the input as escapes (:func:`checker.io.terminal.terminal_safe_output`); output that cannot be
+    from the input as escapes (:func:`checker.terminal.terminal_safe_output`); output that cannot be
     written (a full disk behind ``>``) is exit 2 with the file and the reason. ``keep`` receives the
     command's large results (an explored structure, a report, the frames of a computation a limit
     stopped): the console script ends the process without freeing them object by object
@@ -227,7 +227,7 @@ def _main(argv: Sequence[str] | None, keep: list[object] | None) -> int:
     except UsageError as exc:  # a malformed command line or a bad option value: one line, exit 2
         print(f"flcheck: error: {one_line(exc.message)} (see `{exc.prog} --help`)", file=sys.stderr)
         if _wants_json(tokens):
-            from checker.io.render import dumps  # lazy: numpy
+            from checker.render import dumps  # lazy: numpy
 
             print(dumps(error_json(exc.command, one_line(exc.message), Position("<command line>")), indent=2))
         return EXIT_BAD_INPUT

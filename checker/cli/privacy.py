@@ -45,8 +45,8 @@ from checker.cli.options import (
     limits_of,
     reductions_of,
 )
-from checker.cli.tables import table_text
 from checker.errors import InputError
+from checker.tables import table_text
 from checker.verdict import EXIT_HOLDS
 
 if TYPE_CHECKING:  # the privacy pipeline is imported by run(): most of a second, for this command only
@@ -198,9 +198,9 @@ def run(args: argparse.Namespace) -> int:
 
 
 def _figure(x: Any, digits: int | None = None) -> str:
-    """A figure for the terminal: ``digits`` (default :data:`checker.io.render.DIGITS`) significant digits,
+    """A figure for the terminal: ``digits`` (default :data:`checker.render.DIGITS`) significant digits,
     ``inf``, or a text kept as it is."""
-    from checker.io.render import DIGITS  # lazy: numpy, imported by run() already
+    from checker.render import DIGITS  # lazy: numpy, imported by run() already
 
     digits = DIGITS if digits is None else digits
     if isinstance(x, str):

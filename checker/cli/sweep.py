@@ -29,9 +29,9 @@ from typing import Any
 from checker.cli.defines import parse_define_values
 from checker.cli.json_output import emit_json, envelope
 from checker.cli.options import Integer, output_file, seconds, states
-from checker.cli.tables import table_text
 from checker.errors import InputError, Position
 from checker.io.files import check_output_path, write_atomic
+from checker.tables import table_text
 from checker.verdict import EXIT_HOLDS, EXIT_VIOLATED
 
 #: The most instances one sweep may run (the product of its -D grids), and the most worker processes.

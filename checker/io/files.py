@@ -47,7 +47,7 @@ import time
 from collections.abc import Callable, Iterable, Iterator, Mapping
 from pathlib import Path
 
-from checker.errors import InputError
+from checker.errors import InputError, os_error
 
 __all__ = ["check_output_path", "current_umask", "exclusive_lock", "os_error", "read_manifest",
            "settle_unit", "sha256_file", "write_atomic", "write_atomic_with", "write_unit"]
@@ -65,14 +65,6 @@ def current_umask() -> int:
     mask = os.umask(0o022)
     os.umask(mask)
     return mask
-
-
-def os_error(path: PathLike, exc: OSError, verb: str = "write") -> InputError:
-    """The one-line bad-input error of a failed ``verb`` (write, read, lock) of ``path``: the path and
-    the system's reason (``cannot write out.md: No space left on device [ENOSPC]``)."""
-    reason = exc.strerror or str(exc)
-    code = errno.errorcode.get(exc.errno or 0)
-    return InputError(f"cannot {verb} {path}: {reason}" + (f" [{code}]" if code else ""))
 
 
 def _same_file(a: Path, b: Path) -> bool:

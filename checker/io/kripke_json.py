@@ -33,7 +33,7 @@ optional ``action`` (a rule name) and ``probability`` (a number or ``"p/q"`` str
 Observable values: JSON numbers (floats read as exact decimals), strings, booleans, lists (tuples),
 ``{"set": [...]}`` (a set) and ``{"fraction": "p/q"}``.
 
-Written files are strict JSON (:func:`checker.io.render.dumps`).
+Written files are strict JSON (:func:`checker.render.dumps`).
 """
 
 from __future__ import annotations
@@ -49,9 +49,9 @@ import numpy as np
 from checker.errors import InputError, Position
 from checker.io.files import write_atomic
 from checker.io.prism_files import declared_states_problem
-from checker.io.render import dumps
 from checker.mc.kripke import Kripke
 from checker.mc.ts import Action
+from checker.render import dumps
 
 JSON_FORMAT = "flcheck-kripke/1"
 

@@ -31,10 +31,10 @@ from typing import Any, NamedTuple
 
 import numpy as np
 
-from checker.io.render import json_value, value_text
 from checker.mc import ctl_ast, reach
 from checker.mc.atoms import freeze
 from checker.mc.satisfaction import SatisfactionSets
+from checker.render import json_value, value_text
 
 
 @dataclass

@@ -41,12 +41,12 @@ from dataclasses import dataclass
 from fractions import Fraction
 
 from checker.errors import Undecided
-from checker.io.render import value_text
 from checker.privacy.blind import word_choice, word_programme, word_tree
 from checker.privacy.ni_fl_dp import Eps, Number
 from checker.privacy.observable_mdp import Action, History, HistoryTree
 from checker.privacy.scheduler_bounds import Choice, Direction, Pair, Scale, add_pairs, linear_programme
 from checker.privacy.schedulers import Scheduler, SchedulerClass, blind_scheduler, canonical_class
+from checker.render import value_text
 
 __all__ = ["DPQueryResult", "SchedulerClass", "dp_query", "event_probabilities"]
 

@@ -77,7 +77,6 @@ from fractions import Fraction
 from typing import Generic, Literal, TypeVar
 
 from checker.errors import Undecided
-from checker.io.render import value_text
 from checker.privacy.blind import maximal_words, word_choice, word_of, word_tree
 from checker.privacy.ni_fl_dp import Eps, Number
 from checker.privacy.observable_mdp import (
@@ -102,6 +101,7 @@ from checker.privacy.scheduler_bounds import (
     ratio_epsilon,
     uniform_distributions,
 )
+from checker.render import value_text
 
 __all__ = [
     "SCHEDULER_CLASSES",

@@ -13,6 +13,7 @@ from pathlib import Path
 import flcheck_spec
 import pytest
 
+import checker.app.check_pairs as check_pairs
 from checker.app.check import check_file
 from checker.cli import main
 from checker.verdict import Verdict
@@ -340,8 +341,6 @@ def test_an_engine_failure_in_dp_is_an_internal_error(monkeypatch: pytest.Monkey
                                                       tmp_path: Path) -> None:
     """A ``ValueError`` inside the D{ε,δ} engine is a bug (exit 3), not an ``unknown`` verdict; the
     engine's stated refusals (no memoryless scheduler, an incomplete exploration) stay ``unknown``."""
-    import checker.app.check as check
-
     def broken(*_a: object, **_k: object) -> object:
         raise ValueError("math domain error")
 
@@ -351,5 +350,5 @@ def test_an_engine_failure_in_dp_is_an_internal_error(monkeypatch: pytest.Monkey
     path.write_text(star_scenario_text([1, 2], noise="rr grid {0, 1, 2, 3, 4} r 1/2", hot=True,
                                        properties=["dp D{ln(2), 0}[F curmodpar == 1] between hot;"]))
     assert main(["check", str(path)]) in (0, 1)
-    monkeypatch.setattr(check, "dp_check", broken)
+    monkeypatch.setattr(check_pairs, "dp_check", broken)
     assert main(["check", str(path)]) == 3

@@ -23,6 +23,7 @@ from checker.app.isabelle.sources import load_export
 from checker.app.report import write_report
 from checker.cli.main import main
 from flmodel.scenario import parse_scenario
+from flmodel.scenario_properties import PrivacyProperty, formula_of, neighbour_of, observing_of
 
 TWO_ROUNDS = """scenario "two clients, two rounds"
 locations g, o1, o2
@@ -163,14 +164,14 @@ def _agree(path: Path, tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> No
     # property (one call per distinct observation and ε)
     calls: dict[tuple[str, ...], dict[str, object]] = {}
     for r in privacy:
-        seen = decls[r.name].observing
+        decl = decls[r.name]
+        seen = observing_of(decl)
         argv = ["--observing", ",".join(n.name for n in seen)] if seen else []
-        eps = decls[r.name].eps
-        if r.kind == "privacy":
-            assert eps is not None
+        if isinstance(decl, PrivacyProperty):
+            eps = decl.eps
             argv += ["--eps", f"ln({eps.value})" if eps.log else str(eps.value)]
-            if decls[r.name].scheduler:
-                argv += ["--scheduler", str(decls[r.name].scheduler)]
+            if decl.scheduler:
+                argv += ["--scheduler", str(decl.scheduler)]
         key = tuple(argv)
         if key not in calls:
             calls[key] = _privacy_json(capsys, str(path), *argv)
@@ -178,7 +179,7 @@ def _agree(path: Path, tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> No
         pairs = {p["pair"].split(":", 1)[0]: p for p in out["pairs"]}  # type: ignore[attr-defined]
         assert set(pairs) == {n.name for n in report.scenario.neighbours}
         assert all(p["reading"] == "declared" for p in pairs.values())
-        nb = decls[r.name].neighbour
+        nb = neighbour_of(decls[r.name])
         assert nb in pairs
         pair = pairs[nb]
         if r.kind == "privacy":
@@ -189,8 +190,8 @@ def _agree(path: Path, tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> No
             assert float(Fraction(r.details["advantage"])) == pytest.approx(best, rel=1e-12)
     # flcheck audit audits the declared pair, names it, and takes check's ε* under the uniform scheduler
     # (the one its sampled runs follow) as the formal ε
-    privacy = [r for r in privacy if decls[r.name].scheduler in (None, "uniform")]
-    if len(report.scenario.neighbours) == 1 and not any(decls[r.name].observing for r in privacy):
+    privacy = [r for r in privacy if getattr(decls[r.name], "scheduler", None) in (None, "uniform")]
+    if len(report.scenario.neighbours) == 1 and not any(observing_of(decls[r.name]) for r in privacy):
         main(["audit", str(path), "--trials", "500", "--json"])
         audited = json.loads(capsys.readouterr().out)
         nb = report.scenario.neighbours[0].name
@@ -216,7 +217,7 @@ def _agree(path: Path, tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> No
     # flcheck attack-tree finds as many ways as check reports
     for r in report.results:
         if r.kind == "attack_tree" and "ways" in r.details:
-            formula = decls[r.name].formula
+            formula = formula_of(decls[r.name])
             assert formula is not None
             main(["attack-tree", str(path), "--goal", formula.text])
             found = re.search(r"(\d+) way\(s\)", capsys.readouterr().out)

@@ -23,6 +23,7 @@ from hypothesis import strategies as st
 
 from checker.app.load import resolve_scenario_path
 from checker.app.reductions import REDUCTIONS, Reductions, reduce_system
+from checker.app.value_reductions import reduce_values
 from checker.cli.main import main
 from checker.markov.distributions import observable_distribution
 from checker.markov.models import mdp_from_kripke
@@ -109,8 +110,8 @@ def test_what_is_not_coded_is_explored_plainly(name: str, why: str) -> None:
 def test_reduced_systems_are_refused() -> None:
     text = star_scenario_text([1, 2, 1], noise="rr grid {0, 1} r 1/2 clip")
     system = build_system(parse_scenario(text))
-    assert "cone" in str(batch_view(system.fl.replace(forget={"curmodpar"})))
-    assert "gradient sum" in str(batch_view(system.fl.replace(sum_gradients=True)))
+    assert "cone" in str(batch_view(reduce_values(system.fl, forget={"curmodpar"})))
+    assert "gradient sum" in str(batch_view(reduce_values(system.fl, sum_gradients=True)))
     symmetric = SymmetricSystem(system, detect_symmetry(system)[0])
     assert isinstance(symmetric.batch_system(), str)
     assert "batch" not in explore(symmetric).stats
@@ -162,7 +163,8 @@ def test_generated_round_scenarios_explore_identically(case: tuple[str, list[str
     text, reset = case
     system = build_system(parse_scenario(text))
     if reset:
-        system = ScenarioSystem(system.fl.replace(reset_unready=reset), system.secrets, system.scenario)
+        system = ScenarioSystem(reduce_values(system.fl, reset_unready=reset), system.secrets,
+                                system.scenario)
     assert not isinstance(system.batch_system(), str)
     plain, fast = both(system, limits=Limits(max_states=5000))
     assert_same(plain, fast)

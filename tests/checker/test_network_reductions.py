@@ -26,6 +26,7 @@ from checker.app.check import check_scenario
 from checker.app.load import resolve_scenario_path
 from checker.app.privacy_observation import DatasetObservation, observe_dataset
 from checker.app.reductions import ObservationReducer, Reductions
+from checker.app.value_reductions import reduce_values
 from checker.mc.explore import Limits, explore
 from flmodel.network import CLOCK, ROUND, STEPS, crossed_var, gra_status, link_var, lost_var, seen_var
 from flmodel.scenario import load_scenario, parse_scenario
@@ -340,12 +341,12 @@ def test_dead_value_reset_is_a_functional_bisimulation_over_networks(name: str) 
     report, a cut link and a copy neither read nor write an unready client's gradient)."""
     plain = build_system(load_scenario(resolve_scenario_path(name))).fl
     assert plain.dead_gradient_clients() == plain.clients
-    reduced = plain.replace(reset_unready=plain.clients)
+    reduced = reduce_values(plain, reset_unready=plain.clients)
     states: list[FLState] = list(explore(plain, limits=Limits(max_states=3000)).states or ())  # type: ignore[arg-type]
     for s in random.Random(5).sample(states, min(len(states), 200)):
-        hs = s._replace(infra=reduced._dead_reset(s.infra))
+        hs = reduced.abstract(s)
         left = sorted((str(a), t, p) for a, t, p in reduced.successors(hs))
-        right = sorted((str(a), t._replace(infra=reduced._dead_reset(t.infra)), p)
+        right = sorted((str(a), reduced.abstract(t), p)
                        for a, t, p in plain.successors(s))
         assert left == right
 

@@ -15,8 +15,9 @@ from hypothesis import strategies as st
 from checker.app.check import check_scenario
 from checker.app.load import resolve_scenario_path
 from checker.app.reductions import Reductions, gradient_readers, reduce_system
-from checker.io.render import json_value
+from checker.app.value_reductions import reduce_values
 from checker.mc.explore import Limits, explore
+from checker.render import json_value
 from flmodel.scenario import load_scenario, parse_scenario
 from flmodel.scenario_ast import Scenario
 from flmodel.scenario_build import ScenarioSystem, build_system
@@ -94,14 +95,14 @@ def test_dead_value_reset_is_a_functional_bisimulation() -> None:
     for name in ("moniteo", "seed_model"):
         scenario = load_scenario(resolve_scenario_path(name))
         plain = build_system(scenario).fl
-        reduced = plain.replace(reset_unready=plain.clients)
+        reduced = reduce_values(plain, reset_unready=plain.clients)
         k = explore(plain, limits=Limits(max_states=3000))  # type: ignore[arg-type]  # FLSystem yields plain tuples
         assert k.states is not None
         states: list[FLState] = list(k.states)  # type: ignore[arg-type]  # the states FLSystem made
         for s in states:
-            hs = s._replace(infra=reduced._dead_reset(s.infra))
+            hs = reduced.abstract(s)
             left = sorted((str(a), t, p) for a, t, p in reduced.successors(hs))
-            right = sorted((str(a), t._replace(infra=reduced._dead_reset(t.infra)), p)
+            right = sorted((str(a), reduced.abstract(t), p)
                            for a, t, p in plain.successors(s))
             assert left == right
 

@@ -341,16 +341,17 @@ def _interrupt_at(monkeypatch: pytest.MonkeyPatch, kind: str, exc: BaseException
     """Make the ``after``-th property of ``kind`` (and only it) raise ``exc``."""
     import checker.app.check as check
 
-    real = check.KINDS[kind]
+    real = check.decide
     seen = [0]
 
-    def stop(ctx: object, p: object) -> object:
-        seen[0] += 1
-        if seen[0] == after + 1:
-            raise exc
-        return real(ctx, p)  # type: ignore[arg-type]
+    def stop(ctx: check.CheckContext, p: check.PropertyDecl) -> check.PropertyResult:
+        if p.kind == kind:
+            seen[0] += 1
+            if seen[0] == after + 1:
+                raise exc
+        return real(ctx, p)
 
-    monkeypatch.setitem(check.KINDS, kind, stop)
+    monkeypatch.setattr(check, "decide", stop)
 
 
 def test_ctrl_c_during_check_prints_what_was_decided(monkeypatch: pytest.MonkeyPatch,

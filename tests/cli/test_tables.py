@@ -16,8 +16,8 @@ from checker.app.check import check_file
 from checker.app.report import render_table
 from checker.cli.main import COMMAND_MODULES, main
 from checker.cli.options import plain_help
-from checker.cli.tables import table_text, use_colour
 from checker.crossval.plots import delta_axis
+from checker.tables import table_text, use_colour
 
 ANSI = re.compile(r"\x1b\[[0-9;]*m")
 

@@ -17,7 +17,7 @@ from flcheck_spec import resource
 from markdown_it import MarkdownIt
 
 from checker.cli.main import main
-from checker.io.terminal import CLEAR_LINE, TerminalSafeStream, TerminalText, terminal_text
+from checker.terminal import CLEAR_LINE, TerminalSafeStream, TerminalText, terminal_text
 
 #: What an attacker would put in a title: set the window title (OSC 0), clear the screen, hide the rest
 #: (SGR 8), a bell, an 8-bit CSI, a right-to-left override, and HTML.

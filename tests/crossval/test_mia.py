@@ -20,7 +20,7 @@ from checker.crossval import mia
 from checker.crossval.mia import META_CLASSIFIERS, EnsembleMIA, QuantileAligner, base_features
 from checker.crossval.mia_lira import loss_scores
 from checker.crossval.mia_metrics import attack_metrics, clopper_pearson, dp_consistency, tpr_at_fpr
-from checker.io.render import dumps
+from checker.render import dumps
 
 
 def test_tpr_at_fpr_matches_sklearn_roc_curve() -> None:

@@ -32,13 +32,14 @@ from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
 from checker.app.reductions import state_abstraction
+from checker.app.value_reductions import forgettable, reduce_values
 from checker.mc.cone import cone_of_influence
 from checker.mc.explore import Limits, explore
 from flmodel.errors import ModelError
 from flmodel.scenario import parse_scenario
 from flmodel.scenario_build import ScenarioSystem, build_system
 from flmodel.symmetry import SymmetricSystem, detect_symmetry, permute_state
-from flmodel.system import FLSystem
+from flmodel.view import FLView
 from tests.differential.generate import Draft, drafts
 from tests.differential.test_differential import REGRESSIONS
 
@@ -74,7 +75,7 @@ def _distributions_are_whole(system: ScenarioSystem, states: list[Any]) -> None:
         assert all(v == 1 for v in total.values()), (s, total)
 
 
-def _bisimulation(plain: ScenarioSystem, reduced: FLSystem, states: list[Any], keep: Iterable[str] = (),
+def _bisimulation(plain: ScenarioSystem, reduced: FLView, states: list[Any], keep: Iterable[str] = (),
                   detail: bool = True) -> None:
     h = reduced.abstract
     for s in states:
@@ -122,16 +123,16 @@ def _laws(text: str, watched: list[str]) -> None:
             reads = plain.variable_reads(name)
             assert reads is not None
             seeds |= reads
-        forget = fl.forgettable() - cone_of_influence(classes, seeds)
-        _bisimulation(plain, fl.replace(forget=forget), states, watched)
+        forget = forgettable(fl) - cone_of_influence(classes, seeds)
+        _bisimulation(plain, reduce_values(fl, forget=forget), states, watched)
     dead = fl.dead_gradient_clients()
     if dead:
-        _bisimulation(plain, fl.replace(reset_unready=dead), states)
+        _bisimulation(plain, reduce_values(fl, reset_unready=dead), states)
     if fl.ctx.trace_mode == "full":
         _bisimulation(plain, fl.replace(trace_mode="drop"), states, detail=False)
     if fl.gradients_summed():  # the sum leaves its holder's gradient behind after the aggregation,
         # where the gradients are dead: a bisimulation together with the dead-value reset
-        _bisimulation(plain, fl.replace(sum_gradients=True, reset_unready=dead), states)
+        _bisimulation(plain, reduce_values(fl, sum_gradients=True, reset_unready=dead), states)
 
 
 @settings(max_examples=30, deadline=None, derandomize=True, database=None,

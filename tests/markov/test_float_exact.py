@@ -17,7 +17,7 @@ import sympy
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
-from checker.app.check import _compare
+from checker.app.check_results import compare
 from checker.app.load import load_model
 from checker.markov.distributions import bottom_absorption
 from checker.markov.first_passage import reach_probabilities
@@ -87,7 +87,7 @@ def _assert_same_verdicts(exact_value: object, float_value: object) -> None:
         if exact_value not in (0, 1) and abs(bound - exact_value) <= VALUE_BOUND:
             continue
         for op in ("<=", ">=", "<", ">"):
-            assert _compare(exact_value, op, bound) == _compare(float_value, op, bound), (op, bound)
+            assert compare(exact_value, op, bound) == compare(float_value, op, bound), (op, bound)
 
 
 @SETTINGS

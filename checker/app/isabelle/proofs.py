@@ -27,7 +27,8 @@ from checker.app.isabelle.terms import (
 from checker.app.isabelle.vocabulary import ScenarioVocabulary
 from flmodel.infrastructure import Eval, Get, Igraph, Put
 from flmodel.learning import mean_gradient
-from flmodel.system import FLState, FLSystem
+from flmodel.system import FLState
+from flmodel.view import FLView
 
 #: An ``AG`` that holds is proved by an explicit invariant only up to this many reachable states.
 MAX_INVARIANT_STATES = 24
@@ -36,7 +37,7 @@ MAX_INVARIANT_STATES = 24
 MAX_WITNESS_STEPS = 40
 
 
-def replay_full_traces(system: FLSystem, path: Sequence[FLState]) -> list[FLState] | None:
+def replay_full_traces(system: FLView, path: Sequence[FLState]) -> list[FLState] | None:
     """The witness ``path`` of a system explored with the trace-history reduction, replayed in the
     full-trace system (same igraphs, literal trace sets); ``None`` if the initial traces are abstract."""
     if system.ctx.trace_mode == "full":
@@ -87,7 +88,7 @@ def static_invariant_proof(body: TheoryLines, pname: str, goal: str, voc: Scenar
     body.add("qed", "")
 
 
-def is_bounded(system: FLSystem) -> bool:
+def is_bounded(system: FLView) -> bool:
     """Whether the system's exploration is bounded (the bounded unfolding may cut the relation)."""
     return system.bounds.max_rounds is not None or system.bounds.max_events is not None
 
@@ -207,7 +208,7 @@ def _attack_tree_term(names: list[str], goal: str) -> str:
 
 
 def _step_rule(
-    sysm: FLSystem, src: FLState, dst: FLState, voc: ScenarioVocabulary, assumptions: list[str]
+    sysm: FLView, src: FLState, dst: FLState, voc: ScenarioVocabulary, assumptions: list[str]
 ) -> tuple[str, str, str, list[int]]:
     """The action text, the base-theory rule (equational form), its instantiation, and the indices of
     the locale's noise-support assumptions the step uses (appended to ``assumptions`` when new)."""
@@ -258,7 +259,7 @@ def _step_rule(
     return str(action), fact, " and ".join(where), used
 
 
-def mean_gradient_at(sysm: FLSystem, igraph: Igraph, client: str) -> tuple[Fraction, ...]:
+def mean_gradient_at(sysm: FLView, igraph: Igraph, client: str) -> tuple[Fraction, ...]:
     """The exact mean gradient of ``client``'s part at the igraph's current model."""
     return mean_gradient(sysm.ctx.loss, igraph.curmodpar, igraph.part(client))
 

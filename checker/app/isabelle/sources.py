@@ -18,8 +18,9 @@ from checker.mc import ctl_ast
 from checker.mc.ctl_parse import parse_formula
 from checker.mc.explore import Limits
 from flmodel.scenario import load_scenario
-from flmodel.scenario_ast import PropertyDecl, Scenario
+from flmodel.scenario_ast import Scenario
 from flmodel.scenario_build import build_system
+from flmodel.scenario_properties import EpsSpec, PropertyDecl
 
 #: Properties exported for the flmodel example systems (``example:NAME``, by NAME): the questions a
 #: careful reader of [IIIf-FL] asks of the published rules.
@@ -64,15 +65,15 @@ def _property_from_scenario(decl: PropertyDecl) -> PropertySpec:
     """A :class:`PropertySpec` of a scenario's property: ``ctl`` properties keep their formula; an
     ``attack_tree`` goal ``g`` becomes ``EF g`` (IIIf AT: a valid attack tree exists iff ``EF g``;
     "expect absent" is the claim that it does not hold); the other kinds keep their text."""
-    formula_text = decl.formula.text if decl.formula is not None else None
     formula: ctl_ast.Formula | None = None
-    if decl.kind == "ctl" and formula_text:
-        formula = parse_formula(formula_text)
-    elif decl.kind == "attack_tree" and formula_text:
-        formula = ctl_ast.EF(parse_formula(formula_text))
-    value = f"epsilon {decl.eps.text()}" if decl.eps is not None else None
+    if decl.kind == "ctl" and decl.formula.text:
+        formula = parse_formula(decl.formula.text)
+    elif decl.kind == "attack_tree" and decl.formula.text:
+        formula = ctl_ast.EF(parse_formula(decl.formula.text))
+    eps = decl.eps if decl.kind in ("privacy", "budget") else decl.bound if decl.kind == "advantage" else None
+    value = f"epsilon {eps.text()}" if isinstance(eps, EpsSpec) else None
     return PropertySpec(decl.name, decl.kind, decl.text(), formula, None, value,
-                        str(decl.expect) if decl.expect else None)
+                        decl.expect if decl.kind == "attack_tree" else None)
 
 
 def _quantitative_results(scenario: Scenario, limits: Limits | None) -> dict[str, tuple[str, str]]:

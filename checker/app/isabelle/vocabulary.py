@@ -10,7 +10,8 @@ from checker.app.isabelle.terms import Untranslatable, actor, prefixed_ident, ra
 from flmodel.data import DataPoint
 from flmodel.infrastructure import Eval, Get, Infrastructure, Poli, Put
 from flmodel.learning import HingeLoss, SquaredLoss
-from flmodel.system import FLState, FLSystem
+from flmodel.system import FLState
+from flmodel.view import FLView
 
 Key = TypeVar("Key")
 
@@ -18,7 +19,7 @@ Key = TypeVar("Key")
 class ScenarioVocabulary:
     """The constants of one scenario theory: locations, data points and the fixed components."""
 
-    def __init__(self, sid: str, system: FLSystem) -> None:
+    def __init__(self, sid: str, system: FLView) -> None:
         self.sid = sid
         g = system.initial.igra
         self.system = system
@@ -35,7 +36,7 @@ class ScenarioVocabulary:
         )
 
     @staticmethod
-    def _all_points(system: FLSystem) -> set[DataPoint]:
+    def _all_points(system: FLView) -> set[DataPoint]:
         g = system.initial.igra
         pts = set(g.dataset)
         for _c, part in g.partition.items_tuple:

@@ -134,7 +134,7 @@ def terminal_safe_output() -> Iterator[SafeOutput]:
         with contextlib.suppress(BrokenPipeError, ValueError):
             out.flush()
         if out.failure is not None:
-            from checker.io.files import os_error  # lazy: the writer's one error text
+            from checker.errors import os_error  # lazy: the one error text of a failed write
 
             err.write(f"flcheck: error: {os_error(out.path(), out.failure)}\n")
             err.flush()

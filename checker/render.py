@@ -5,7 +5,7 @@ Model values are exact numbers (``Fraction``), names, booleans, tuples (vectors)
 Text (:func:`value_text`): ``1/2``, ``true``, ``(1, 2)``, ``{sat1, sat2}`` (set members sorted); figures
 (:func:`number_text`): ``9009``, ``2263/11664 ≈ 0.194016``, ``0.123457`` (one format in every command).
 
-Terminal safety is :mod:`checker.io.terminal`'s (no numpy: every command's start-up imports it); JSON
+Terminal safety is :mod:`checker.terminal`'s (no numpy: every command's start-up imports it); JSON
 escapes the same control characters as ``\\uXXXX``.
 
 JSON (:func:`json_value`, :func:`dumps`) is strict JSON (RFC 8259, no ``NaN``/``Infinity`` tokens):
@@ -33,7 +33,7 @@ from typing import Any
 
 import numpy as np
 
-from checker.io.terminal import CONTROL
+from checker.terminal import CONTROL
 
 __all__ = ["DIGITS", "dumps", "json_value", "number_text", "value_text"]
 

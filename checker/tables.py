@@ -12,7 +12,7 @@ import shutil
 from collections.abc import Sequence
 from typing import IO
 
-from checker.io.terminal import TerminalText, terminal_text
+from checker.terminal import TerminalText, terminal_text
 
 __all__ = ["VERDICT_STYLES", "table_text", "use_colour"]
 
