@@ -278,12 +278,15 @@ class Rule:
         return self.name + "_noisy" if self.noisy and ctx.noisy else self.name
 
     # -- the successor function -------------------------------------------------------------------
-    def fire(self, ctx: Any, infra: Infrastructure, partitioned: bool) -> Iterator[Transition]:
-        """The rule's steps from ``infra``: per actor whose premises hold, per outcome of the draw, per
-        alternative of the choice, the target (the writes of that outcome applied, then the step's
-        effects) with the outcome's probability."""
+    def fire(self, ctx: Any, infra: Infrastructure, partitioned: bool,
+             skip: frozenset[str] = frozenset()) -> Iterator[Transition]:
+        """The rule's steps from ``infra``: per actor whose premises hold (and not in ``skip``), per
+        outcome of the draw, per alternative of the choice, the target (the writes of that outcome
+        applied, then the step's effects) with the outcome's probability."""
         name = self.action_name(ctx)
         for actor, loc in self.actors.candidates(ctx, infra):
+            if actor in skip:
+                continue
             c = Candidate(ctx, infra, partitioned, actor, loc)
             if not all(p.holds(c) for p in self.premises):
                 continue

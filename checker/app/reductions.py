@@ -53,7 +53,7 @@ Example::
     >>> from flmodel.scenario_build import build_system
     >>> reduced, applied = reduce_system(build_system(s), s)
     >>> applied.names, applied.details["dead_values"]["clients"]
-    (['dead_values', 'cone', 'symmetry'], ['sat1', 'sat2', 'sat3'])
+    (['dead_values', 'cone', 'symmetry', 'counter'], ['sat1', 'sat2', 'sat3'])
     >>> applied.details["cone"]["forgotten"]
     ['curmodpar', 'gradient:sat1', 'gradient:sat2', 'gradient:sat3', 'last']
 """
@@ -66,6 +66,7 @@ from dataclasses import dataclass, field, replace
 from fractions import Fraction
 from typing import Any
 
+from checker.app.counter import CounterSystem, counter_refusal
 from checker.app.privacy_observation import Recorded, ReducedStep
 from checker.app.scenario_formulas import parse_property
 from checker.mc import ctl_ast
@@ -83,7 +84,7 @@ __all__ = ["OWN_EXPLORATION_KINDS", "REDUCTIONS", "SYMMETRIC_KINDS", "Applied", 
 
 #: The reductions ``flcheck check`` knows, in the order they are applied (``--no-<name>`` switches one
 #: off with dashes for underscores; ``--no-reduce`` all).
-REDUCTIONS = ("dead_values", "traces", "cone", "partial_order", "gradient_sum", "symmetry")
+REDUCTIONS = ("dead_values", "traces", "cone", "partial_order", "gradient_sum", "symmetry", "counter")
 
 
 @dataclass(frozen=True)
@@ -96,6 +97,7 @@ class Reductions:
     cone: bool = True
     gradient_sum: bool = True
     traces: bool = True
+    counter: bool = True
 
     @classmethod
     def dead_values_only(cls, choice: Reductions) -> Reductions:
@@ -108,7 +110,7 @@ class Reductions:
     def none(cls) -> Reductions:
         """Every reduction off (``--no-reduce``)."""
         return cls(dead_values=False, symmetry=False, partial_order=False, cone=False, gradient_sum=False,
-                   traces=False)
+                   traces=False, counter=False)
 
     def enabled(self) -> list[str]:
         """The names of the reductions switched on."""
@@ -217,6 +219,15 @@ def reduce_system(system: ScenarioSystem, scenario: Scenario, choice: Reductions
         system, applied.details[name] = reduce(system, scenario)
         if applied.details[name]["applied"]:
             applied.names.append(name)
+    if not choice.counter:
+        applied.details["counter"] = {"applied": False, "reason": "switched off"}
+    elif "symmetry" not in applied.names:
+        applied.details["counter"] = {"applied": False, "reason": "not applied: no symmetry classes to count "
+                                      "(the plain exploration)"}
+    else:
+        system, applied.details["counter"] = _counter(system, scenario)
+        if applied.details["counter"]["applied"]:
+            applied.names.append("counter")
     return system, applied
 
 
@@ -504,6 +515,19 @@ def _symmetry(system: ScenarioSystem, scenario: Scenario) -> tuple[ScenarioSyste
     return SymmetricSystem(system, sym), {
         "applied": True, "classes": [list(c) for c in sym.classes], "fixed": sorted(fixed),
         "what": "states stored as orbit representatives of the permutations of each class's clients"}
+
+
+def _counter(system: ScenarioSystem, scenario: Scenario) -> tuple[ScenarioSystem, dict[str, Any]]:
+    """The counter abstraction (:mod:`checker.app.counter`) on top of the symmetry quotient ``system``;
+    the quotient itself (orbit representatives, every client's steps) when it is refused."""
+    assert isinstance(system, SymmetricSystem)
+    refusal = counter_refusal(scenario, system.base)
+    if refusal is not None:
+        return system, {"applied": False, "reason": refusal + " (the orbit quotient is explored instead)"}
+    return CounterSystem(system.base, system.symmetry), {
+        "applied": True, "classes": [list(c) for c in system.symmetry.classes],
+        "what": "a state stands for how many clients of each class are in each local state (its generic "
+                "representative); one step per occupied local state of a class, not per client"}
 
 
 # ------------------------------------------------------------------------------ what the attacker sees

@@ -1,0 +1,158 @@
+"""The counter abstraction of interchangeable clients (generic representatives).
+
+Where the symmetry (:mod:`flmodel.symmetry`) finds classes of interchangeable clients, a state of the
+quotient is determined by how many clients of each class are in each *local state* — the components a
+permutation of the class carries along with the client: whether it is in ``ready``, its gradient, its
+part (described up to ``δ``), and with a network whether its report is lost, crossed or copied — not by
+which clients they are ([ES96] Sec. 6; the *generic representatives* of [EW05] and [DM06], which is
+also PRISM's symmetry reduction). :class:`CounterSystem` stores each such counter vector as its
+generic representative, the orbit representative of :class:`flmodel.symmetry.SymmetricSystem` (within a
+class the clients sorted by local state and renamed onto the class's names in order), so that every
+observable, witness and replay reads an ordinary FL state; :meth:`CounterSystem.counters` gives the
+counter vector itself. The number of abstract states is polynomial in the class sizes: a class of
+``k`` clients with ``L`` reachable local states contributes at most ``C(k + L − 1, L − 1)`` counter
+vectors.
+
+The successors are computed on the counters, not per client: in a representative ``s`` two clients
+``c``, ``d`` of one class in the same local state are swapped by the transposition ``π = (c d)``, an
+automorphism of the system (the group of :func:`flmodel.symmetry.detect_symmetry`) that fixes ``s``
+(:meth:`CounterSystem.local_state` is the whole of what ``π`` moves, so ``π·s = s``; a state whose
+traces name clients, or whose links are cut while the class's clients sit at distinct locations, is
+not split into local states and keeps every client's steps). Hence ``succ_d(s) = π·succ_c(s)``: ``d``'s
+action has the same distribution over orbits as ``c``'s, and only the first client of each occupied
+local state acts (``FLSystem.successors(skip=...)``), one action per (class, local state) instead of
+one per client. Dropping an action whose distribution over orbits equals another action's of the same
+state keeps the orbit relation a bisimulation between the full quotient and this one, so CTL over
+symmetric atoms ([ES96]) and minimal and maximal reachability probabilities ([KNP06]) are unchanged.
+Two things are not kept and refuse the abstraction (:func:`counter_refusal`): the *uniform* scheduler,
+which weighs an action by the number of clients that can take it, and attack trees, whose ways and
+their count are paths of the structure.
+
+Example::
+
+    >>> from flmodel.scenario import load_scenario
+    >>> from flmodel.scenario_build import build_system
+    >>> from flmodel.symmetry import detect_symmetry
+    >>> from checker.app.load import resolve_scenario_path
+    >>> s = load_scenario(resolve_scenario_path("moniteo_swarm8"), defines={"N": 3})
+    >>> system = build_system(s)
+    >>> sym, _ = detect_symmetry(system)
+    >>> counter = CounterSystem(system, sym)
+    >>> start = counter.initial_states()[0]
+    >>> [len(counter.successors(start)), len(system.successors(start))]
+    [6, 9]
+    >>> counter.counters(start)[0][1]
+    ((False, ((0,),), (('own', 0),), ()), 2)
+"""
+
+from __future__ import annotations
+
+from fractions import Fraction
+from typing import Any
+
+from checker.app.scenario_formulas import parse_property
+from checker.mc import ctl_ast
+from flmodel.data import DataPoint
+from flmodel.infrastructure import Get, Igraph, Put
+from flmodel.network import NetStatus
+from flmodel.scenario_ast import Scenario
+from flmodel.scenario_build import ScenarioSystem
+from flmodel.symmetry import ClientSymmetry, SymmetricSystem
+from flmodel.system import FLState
+
+__all__ = ["CounterSystem", "counter_refusal"]
+
+LocalState = tuple[Any, ...]
+
+
+def counter_refusal(scenario: Scenario, base: ScenarioSystem) -> str | None:
+    """Why the counter abstraction may not replace the orbit quotient (module docstring), ``None`` when
+    it may: a property that reads the uniform scheduler (``probability`` with ``uniform``, a ``P`` query
+    inside ``ctl``), an attack tree (its ways are paths of the structure), or a system whose steps are
+    not the FL system's own (a wrapper the skip of interchangeable actors cannot reach)."""
+    if type(base).successors is not ScenarioSystem.successors:
+        return "not applied: the system's steps are not the FL system's own"
+    for p in scenario.properties:
+        if p.kind == "attack_tree":
+            return f"not applied: property {p.name} is an attack tree, whose ways are paths of the structure"
+        if p.kind == "probability" and p.scheduler not in ("min", "max"):
+            return f"not applied: property {p.name} reads the uniform scheduler, which weighs an action " \
+                   "by the number of clients that can take it"
+        if p.kind == "ctl" and p.formula is not None and ctl_ast.has_probabilistic(parse_property(p)):
+            return f"not applied: property {p.name} has a P or D query (the uniform scheduler)"
+    return None
+
+
+class CounterSystem(SymmetricSystem):
+    """The counter abstraction of ``base`` under the group ``sym`` (module docstring): the states are
+    the generic representatives of :class:`SymmetricSystem`, the steps one per occupied (class, local
+    state) and per client outside the classes."""
+
+    def __init__(self, base: ScenarioSystem, sym: ClientSymmetry) -> None:
+        super().__init__(base, sym)
+        self._classes = sym.classes
+        self._reference_index = {x: (c, i) for c, ref in sym.reference.items() for i, x in enumerate(ref)}
+
+    def _part_of(self, c: str, part: frozenset[DataPoint]) -> tuple[Any, ...]:
+        """``c``'s part as ``π`` moves it: its own reference points by index, every other point by
+        itself (two clients with equal descriptions hold no point of each other, so ``δ`` of the
+        transposition maps one part onto the other)."""
+        ref = self._reference_index
+        out: list[tuple[Any, ...]] = []
+        for x in part:
+            owner = ref.get(x)
+            out.append(("own", owner[1]) if owner is not None and owner[0] == c else ("other", x.name, x.target,
+                                                                                       x.features))
+        return tuple(sorted(out, key=repr))
+
+    def local_state(self, g: Igraph, c: str) -> LocalState:
+        """What a permutation of ``c``'s class carries along with ``c`` in the igraph ``g``: in ``ready``,
+        its gradient, its part (:meth:`_part_of`) and what the network status says of its report."""
+        st = g.gra.status
+        net = (c in st.lost, c in st.crossed, c in st.seen) if isinstance(st, NetStatus) else ()
+        return (c in g.ready, tuple(g.gradient[c]), self._part_of(c, g.part(c)), net)
+
+    def _splittable(self, state: FLState) -> bool:
+        """Whether the local states are all the transposition moves: no trace names a client, and no
+        link is cut between clients at distinct locations (the state's links are renamed then)."""
+        infra = state.infra
+        if any(t and any(type(e) in (Get, Put) for e in t) for t in infra.prot.evs):
+            return False
+        edges = self.symmetry.edges
+        return not edges or infra.igra.gra.edges == edges
+
+    def counters(self, state: FLState) -> tuple[tuple[tuple[LocalState, int], ...], ...]:
+        """Per class, how many of its clients are in each local state (sorted by local state)."""
+        g = state.infra.igra
+        out = []
+        for cls in self._classes:
+            count: dict[LocalState, int] = {}
+            for c in cls:
+                key = self.local_state(g, c)
+                count[key] = count.get(key, 0) + 1
+            out.append(tuple(sorted(count.items(), key=repr)))
+        return tuple(out)
+
+    def _skipped(self, state: FLState) -> frozenset[str]:
+        """The clients whose steps repeat another client's up to the transposition of the two."""
+        if not self._splittable(state):
+            return frozenset()
+        g = state.infra.igra
+        skip: list[str] = []
+        for cls in self._classes:
+            seen: set[LocalState] = set()
+            for c in cls:
+                key = self.local_state(g, c)
+                if key in seen:
+                    skip.append(c)
+                else:
+                    seen.add(key)
+        return frozenset(skip)
+
+    def successors(self, state: FLState) -> list[Any]:
+        merged: dict[tuple[object, FLState], Fraction] = {}
+        canonical = self.canonical
+        for act, target, p in self.base.fl.successors(state, skip=self._skipped(state)):
+            key = (act, canonical(target))
+            merged[key] = merged[key] + p if key in merged else p
+        return [(a, t, p) for (a, t), p in merged.items()]
