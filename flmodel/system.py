@@ -348,17 +348,22 @@ class FLSystem:
                 ) -> FrozenMap[str, Vector]:
         """``grads`` with the ready clients' gradients replaced by their weighted sum (see
         :meth:`_dead_reset`)."""
-        weights = [(c, len(g.part(c))) for c in sorted(g.ready)]
-        live = [(c, k) for c, k in weights if k]
+        ready = sorted(g.ready)
         out = dict(grads.items_tuple)
-        for c, _ in weights:
+        live: list[tuple[str, int]] = []
+        for c in ready:
             out[c] = init[c]
+            k = len(g.part(c))
+            if k:
+                live.append((c, k))
         if live:
             # the others keep their initial gradient; the holder carries the rest of the sum
             c0, k0 = live[0]
-            dim = len(g.curmodpar)
-            rest = [sum((k * (grads[c][i] - (init[c][i] if c != c0 else 0)) for c, k in live), Fraction(0))
-                    for i in range(dim)]
+            rest = [k0 * x for x in grads[c0]]
+            for c, k in live[1:]:
+                gc, ic = grads[c], init[c]
+                if gc is not ic and gc != ic:  # a client at its initial gradient adds nothing
+                    rest = [r + k * (x - y) for r, x, y in zip(rest, gc, ic, strict=True)]
             out[c0] = Vec(x / k0 for x in rest)
         return FrozenMap(out)
 
@@ -415,11 +420,13 @@ class FLSystem:
             for c in self._reset:
                 if c not in ready:
                     v = init[c]
-                    if grads[c] != v:
+                    x = grads[c]
+                    if x is not v and x != v:
                         grads = grads.set(c, v)
             for c in self._forget_grads:
                 v = init[c]
-                if grads[c] != v:
+                x = grads[c]
+                if x is not v and x != v:
                     grads = grads.set(c, v)
             if self._sum and ready:
                 grads = self._summed(g, grads, init)

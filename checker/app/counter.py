@@ -60,7 +60,7 @@ from flmodel.scenario_build import ScenarioSystem
 from flmodel.symmetry import ClientSymmetry, SymmetricSystem
 from flmodel.system import FLState
 
-__all__ = ["CounterSystem", "counter_refusal"]
+__all__ = ["CounterStates", "CounterSystem", "compact_refusal", "counter_refusal"]
 
 LocalState = tuple[Any, ...]
 
@@ -155,4 +155,188 @@ class CounterSystem(SymmetricSystem):
         for act, target, p in self.base.fl.successors(state, skip=self._skipped(state)):
             key = (act, canonical(target))
             merged[key] = merged[key] + p if key in merged else p
+        return [(a, t, p) for (a, t), p in merged.items()]
+
+
+#: An abstract state of :class:`CounterStates`: the interned global part and, per class, the sorted
+#: ``(local state id, count)`` pairs.
+Counters = tuple[int, tuple[tuple[tuple[int, int], ...], ...]]
+_NONLOCAL = ()
+
+
+def compact_refusal(base: ScenarioSystem, sym: ClientSymmetry) -> str | None:
+    """Why the counters cannot be the stored states (:class:`CounterStates`), ``None`` when they can:
+    each client of a class keeps only ``ready`` and its gradient of its own (no network status, no trace
+    naming it, its part never rewritten), every action of such a client reads and writes no other
+    client's variables (the footprints, :meth:`flmodel.system.FLSystem.action_classes`), and the
+    gradients are not kept as their sum (which one client holds for all)."""
+    fl = base.fl
+    if base.network is not None or fl.initial.igra.gra.status is not None:
+        return "a network status names clients"
+    if fl.ctx.trace_mode != "drop":
+        return "the traces name clients"
+    if fl.sums_gradients:
+        return "one client holds the sum of the gradients"
+    classes = fl.action_classes()
+    if classes is None:
+        return "a rule of the system states no footprint"
+    moved = sym.clients()
+    for ac in classes:
+        if any(v == "dataset" or v.startswith("partition:") for v in ac.writes):
+            return f"{ac.rule} rewrites the data or a part"
+        if ac.actor in moved:
+            others = {v.partition(":")[2] for v in ac.reads | ac.writes if ":" in v} - {ac.actor}
+            if others & set(fl.clients):
+                return f"{ac.rule} of {ac.actor} reads or writes another client's variables"
+    return None
+
+
+class CounterStates(CounterSystem):
+    """The counter abstraction with the counters as the stored states (:data:`Counters`): a state is
+    the interned global part ``G`` (the FL state with every class client at its initial local state:
+    not ready, initial gradient) and per class how many clients are in each local state ``(ready,
+    gradient)``. :meth:`decode` gives its generic representative (the class's clients, in name order,
+    in the local states in the order of their ids), on which the observables are read.
+
+    Steps: the actors outside the classes (the server, fixed clients) fire on the representative; a
+    class client's action reads and writes only its own local state and the global part
+    (:func:`compact_refusal`), so its outcomes from ``G`` and local state ``ℓ`` — the next global part,
+    the next local state and the probability — are computed once per ``(G, client, ℓ)`` on a
+    representative and then only move one client between local states of the counter; a memoized
+    outcome that changed another client's local state is refused and the client fires on every state."""
+
+    def __init__(self, base: ScenarioSystem, sym: ClientSymmetry) -> None:
+        super().__init__(base, sym)
+        ig = base.fl.initial.igra
+        self._init_grad = {c: ig.gradient[c] for cls in sym.classes for c in cls}
+        self._moved = sym.clients()
+        self._g_ids: dict[FLState, int] = {}
+        self._g: list[FLState] = []
+        self._l_ids: dict[tuple[bool, Any], int] = {}
+        self._l: list[tuple[bool, Any]] = []
+        self._outcomes: dict[tuple[int, str, int], Any] = {}
+        self._last: tuple[Counters, FLState] | None = None
+
+    # -- coding ----------------------------------------------------------------------------------------
+    def _local_id(self, key: tuple[bool, Any]) -> int:
+        i = self._l_ids.get(key)
+        if i is None:
+            i = self._l_ids[key] = len(self._l)
+            self._l.append(key)
+        return i
+
+    def _global_id(self, state: FLState) -> int:
+        i = self._g_ids.get(state)
+        if i is None:
+            i = self._g_ids[state] = len(self._g)
+            self._g.append(state)
+        return i
+
+    def encode(self, state: FLState) -> Counters:
+        """The counters of an FL state of ``base`` (its class clients counted per local state)."""
+        infra = state.infra
+        g = infra.igra
+        ready, grads = g.ready, g.gradient
+        counts = []
+        for cls in self._classes:
+            count: dict[int, int] = {}
+            for c in cls:
+                lid = self._local_id((c in ready, grads[c]))
+                count[lid] = count.get(lid, 0) + 1
+            counts.append(tuple(sorted(count.items())))
+        neutral = dict(grads.items_tuple)
+        neutral.update(self._init_grad)
+        g2 = g._replace(ready=g.ready - self._moved, gradient=type(grads)(neutral))
+        glob = FLState(type(infra)(g2, infra.prot, infra.poli), *state[1:])
+        return self._global_id(glob), tuple(counts)
+
+    def decode(self, state: Counters) -> FLState:
+        """The generic representative of ``state``."""
+        last = self._last
+        if last is not None and last[0] == state:
+            return last[1]
+        gid, counts = state
+        glob = self._g[gid]
+        infra = glob.infra
+        g = infra.igra
+        ready = set(g.ready)
+        grads = dict(g.gradient.items_tuple)
+        for cls, count in zip(self._classes, counts, strict=True):
+            pos = 0
+            for lid, n in count:
+                is_ready, grad = self._l[lid]
+                for c in cls[pos:pos + n]:
+                    grads[c] = grad
+                    if is_ready:
+                        ready.add(c)
+                pos += n
+        g2 = g._replace(ready=frozenset(ready), gradient=type(g.gradient)(grads))
+        out = FLState(type(infra)(g2, infra.prot, infra.poli), *glob[1:])
+        self._last = (state, out)
+        return out
+
+    def counters(self, state: Any) -> tuple[tuple[tuple[LocalState, int], ...], ...]:
+        if isinstance(state, FLState):
+            return super().counters(state)
+        return tuple(tuple(((self._l[lid][0], tuple(self._l[lid][1])), n) for lid, n in count)
+                     for count in state[1])
+
+    # -- the TransitionSystem protocol -------------------------------------------------------------------
+    def initial_states(self) -> tuple[Any, ...]:
+        return tuple(dict.fromkeys(self.encode(s) for s in self.base.initial_states()))
+
+    def observe(self, state: Any, name: str) -> object:
+        return self.base.observe(self.decode(state), name)
+
+    def abstract(self, state: FLState) -> Counters:
+        """The counters of a state of the unreduced system (its reductions applied first)."""
+        return self.encode(self.base.fl.abstract(state))
+
+    def _fill(self, s: FLState, gid: int, c: str, lid: int) -> Any:
+        """The outcomes of ``c``'s actions from ``s`` as ``(action, next global id, next local id, p)``,
+        or :data:`_NONLOCAL` when one changes another class client's local state."""
+        g = s.infra.igra
+        out = []
+        for act, t, p in self.base.fl.successors(s, skip=self._moved - {c}):
+            tg = t.infra.igra
+            for cls in self._classes:
+                for d in cls:
+                    if d != c and ((d in tg.ready) != (d in g.ready) or tg.gradient[d] is not g.gradient[d]
+                                   and tg.gradient[d] != g.gradient[d]):
+                        return _NONLOCAL
+            gid2, _ = self.encode(t)
+            out.append((act, gid2, self._local_id((c in tg.ready, tg.gradient[c])), p))
+        return tuple(out)
+
+    def successors(self, state: Any) -> list[Any]:
+        gid, counts = state
+        s = self.decode(state)
+        merged: dict[tuple[object, Any], Fraction] = {}
+
+        def add(act: object, target: Any, p: Fraction) -> None:
+            key = (act, target)
+            merged[key] = merged[key] + p if key in merged else p
+
+        for act, t, p in self.base.fl.successors(s, skip=self._moved):
+            add(act, self.encode(t), p)
+        memo = self._outcomes
+        for k, (cls, count) in enumerate(zip(self._classes, counts, strict=True)):
+            pos = 0
+            for lid, n in count:
+                c = cls[pos]
+                pos += n
+                entry = memo.get((gid, c, lid))
+                if entry is None:
+                    entry = memo[(gid, c, lid)] = self._fill(s, gid, c, lid)
+                if entry is _NONLOCAL:
+                    for act, t, p in self.base.fl.successors(s, skip=self._moved - {c}):
+                        add(act, self.encode(t), p)
+                    continue
+                for act, gid2, lid2, p in entry:
+                    moved = dict(count)
+                    moved[lid] -= 1
+                    if not moved[lid]:
+                        del moved[lid]
+                    moved[lid2] = moved.get(lid2, 0) + 1
+                    add(act, (gid2, (*counts[:k], tuple(sorted(moved.items())), *counts[k + 1:])), p)
         return [(a, t, p) for (a, t), p in merged.items()]

@@ -66,7 +66,7 @@ from dataclasses import dataclass, field, replace
 from fractions import Fraction
 from typing import Any
 
-from checker.app.counter import CounterSystem, counter_refusal
+from checker.app.counter import CounterStates, CounterSystem, compact_refusal, counter_refusal
 from checker.app.privacy_observation import Recorded, ReducedStep
 from checker.app.scenario_formulas import parse_property
 from checker.mc import ctl_ast
@@ -319,6 +319,8 @@ def state_abstraction(system: ScenarioSystem) -> Callable[[FLState], FLState]:
     under a symmetry quotient (used to replay evidence, :mod:`checker.app.lift`)."""
     if isinstance(system, AmpleScenarioSystem):
         system = system.base
+    if isinstance(system, CounterStates):
+        return system.abstract
     if isinstance(system, SymmetricSystem):
         inner = system.base.fl.abstract
         canonical = system.canonical
@@ -524,8 +526,12 @@ def _counter(system: ScenarioSystem, scenario: Scenario) -> tuple[ScenarioSystem
     refusal = counter_refusal(scenario, system.base)
     if refusal is not None:
         return system, {"applied": False, "reason": refusal + " (the orbit quotient is explored instead)"}
-    return CounterSystem(system.base, system.symmetry), {
+    why = compact_refusal(system.base, system.symmetry)
+    counter = CounterSystem(system.base, system.symmetry) if why else CounterStates(system.base, system.symmetry)
+    return counter, {
         "applied": True, "classes": [list(c) for c in system.symmetry.classes],
+        "stored": "representatives" if why else "counters",
+        **({"stored_reason": why} if why else {}),
         "what": "a state stands for how many clients of each class are in each local state (its generic "
                 "representative); one step per occupied local state of a class, not per client"}
 
