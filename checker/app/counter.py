@@ -210,11 +210,13 @@ class CounterStates(CounterSystem):
         ig = base.fl.initial.igra
         self._init_grad = {c: ig.gradient[c] for cls in sym.classes for c in cls}
         self._moved = sym.clients()
+        classes = base.fl.action_classes() or ()
+        self._actors = frozenset(base.fl.clients) | {ig.server} | {ac.actor for ac in classes}
         self._g_ids: dict[FLState, int] = {}
         self._g: list[FLState] = []
         self._l_ids: dict[tuple[bool, Any], int] = {}
         self._l: list[tuple[bool, Any]] = []
-        self._outcomes: dict[tuple[int, str, int], Any] = {}
+        self._outcomes: dict[tuple[Any, ...], Any] = {}
         self._last: tuple[Counters, FLState] | None = None
 
     # -- coding ----------------------------------------------------------------------------------------
@@ -292,12 +294,17 @@ class CounterStates(CounterSystem):
         """The counters of a state of the unreduced system (its reductions applied first)."""
         return self.encode(self.base.fl.abstract(state))
 
+    def _outcome_key(self, gid: int, c: str, lid: int) -> tuple[Any, ...]:
+        """What a class client's outcomes depend on (the footprint): the global part, the client, its
+        local state."""
+        return (gid, c, lid)
+
     def _fill(self, s: FLState, gid: int, c: str, lid: int) -> Any:
         """The outcomes of ``c``'s actions from ``s`` as ``(action, next global id, next local id, p)``,
         or :data:`_NONLOCAL` when one changes another class client's local state."""
         g = s.infra.igra
         out = []
-        for act, t, p in self.base.fl.successors(s, skip=self._moved - {c}):
+        for act, t, p in self.base.fl.successors(s, skip=self._actors - {c}):
             tg = t.infra.igra
             for cls in self._classes:
                 for d in cls:
@@ -325,11 +332,12 @@ class CounterStates(CounterSystem):
             for lid, n in count:
                 c = cls[pos]
                 pos += n
-                entry = memo.get((gid, c, lid))
+                key = self._outcome_key(gid, c, lid)
+                entry = memo.get(key)
                 if entry is None:
-                    entry = memo[(gid, c, lid)] = self._fill(s, gid, c, lid)
+                    entry = memo[key] = self._fill(s, gid, c, lid)
                 if entry is _NONLOCAL:
-                    for act, t, p in self.base.fl.successors(s, skip=self._moved - {c}):
+                    for act, t, p in self.base.fl.successors(s, skip=self._actors - {c}):
                         add(act, self.encode(t), p)
                     continue
                 for act, gid2, lid2, p in entry:
