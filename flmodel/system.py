@@ -66,6 +66,12 @@ from flmodel.rules import (
 )
 
 
+def _reset(grads: FrozenMap[str, Vector], c: str, value: Vector) -> FrozenMap[str, Vector]:
+    """``grads(c := value)``, the map itself when ``c`` already has that value."""
+    old = grads[c]
+    return grads if old is value or old == value else grads.set(c, value)
+
+
 class FLState(NamedTuple):
     """A state of the bounded FL system: the published state plus bookkeeping (see module docstring)."""
 
@@ -348,14 +354,14 @@ class FLSystem:
                 ) -> FrozenMap[str, Vector]:
         """``grads`` with the ready clients' gradients replaced by their weighted sum (see
         :meth:`_dead_reset`)."""
-        ready = sorted(g.ready)
-        out = dict(grads.items_tuple)
+        out = grads
         live: list[tuple[str, int]] = []
-        for c in ready:
-            out[c] = init[c]
+        for c in sorted(g.ready):
             k = len(g.part(c))
             if k:
                 live.append((c, k))
+            else:
+                out = _reset(out, c, init[c])
         if live:
             # the others keep their initial gradient; the holder carries the rest of the sum
             c0, k0 = live[0]
@@ -364,8 +370,10 @@ class FLSystem:
                 gc, ic = grads[c], init[c]
                 if gc is not ic and gc != ic:  # a client at its initial gradient adds nothing
                     rest = [r + k * (x - y) for r, x, y in zip(rest, gc, ic, strict=True)]
-            out[c0] = Vec(x / k0 for x in rest)
-        return FrozenMap(out)
+                    out = out.set(c, ic)
+            total = Vec(x / k0 for x in rest)
+            out = _reset(out, c0, total)
+        return out
 
     @staticmethod
     def forgettable_of(initial: Infrastructure) -> frozenset[str]:
