@@ -109,7 +109,8 @@ def main() -> None:
             path.write_text(swarm_scenario(n, r, args.values))
             now = run_check(path, None, args.max_seconds, args.max_memory)
             closed = closed_form(n, args.values) if r == 1 else None
-            line = (f"{n:>4} {r:>2} {now.get('states') or '-':>8} {closed or '-':>8} {now.get('stored', '-'):>15} "
+            line = (f"{n:>4} {r:>2} {now.get('states') or '-':>8} {closed or '-':>8} "
+                    f"{now.get('stored', '-'):>15} "
                     f"{now.get('priv') or '-':>12} {now['cpu']:>8.1f} {now['mib']:>9.0f} {now['exit']:>4} "
                     f"{now.get('verdicts', now['error'][:8]):>8}")
             if args.before is not None:

@@ -233,11 +233,11 @@ def gate(ctx: Any, infra: Infrastructure, actor: str, kind: str) -> str | None:
     table = last[2]
     hit = table.get((actor, kind), table)
     if hit is not table:
-        return hit  # type: ignore[no-any-return]
+        return hit
     key = ("gate", infra.poli, g.aloc, actor, kind)
     if key in memo:
         table[(actor, kind)] = memo[key]
-        return memo[key]  # type: ignore[no-any-return]
+        return memo[key]
     loc = g.aloc.get(actor)
     if loc is not None and ctx.enforce_policies and not infra.poli.enables(g, loc, actor, kind):
         loc = None

@@ -101,8 +101,9 @@ class CounterSystem(SymmetricSystem):
         out: list[tuple[Any, ...]] = []
         for x in part:
             owner = ref.get(x)
-            out.append(("own", owner[1]) if owner is not None and owner[0] == c else ("other", x.name, x.target,
-                                                                                       x.features))
+            mine = owner is not None and owner[0] == c
+            out.append(("own", owner[1]) if owner is not None and mine
+                       else ("other", x.name, x.target, x.features))
         return tuple(sorted(out, key=repr))
 
     def local_state(self, g: Igraph, c: str) -> LocalState:
@@ -308,8 +309,9 @@ class CounterStates(CounterSystem):
             tg = t.infra.igra
             for cls in self._classes:
                 for d in cls:
-                    if d != c and ((d in tg.ready) != (d in g.ready) or tg.gradient[d] is not g.gradient[d]
-                                   and tg.gradient[d] != g.gradient[d]):
+                    moved = (d in tg.ready) != (d in g.ready) or (
+                        tg.gradient[d] is not g.gradient[d] and tg.gradient[d] != g.gradient[d])
+                    if d != c and moved:
                         return _NONLOCAL
             gid2, _ = self.encode(t)
             out.append((act, gid2, self._local_id((c in tg.ready, tg.gradient[c])), p))

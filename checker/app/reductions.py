@@ -61,7 +61,7 @@ Example::
 from __future__ import annotations
 
 import re
-from collections.abc import Callable, Iterable, Sequence
+from collections.abc import Callable, Hashable, Iterable, Sequence
 from dataclasses import dataclass, field, replace
 from fractions import Fraction
 from typing import Any
@@ -313,10 +313,10 @@ def _partial_order(system: ScenarioSystem, scenario: Scenario) -> tuple[Scenario
         "do not see it" + (" (a deterministic one: branching-time formulas)" if branching else "")}
 
 
-def state_abstraction(system: ScenarioSystem) -> Callable[[FLState], FLState]:
+def state_abstraction(system: ScenarioSystem) -> Callable[[FLState], Hashable]:
     """The map from the unreduced system's states onto ``system``'s (a reduced system of
     :func:`reduce_system`): :meth:`flmodel.system.FLSystem.abstract`, then the orbit representative
-    under a symmetry quotient (used to replay evidence, :mod:`checker.app.lift`)."""
+    under a symmetry quotient, or its counters (used to replay evidence, :mod:`checker.app.lift`)."""
     if isinstance(system, AmpleScenarioSystem):
         system = system.base
     if isinstance(system, CounterStates):
@@ -527,7 +527,8 @@ def _counter(system: ScenarioSystem, scenario: Scenario) -> tuple[ScenarioSystem
     if refusal is not None:
         return system, {"applied": False, "reason": refusal + " (the orbit quotient is explored instead)"}
     why = compact_refusal(system.base, system.symmetry)
-    counter = CounterSystem(system.base, system.symmetry) if why else CounterStates(system.base, system.symmetry)
+    kind = CounterSystem if why else CounterStates
+    counter = kind(system.base, system.symmetry)
     return counter, {
         "applied": True, "classes": [list(c) for c in system.symmetry.classes],
         "stored": "representatives" if why else "counters",

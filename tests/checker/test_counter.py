@@ -123,7 +123,8 @@ def _orbit(state: FLState, classes: tuple[tuple[str, ...], ...], sym: Any) -> fr
     every class (written apart from the counters)."""
     out = set()
     for perms in itertools.product(*(itertools.permutations(cls) for cls in classes)):
-        mapping = {c: d for cls, perm in zip(classes, perms, strict=True) for c, d in zip(cls, perm, strict=True)}
+        mapping = {c: d for cls, perm in zip(classes, perms, strict=True)
+                   for c, d in zip(cls, perm, strict=True)}
         out.add(permute_state(state, mapping, sym))
     return frozenset(out)
 
@@ -134,7 +135,7 @@ def test_counter_states_are_the_orbits(text: str) -> None:
     """Explored counters = the orbits of the states of the system with the same reductions but the
     symmetry, enumerated by brute force; each plain state's counters are among the explored ones."""
     scenario = parse_scenario(text, source="<counter>")
-    counted, applied = reduce_system(build_system(scenario), scenario)
+    counted, _ = reduce_system(build_system(scenario), scenario)
     if not isinstance(counted, CounterStates):
         return
     flat, _ = reduce_system(build_system(scenario), scenario, Reductions(symmetry=False, counter=False))

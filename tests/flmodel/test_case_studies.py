@@ -233,7 +233,8 @@ def test_family_swarm_verdicts() -> None:
     # values; sat1 and sat3 (equal anomalies, equal links) are interchangeable: 401 states, 19 explored
     # (3 kinds of sat1/sat3 pairs by how many reported, times sat2, times sat4 unreported, reported or
     # lost, and the aggregated state)
-    assert rep.reductions.names == ["dead_values", "cone", "symmetry", "counter"] and rep.kripke.num_states == 19
+    assert rep.reductions.names == ["dead_values", "cone", "symmetry", "counter"]
+    assert rep.kripke.num_states == 19
     # the privacy pair: the reports commute (one action per state), on orbit representatives
     (pair,) = rep.reductions.explorations
     applied = pair["D0"]["reductions"]
