@@ -27,6 +27,13 @@ attacker's observation names (by its name, its location or a point of its part),
 is or sits with, is fixed: it leaves its class (:func:`symmetry_fixed`). Tests compare every verdict and
 probability with the unreduced check.
 
+Counter abstraction (:mod:`checker.app.counter`, [ES96], [EW05], [DM06]): on top of the symmetry, a
+state stands for how many clients of each class are in each local state, and only one client per
+occupied local state acts (the others' steps have the same distribution over orbits); stored as the
+counters themselves where the footprints show that a class client's actions read and write only its own
+local state and the global part. Refused (the orbit quotient explored, ``reason``) under the uniform
+scheduler and attack trees (:func:`checker.app.counter.counter_refusal`).
+
 Cone of influence ([COI], :mod:`checker.mc.cone`): the values no ``ctl`` or ``probability`` property
 reads, directly or through what the rules compute them from (the footprints of
 :meth:`flmodel.system.FLSystem.action_classes`), are forgotten: reset to their initial value in every
