@@ -21,14 +21,12 @@ from __future__ import annotations
 import argparse
 import json
 import math
-import os
-import subprocess
 import sys
 import tempfile
-import time
 from pathlib import Path
 from typing import Any
 
+from bench_scale import _run_measured
 from swarm_models import swarm_scenario
 
 HERE = Path(__file__).resolve().parent
@@ -52,30 +50,12 @@ def closed_form(satellites: int, values: int = 3) -> int:
 
 
 def run_check(path: Path, source: Path | None, seconds: float, memory: int) -> dict[str, Any]:
-    """One ``check --json`` process (of ``source`` when given, else of the installed flcheck)."""
-    cmd = [sys.executable, "-m", "checker", "check", str(path), "--json", "--max-seconds", str(seconds),
-           "--max-memory", str(memory)]
-    env = dict(os.environ)
-    cwd = source if source is not None else HERE.parent
-    if source is not None:
-        env["PYTHONPATH"] = str(source)
-    with tempfile.TemporaryFile("w+") as out, tempfile.TemporaryFile("w+") as err:
-        proc = subprocess.Popen(cmd, stdout=out, stderr=err, cwd=cwd, env=env)
-        deadline = time.monotonic() + 3 * seconds + 60
-        while True:
-            pid, status, usage = os.wait4(proc.pid, os.WNOHANG)
-            if pid:
-                break
-            if time.monotonic() > deadline:
-                proc.kill()
-                _, status, usage = os.wait4(proc.pid, 0)
-                break
-            time.sleep(0.05)
-        out.seek(0)
-        err.seek(0)
-        text, last = out.read(), (err.read().strip().splitlines() or [""])[-1]
-    row: dict[str, Any] = {"exit": os.waitstatus_to_exitcode(status), "cpu": usage.ru_utime + usage.ru_stime,
-                           "mib": usage.ru_maxrss / 1024, "error": last}
+    """One ``check --json`` process (of the source tree ``source`` when given, else of this one)."""
+    prefix = [] if source is None else ["env", f"PYTHONPATH={source}"]
+    cmd = [*prefix, sys.executable, "-P", "-m", "checker", "check", str(path), "--json", "--max-seconds",
+           str(seconds), "--max-memory", str(memory)]
+    code, cpu, mib, text, last = _run_measured(cmd, 3 * seconds + 60)
+    row: dict[str, Any] = {"exit": code, "cpu": cpu, "mib": mib, "error": last}
     try:
         data = json.loads(text)
     except json.JSONDecodeError:

@@ -165,6 +165,15 @@ Counters = tuple[int, tuple[tuple[tuple[int, int], ...], ...]]
 _NONLOCAL = ()
 
 
+def _intern(ids: dict[Any, int], items: list[Any], key: Any) -> int:
+    """The number of ``key`` in ``items`` (appended when new)."""
+    i = ids.get(key)
+    if i is None:
+        i = ids[key] = len(items)
+        items.append(key)
+    return i
+
+
 def compact_refusal(base: ScenarioSystem, sym: ClientSymmetry) -> str | None:
     """Why the counters cannot be the stored states (:class:`CounterStates`), ``None`` when they can:
     each client of a class keeps only ``ready`` and its gradient of its own (no network status, no trace
@@ -222,18 +231,10 @@ class CounterStates(CounterSystem):
 
     # -- coding ----------------------------------------------------------------------------------------
     def _local_id(self, key: tuple[bool, Any]) -> int:
-        i = self._l_ids.get(key)
-        if i is None:
-            i = self._l_ids[key] = len(self._l)
-            self._l.append(key)
-        return i
+        return _intern(self._l_ids, self._l, key)
 
     def _global_id(self, state: FLState) -> int:
-        i = self._g_ids.get(state)
-        if i is None:
-            i = self._g_ids[state] = len(self._g)
-            self._g.append(state)
-        return i
+        return _intern(self._g_ids, self._g, state)
 
     def encode(self, state: FLState) -> Counters:
         """The counters of an FL state of ``base`` (its class clients counted per local state)."""
