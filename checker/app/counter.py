@@ -41,8 +41,9 @@ Example::
     >>> start = counter.initial_states()[0]
     >>> [len(counter.successors(start)), len(system.successors(start))]
     [6, 9]
-    >>> counter.counters(start)[0][1]
-    ((False, ((0,),), (('own', 0),), ()), 2)
+    >>> (local, count), = counter.counters(start)[0]  # the class (sat1, sat3): both unready, at 0
+    >>> local[0], [str(x) for x in local[1]], count
+    (False, ['0'], 2)
 """
 
 from __future__ import annotations
