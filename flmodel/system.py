@@ -521,7 +521,8 @@ class FLSystem:
         actions = self._actions
         first = None
         for rule in self.rules.rules:
-            fired = rule.fire(self.ctx, infra, partitioned, skip) if skip else rule.fire(self.ctx, infra, partitioned)
+            fired = rule.fire(self.ctx, infra, partitioned, skip) if skip else \
+                rule.fire(self.ctx, infra, partitioned)
             for t in fired:
                 akey = t[:4]  # (rule, actor, location, detail): Action objects are shared
                 if first_only:
