@@ -48,7 +48,7 @@ def swarm_scenario(satellites: int, rounds: int, values: int, keep: Fraction = F
         "partition " + ", ".join(f"sat{i}: {{loc{i}}}" for i in sats),
         "",
         "model squared_nobias rate 1/2 initial (0)",
-        f"noise rr grid {{{grid}}} r {keep} on update",
+        f"noise rr grid {{{grid}}} r {keep} clip on update",
         "protocol fedavg_rounds traces drop",
         f"bounds rounds {rounds}",
         "",

@@ -333,7 +333,8 @@ class Named(Actors):
     def names(self, system: Any) -> tuple[str, ...]:
         return (self.actor,)
 
-    def candidates(self, ctx: Any, infra: Infrastructure) -> Iterator[tuple[str, str]]:
+    def candidates(self, ctx: Any, infra: Infrastructure, skip: frozenset[str] = frozenset()
+                   ) -> Iterator[tuple[str, str]]:
         yield self.actor, self.location
 
     def isabelle(self, dialect: Dialect) -> tuple[str, str]:

@@ -211,7 +211,9 @@ class Actors:
     def names(self, system: Any) -> tuple[str, ...]:
         raise NotImplementedError
 
-    def candidates(self, ctx: Any, infra: Infrastructure) -> Iterator[tuple[str, str]]:
+    def candidates(self, ctx: Any, infra: Infrastructure, skip: frozenset[str] = frozenset()
+                   ) -> Iterator[tuple[str, str]]:
+        """``(actor, location)`` of every actor whose gate passes (those of ``skip`` may be left out)."""
         raise NotImplementedError
 
     def isabelle(self, dialect: Dialect) -> tuple[str, str]:
@@ -224,16 +226,24 @@ def gate(ctx: Any, infra: Infrastructure, actor: str, kind: str) -> str | None:
     ``None``: IIIf's ``enables (poli I) G (aloc G a) a kind`` (memoized on the ``poli`` and ``aloc``
     it reads)."""
     g = infra.igra
-    key = ("gate", infra.poli, g.aloc, actor, kind)
     memo = ctx.memo
+    last = memo.get("gate:last")  # the table of the last (poli, aloc): states share these objects
+    if last is None or last[0] is not infra.poli or last[1] is not g.aloc:
+        last = memo["gate:last"] = (infra.poli, g.aloc, {})
+    table = last[2]
+    hit = table.get((actor, kind), table)
+    if hit is not table:
+        return hit
+    key = ("gate", infra.poli, g.aloc, actor, kind)
     if key in memo:
+        table[(actor, kind)] = memo[key]
         return memo[key]
     loc = g.aloc.get(actor)
     if loc is not None and ctx.enforce_policies and not infra.poli.enables(g, loc, actor, kind):
         loc = None
     if len(memo) > 1 << 17:
         memo.clear()
-    memo[key] = loc
+    memo[key] = table[(actor, kind)] = loc
     return loc
 
 
@@ -278,12 +288,15 @@ class Rule:
         return self.name + "_noisy" if self.noisy and ctx.noisy else self.name
 
     # -- the successor function -------------------------------------------------------------------
-    def fire(self, ctx: Any, infra: Infrastructure, partitioned: bool) -> Iterator[Transition]:
-        """The rule's steps from ``infra``: per actor whose premises hold, per outcome of the draw, per
-        alternative of the choice, the target (the writes of that outcome applied, then the step's
-        effects) with the outcome's probability."""
+    def fire(self, ctx: Any, infra: Infrastructure, partitioned: bool,
+             skip: frozenset[str] = frozenset()) -> Iterator[Transition]:
+        """The rule's steps from ``infra``: per actor whose premises hold (and not in ``skip``), per
+        outcome of the draw, per alternative of the choice, the target (the writes of that outcome
+        applied, then the step's effects) with the outcome's probability."""
         name = self.action_name(ctx)
-        for actor, loc in self.actors.candidates(ctx, infra):
+        for actor, loc in self.actors.candidates(ctx, infra, skip):
+            if actor in skip:
+                continue
             c = Candidate(ctx, infra, partitioned, actor, loc)
             if not all(p.holds(c) for p in self.premises):
                 continue

@@ -39,7 +39,8 @@ class Server(Actors):
     def names(self, system: Any) -> tuple[str, ...]:
         return (system.initial.igra.server,)
 
-    def candidates(self, ctx: Any, infra: Infrastructure) -> Iterator[tuple[str, str]]:
+    def candidates(self, ctx: Any, infra: Infrastructure, skip: frozenset[str] = frozenset()
+                   ) -> Iterator[tuple[str, str]]:
         server = infra.igra.server
         loc = gate(ctx, infra, server, self.gate_kind)
         if loc is not None:
@@ -60,10 +61,17 @@ class EachClient(Actors):
     def names(self, system: Any) -> tuple[str, ...]:
         return tuple(system.clients)
 
-    def candidates(self, ctx: Any, infra: Infrastructure) -> Iterator[tuple[str, str]]:
+    def candidates(self, ctx: Any, infra: Infrastructure, skip: frozenset[str] = frozenset()
+                   ) -> Iterator[tuple[str, str]]:
         clients = infra.igra.clients
-        for c in sorted(clients) if ctx.only_client is None else (ctx.only_client,):
-            if c in clients:
+        if ctx.only_client is None:
+            order = ctx.memo.get(("sorted", clients))
+            if order is None:
+                order = ctx.memo[("sorted", clients)] = tuple(sorted(clients))
+        else:
+            order = (ctx.only_client,)
+        for c in order:
+            if c in clients and c not in skip:
                 loc = gate(ctx, infra, c, self.gate_kind)
                 if loc is not None:
                     yield c, loc

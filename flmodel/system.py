@@ -416,12 +416,15 @@ class FLSystem:
         """The single initial state (``init = {I}``)."""
         return (FLState(self.initial, 0, 0, "none", self.initial_partitioned),)
 
-    def _steps(self, infra: Infrastructure, partitioned: bool, first_only: bool = False) -> _CacheEntry:
+    def _steps(self, infra: Infrastructure, partitioned: bool, first_only: bool = False,
+               skip: frozenset[str] = frozenset()) -> _CacheEntry:
         out = []
         actions = self._actions
         first = None
         for rule in self.rules.rules:
-            for t in rule.fire(self.ctx, infra, partitioned):
+            fired = rule.fire(self.ctx, infra, partitioned, skip) if skip else \
+                rule.fire(self.ctx, infra, partitioned)
+            for t in fired:
                 akey = t[:4]  # (rule, actor, location, detail): Action objects are shared
                 if first_only:
                     if first is None:
@@ -436,11 +439,13 @@ class FLSystem:
                 out.append((act, t.target, t.probability, rule.aggregates, rule.deploys))
         return tuple(out)
 
-    def successors(self, state: FLState, first_only: bool = False) -> list[Successor]:
+    def successors(self, state: FLState, first_only: bool = False,
+                   skip: frozenset[str] = frozenset()) -> list[Successor]:
         """All steps from ``state`` within the bounds: ``(action, target, probability)``; with
         ``first_only`` the steps of the first enabled action only (in the order of the rules, then of
         the clients' names: the steps of one action are consecutive), which resolves the choice by one
-        fixed deterministic scheduler."""
+        fixed deterministic scheduler; the steps of the actors in ``skip`` left out (the counter
+        abstraction's interchangeable clients, :mod:`checker.app.counter`)."""
         b = self.bounds
         if (b.max_events is not None and state.events >= b.max_events) or (
             b.max_rounds is not None and state.round >= b.max_rounds
@@ -452,7 +457,7 @@ class FLSystem:
         part0 = state.partitioned
         out: list[Successor] = []
         new = tuple.__new__  # FLState's constructor without Python-level argument binding
-        for act, target, p, aggregates, deploys in self._steps(state.infra, part0, first_only):
+        for act, target, p, aggregates, deploys in self._steps(state.infra, part0, first_only, skip):
             last = act.rule
             if aggregates:
                 out.append((act, new(FLState, (target, rnd + 1, ev, last, part0)), p))

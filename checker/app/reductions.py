@@ -27,6 +27,13 @@ attacker's observation names (by its name, its location or a point of its part),
 is or sits with, is fixed: it leaves its class (:func:`symmetry_fixed`). Tests compare every verdict and
 probability with the unreduced check.
 
+Counter abstraction (:mod:`checker.app.counter`, [ES96], [EW05], [DM06]): on top of the symmetry, a
+state stands for how many clients of each class are in each local state, and only one client per
+occupied local state acts (the others' steps have the same distribution over orbits); stored as the
+counters themselves where the footprints show that a class client's actions read and write only its own
+local state and the global part. Refused (the orbit quotient explored, ``reason``) under the uniform
+scheduler and attack trees (:func:`checker.app.counter.counter_refusal`).
+
 Cone of influence ([COI], :mod:`checker.mc.cone`): the values no ``ctl`` or ``probability`` property
 reads, directly or through what the rules compute them from (the footprints of
 :meth:`flmodel.system.FLSystem.action_classes`), are forgotten: reset to their initial value in every
@@ -53,7 +60,7 @@ Example::
     >>> from flmodel.scenario_build import build_system
     >>> reduced, applied = reduce_system(build_system(s), s)
     >>> applied.names, applied.details["dead_values"]["clients"]
-    (['dead_values', 'cone', 'symmetry'], ['sat1', 'sat2', 'sat3'])
+    (['dead_values', 'cone', 'symmetry', 'counter'], ['sat1', 'sat2', 'sat3'])
     >>> applied.details["cone"]["forgotten"]
     ['curmodpar', 'gradient:sat1', 'gradient:sat2', 'gradient:sat3', 'last']
 """
@@ -61,11 +68,12 @@ Example::
 from __future__ import annotations
 
 import re
-from collections.abc import Callable, Iterable, Sequence
+from collections.abc import Callable, Hashable, Iterable, Sequence
 from dataclasses import dataclass, field, replace
 from fractions import Fraction
 from typing import Any
 
+from checker.app.counter import CounterStates, CounterSystem, compact_refusal, counter_refusal
 from checker.app.privacy_observation import Recorded, ReducedStep
 from checker.app.scenario_formulas import parse_property
 from checker.app.value_reductions import forgettable, reduce_values
@@ -86,7 +94,7 @@ __all__ = ["OWN_EXPLORATION_KINDS", "REDUCTIONS", "SYMMETRIC_KINDS", "Applied", 
 
 #: The reductions ``flcheck check`` knows, in the order they are applied (``--no-<name>`` switches one
 #: off with dashes for underscores; ``--no-reduce`` all).
-REDUCTIONS = ("dead_values", "traces", "cone", "partial_order", "gradient_sum", "symmetry")
+REDUCTIONS = ("dead_values", "traces", "cone", "partial_order", "gradient_sum", "symmetry", "counter")
 
 
 @dataclass(frozen=True)
@@ -99,6 +107,7 @@ class Reductions:
     cone: bool = True
     gradient_sum: bool = True
     traces: bool = True
+    counter: bool = True
 
     @classmethod
     def dead_values_only(cls, choice: Reductions) -> Reductions:
@@ -111,7 +120,7 @@ class Reductions:
     def none(cls) -> Reductions:
         """Every reduction off (``--no-reduce``)."""
         return cls(dead_values=False, symmetry=False, partial_order=False, cone=False, gradient_sum=False,
-                   traces=False)
+                   traces=False, counter=False)
 
     def enabled(self) -> list[str]:
         """The names of the reductions switched on."""
@@ -220,6 +229,15 @@ def reduce_system(system: ScenarioSystem, scenario: Scenario, choice: Reductions
         system, applied.details[name] = reduce(system, scenario)
         if applied.details[name]["applied"]:
             applied.names.append(name)
+    if not choice.counter:
+        applied.details["counter"] = {"applied": False, "reason": "switched off"}
+    elif "symmetry" not in applied.names:
+        applied.details["counter"] = {"applied": False, "reason": "not applied: no symmetry classes to count "
+                                      "(the plain exploration)"}
+    else:
+        system, applied.details["counter"] = _counter(system, scenario)
+        if applied.details["counter"]["applied"]:
+            applied.names.append("counter")
     return system, applied
 
 
@@ -305,12 +323,15 @@ def _partial_order(system: ScenarioSystem, scenario: Scenario) -> tuple[Scenario
         "do not see it" + (" (a deterministic one: branching-time formulas)" if branching else "")}
 
 
-def state_abstraction(system: ScenarioSystem) -> Callable[[FLState], FLState]:
+def state_abstraction(system: ScenarioSystem) -> Callable[[FLState], Hashable]:
     """The map from the unreduced system's states onto ``system``'s (a reduced system of
     :func:`reduce_system`): the model's ``abstract`` (:mod:`checker.app.value_reductions`), then the orbit
-    representative under a symmetry quotient (used to replay evidence, :mod:`checker.app.lift`)."""
+    representative under a symmetry quotient, or its counters (used to replay evidence,
+    :mod:`checker.app.lift`)."""
     if isinstance(system, AmpleScenarioSystem):
         system = system.base
+    if isinstance(system, CounterStates):
+        return system.abstract
     if isinstance(system, SymmetricSystem):
         inner = system.base.fl.abstract
         canonical = system.canonical
@@ -507,6 +528,24 @@ def _symmetry(system: ScenarioSystem, scenario: Scenario) -> tuple[ScenarioSyste
     return SymmetricSystem(system, sym), {
         "applied": True, "classes": [list(c) for c in sym.classes], "fixed": sorted(fixed),
         "what": "states stored as orbit representatives of the permutations of each class's clients"}
+
+
+def _counter(system: ScenarioSystem, scenario: Scenario) -> tuple[ScenarioSystem, dict[str, Any]]:
+    """The counter abstraction (:mod:`checker.app.counter`) on top of the symmetry quotient ``system``;
+    the quotient itself (orbit representatives, every client's steps) when it is refused."""
+    assert isinstance(system, SymmetricSystem)
+    refusal = counter_refusal(scenario, system.base)
+    if refusal is not None:
+        return system, {"applied": False, "reason": refusal + " (the orbit quotient is explored instead)"}
+    why = compact_refusal(system.base, system.symmetry)
+    kind = CounterSystem if why else CounterStates
+    counter = kind(system.base, system.symmetry)
+    return counter, {
+        "applied": True, "classes": [list(c) for c in system.symmetry.classes],
+        "stored": "representatives" if why else "counters",
+        **({"stored_reason": why} if why else {}),
+        "what": "a state stands for how many clients of each class are in each local state (its generic "
+                "representative); one step per occupied local state of a class, not per client"}
 
 
 # ------------------------------------------------------------------------------ what the attacker sees

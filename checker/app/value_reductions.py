@@ -229,14 +229,16 @@ class ValueReduced:
         return tuple(FLState(self.initial, s.round, s.events, s.last, s.partitioned)
                      for s in self.base.initial_states())
 
-    def successors(self, state: FLState, first_only: bool = False) -> list[Successor]:
-        """The model's steps from ``state`` with ``h`` applied to their targets; outcomes of one action
-        that ``h`` makes equal are one step (their probabilities added)."""
+    def successors(self, state: FLState, first_only: bool = False,
+                   skip: frozenset[str] = frozenset()) -> list[Successor]:
+        """The model's steps from ``state`` (those of the actors in ``skip`` left out) with ``h`` applied
+        to their targets; outcomes of one action that ``h`` makes equal are one step (their
+        probabilities added)."""
         new = tuple.__new__
         reset = self._reset_values
         forget_last = self._forget_last
         out: list[Successor] = []
-        for act, t, p in self.base.successors(state, first_only):
+        for act, t, p in self.base.successors(state, first_only, skip):
             infra = reset(t.infra)
             if infra is not t.infra or forget_last:
                 t = new(FLState, (infra, t.round, t.events, "none" if forget_last else t.last, t.partitioned))

@@ -393,6 +393,8 @@ REDUCTION_HELP = {
     "cone": "keep the values no ctl or probability property reads (directly or through the rules) instead "
             "of resetting them",
     "symmetry": "store every state, not one representative per permutation of interchangeable clients",
+    "counter": "let every interchangeable client take its own steps, not one client per local state of "
+               "its class (the orbit quotient without the counter abstraction)",
     "gradient_sum": "keep every ready client's gradient in the privacy explorations, not only their "
                     "weighted sum (applied only when the rules read them through that sum alone)",
     "partial_order": "explore every interleaving behind a privacy figure, not one order of commuting "

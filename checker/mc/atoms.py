@@ -213,9 +213,14 @@ class AtomEvaluator:
         table = np.fromiter((pred(u) for u in uniq), dtype=bool, count=len(uniq))
         return table[codes] if len(codes) else np.zeros(0, dtype=bool)
 
-    def _per_pair(self, a: str, b: str, pred: Callable[[object, object], bool]) -> np.ndarray:
+    def _per_pair(self, a: str, b: str, pred: Callable[[object, object], bool],
+                  prepare: Callable[[object], object] | None = None) -> np.ndarray:
+        """``pred`` of the two observables' values per state, evaluated once per distinct pair of
+        values (``prepare``: applied once per distinct value of each side first)."""
         ua, ca = self.factorise(a)
         ub, cb = self.factorise(b)
+        if prepare is not None:
+            ua, ub = [prepare(u) for u in ua], [prepare(u) for u in ub]
         key = ca * max(len(ub), 1) + cb
         keys, inv = np.unique(key, return_inverse=True)
         table = np.fromiter((pred(ua[k // max(len(ub), 1)], ub[k % max(len(ub), 1)]) for k in keys.tolist()),
@@ -291,7 +296,7 @@ class AtomEvaluator:
         if lo and ro:
             assert isinstance(left, ctl_ast.Ref) and isinstance(right, ctl_ast.Ref)
             if op in ("==", "!="):
-                eq = self._per_pair(left.name, right.name, lambda a, b: canonical(a) == canonical(b))
+                eq = self._per_pair(left.name, right.name, lambda a, b: a == b, prepare=canonical)
                 return eq if op == "==" else ~eq
             return self._per_pair(left.name, right.name,
                                   lambda a, b: _order(a, canonical(b) if not _is_number(b)

@@ -373,7 +373,8 @@ def test_walker_family_structure_at_scale(n: int) -> None:
     s = load_scenario(resolve_scenario_path("walker_family"), defines={"N": n})
     s = dataclasses.replace(s, properties=tuple(p for p in s.properties if p.kind in ("ctl", "probability")))
     report = check_scenario(s, limits=LIMITS)
-    assert report.reductions.names == ["dead_values", "cone", "symmetry"]
+    assert report.reductions.names == ["dead_values", "cone", "symmetry", "counter"]
+    assert report.reductions.details["counter"]["stored"] == "representatives"  # a network status
     assert int(report.kripke.num_states) == walker_family_cone_quotient(n)
     assert walker_family_cone_quotient(32) == 4051  # the 32-satellite figure of the scenario's comment
     assert [(r.name, str(r.verdict), r.value_text) for r in report.results] == [

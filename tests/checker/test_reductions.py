@@ -74,8 +74,10 @@ def test_bundled_scenarios_agree(name: str, defines: dict[str, int] | None) -> N
     # are decided on the system without it (OWN_EXPLORATION_KINDS); moniteo's name every client
     assert ("symmetry" in applied) == (name == "moniteo_swarm8")
     if name == "moniteo_swarm8":
-        _, alone, names = _compare(scenario, Reductions(dead_values=False, cone=False))
+        _, alone, names = _compare(scenario, Reductions(dead_values=False, cone=False, counter=False))
         assert names == ["symmetry"] and alone < before
+        _, counted, names = _compare(scenario, Reductions(dead_values=False, cone=False))
+        assert names == ["symmetry", "counter"] and counted == alone
         # the swarm's ctl and probability properties read round, ready and enabledness only: the model,
         # the gradients and the last rule are outside their cone of influence
         _, alone, names = _compare(scenario, Reductions(dead_values=False, symmetry=False))

@@ -29,7 +29,7 @@ from flmodel.system import FLState
 from tests.strategies import star_scenario_text
 
 LIMITS = Limits(max_states=200_000, max_seconds=600)
-ONLY_SYMMETRY = Reductions(dead_values=False, cone=False, partial_order=False, symmetry=True)
+ONLY_SYMMETRY = Reductions(dead_values=False, cone=False, partial_order=False, symmetry=True, counter=False)
 
 
 def _results(report: Any) -> list[tuple[Any, ...]]:
@@ -260,7 +260,7 @@ def test_cli_switch_and_json(tmp_path: Any) -> None:
         assert proc.returncode == 0, proc.stderr
         runs[bool(flags)] = json.loads(proc.stdout)
     on, off = runs[False]["reductions"], runs[True]["reductions"]
-    assert on["applied"] == ["dead_values", "cone", "symmetry"]
+    assert on["applied"] == ["dead_values", "cone", "symmetry", "counter"]
     assert on["symmetry"]["classes"] == [["sat1", "sat3", "sat4"]]
     assert off["applied"] == ["dead_values", "cone"] and off["symmetry"]["reason"] == "switched off"
     assert on["states"] < off["states"]
