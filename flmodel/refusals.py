@@ -7,7 +7,7 @@ from __future__ import annotations
 from collections.abc import Sequence
 from fractions import Fraction
 from itertools import combinations
-from typing import TYPE_CHECKING
+from typing import Any
 
 from flmodel.data import DataPoint
 from flmodel.errors import ModelError
@@ -15,8 +15,8 @@ from flmodel.learning import SquaredLoss, Vec, Vector
 from flmodel.rule_data import Scope
 from flmodel.steps import update_distribution
 
-if TYPE_CHECKING:
-    from flmodel.system import FLSystem
+#: :class:`flmodel.system.FLSystem` (not imported: the system imports this module)
+FLSystem = Any
 
 __all__ = ["reports_never_refused"]
 

@@ -9,7 +9,7 @@ from typing import Any
 import flcheck_spec
 import pytest
 
-from checker.app import check as check_module
+from checker.app import check_pairs as check_module
 from checker.app import privacy_rounds
 from checker.app.check import check_file
 
