@@ -8,7 +8,7 @@ limit asked, what the run did (exit code, the verdict line on stderr), the proce
 system, interpreter start-up and imports included: ``start s`` is that share, measured by the same
 command with ``--help``… no, by ``flcheck --version`` plus the command's imports, see ``base s``), the
 CPU seconds past the limit (``over s`` = CPU − limit − base), its wall seconds and its peak resident
-memory (``os.wait4``'s ``ru_maxrss``) against the memory limit. The targets ([issue 31]): a time limit
+memory (``os.wait4``'s ``ru_maxrss``) against the memory limit. The targets: a time limit
 stops within 2 s of CPU (``over s`` ≤ 2), a memory limit within 10 % (peak ≤ 1.1 × limit).
 
 Workloads (each hits its limit in a different phase): a 128-satellite generated swarm

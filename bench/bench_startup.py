@@ -4,8 +4,8 @@ Usage: python bench/bench_startup.py [REPEATS]   (median of REPEATS runs, defaul
 
 Each row runs ``python -m checker ARGS`` in a fresh process and reads the child's user + system CPU
 seconds (``resource.getrusage(RUSAGE_CHILDREN)``), so the figure includes the interpreter's own start
-(about 0.02 s). ``ctl`` runs on a 10-state explicit model written to a temporary folder. The targets
-([issue 28]): ``--version`` at most 0.25 s, ``ctl`` on a 10-state explicit model at most 0.5 s. The last
+(about 0.02 s). ``ctl`` runs on a 10-state explicit model written to a temporary folder. The targets:
+``--version`` at most 0.25 s, ``ctl`` on a 10-state explicit model at most 0.5 s. The last
 column lists the heavy modules each command imported (``python -X importtime`` shows the rest).
 """
 

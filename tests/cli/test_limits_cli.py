@@ -1,5 +1,5 @@
-"""Every limit honoured, in every phase, with one clear line (issue 30 "Limits not honoured, crashes", issue
-31 item 4, issue 26 items 7-9): deep operator chains are refused with their position, never a crash;
+"""Every limit honoured, in every phase, with one clear line: deep operator chains are refused with
+their position, never a crash;
 step-bounded probabilities, attack-tree searches and the privacy pipeline stop at the time limit, in CPU
 seconds; a loss that exact arithmetic cannot hold is refused before anything computes it; Ctrl-C at
 start-up is one line and exit 130; ``check`` stopped by Ctrl-C or a limit prints what it decided.

@@ -1,5 +1,5 @@
-"""Messages, exit codes and options (issue 30 "Messages and exit codes", issue 26 items 10-11, issue 28
-item 5): option values that gave exit 3 are exit 2 naming the option, every error is one line, every
+"""Messages, exit codes and options: option values that gave exit 3 are exit 2 naming the option,
+every error is one line, every
 option has help text, the commands say what they mean (``ctl`` with two formulas, ``attack-tree
 --defence``, the Isabelle export's summary, the published theorem's errata under the literal reading),
 and ``flcheck --version`` imports no engine."""
@@ -33,7 +33,7 @@ def one_line(err: str) -> str:
     return lines[0]
 
 
-#: The option values of issue 30 that gave exit 3 (an engine's OverflowError, MemoryError, ValueError)
+#: Option values that once gave exit 3 (an engine's OverflowError, MemoryError, ValueError)
 #: or ran for minutes, and those the option fuzz (tests/fuzz/cli_options.py) found beside them.
 EXIT_3_BEFORE = [
     (["dp", "gaussian", "--cov", "1e400", "--eps", "1"], "--cov"),

@@ -18,7 +18,8 @@ from tests.fuzz.scenario_mutations import scenario_path
 REJECT, ACCEPT, EITHER = "reject", "accept", "either"
 
 #: The odd values every numeric option of every command is tried with (the kinds of value that found
-#: the exit-3 options of issue 30: an overflowing float, a tiny step, a 30-digit integer, Unicode digits).
+#: option values that once gave exit 3: an overflowing float, a tiny step, a 30-digit integer,
+#: Unicode digits).
 VALUES: dict[str, str] = {
     "nan": "nan", "inf": "inf", "-inf": "-inf", "-1": "-1", "-5": "-5", "0": "0", "1e-7": "1e-7",
     "1e400": "1e400", "1e308": "1e308", "huge": "9" * 24, "30 digits": "9" * 30, "1e17": "100000000000000000",
