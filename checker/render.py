@@ -10,7 +10,9 @@ escapes the same control characters as ``\\uXXXX``.
 
 JSON (:func:`json_value`, :func:`dumps`) is strict JSON (RFC 8259, no ``NaN``/``Infinity`` tokens):
 
-- an integer-valued ``Fraction`` is a JSON integer, any other ``Fraction`` the string ``"p/q"``;
+- an integer-valued ``Fraction`` is a JSON integer, any other ``Fraction`` the string ``"p/q"``
+  (:func:`fraction_str`: exact whatever its size; an integer past Python's 4,300-digit conversion limit is
+  a string of its digits);
 - a finite float is a JSON number; ``+∞``, ``−∞`` and NaN are the strings ``"inf"``, ``"-inf"``, ``"nan"``;
 - tuples and lists are arrays, sets are arrays sorted by their JSON text, mappings are objects with
   string keys, numpy scalars and arrays are converted to Python values first;
@@ -35,7 +37,41 @@ import numpy as np
 
 from checker.terminal import CONTROL
 
-__all__ = ["DIGITS", "dumps", "json_value", "number_text", "value_text"]
+__all__ = ["DIGITS", "dumps", "fraction_str", "int_str", "json_value", "number_text", "value_text"]
+
+
+#: Digits of one chunk of :func:`int_str` (below the interpreter's ``int`` ↔ ``str`` conversion limit).
+_CHUNK = 4000
+
+
+def int_str(n: int) -> str:
+    """The decimal digits of ``n``, exact whatever its size (``str`` refuses integers of more than 4,300
+    digits: an exact ratio of a long composition can have more), by chunks of :data:`_CHUNK` digits.
+
+    >>> int_str(-12), len(int_str(10**5000)), int_str(10**5000)[:3]
+    ('-12', 5001, '100')
+    """
+    if n < 0:
+        return "-" + int_str(-n)
+    if n.bit_length() < 13000:  # < 10^3913: within the limit
+        return str(n)
+    base = 10**_CHUNK
+    chunks: list[int] = []
+    while n:
+        n, r = divmod(n, base)
+        chunks.append(r)
+    return str(chunks[-1]) + "".join(f"{c:0{_CHUNK}d}" for c in reversed(chunks[:-1]))
+
+
+def fraction_str(x: Fraction) -> str:
+    """``x`` exactly as ``p/q`` (``p`` alone when ``q = 1``): ``str(x)``, for fractions of any size.
+
+    >>> fraction_str(Fraction(3, 4)), fraction_str(Fraction(10**5000, 3))[-4:]
+    ('3/4', '00/3')
+    """
+    if x.denominator == 1:
+        return int_str(x.numerator)
+    return f"{int_str(x.numerator)}/{int_str(x.denominator)}"
 
 
 def json_value(value: object) -> Any:
@@ -44,8 +80,10 @@ def json_value(value: object) -> Any:
         return [json_value(v) for v in value.tolist()]
     if isinstance(value, np.generic):
         value = value.item()
-    if value is None or isinstance(value, bool | int | str):
+    if value is None or isinstance(value, bool | str):
         return value
+    if isinstance(value, int):
+        return value if value.bit_length() < 13000 else int_str(value)
     if isinstance(value, float):
         if math.isnan(value):
             return "nan"
@@ -53,7 +91,7 @@ def json_value(value: object) -> Any:
             return "inf" if value > 0 else "-inf"
         return value
     if isinstance(value, Fraction):
-        return value.numerator if value.denominator == 1 else str(value)
+        return json_value(value.numerator) if value.denominator == 1 else fraction_str(value)
     if isinstance(value, Mapping):
         return {str(k): json_value(v) for k, v in value.items()}
     if isinstance(value, tuple | list):
@@ -89,13 +127,28 @@ def number_text(x: Fraction | float | int, *, max_denominator: int = 10**12) -> 
     """
     if isinstance(x, Fraction):
         if x.denominator == 1:
-            return str(x.numerator)
-        if x.denominator > max_denominator:
-            return f"{float(x):.{DIGITS}g}"
-        return f"{x} ≈ {float(x):.{DIGITS}g}"
+            return int_str(x.numerator)
+        if x.denominator > max_denominator or x.numerator.bit_length() > 400:
+            return _approx(x)
+        return f"{x} ≈ {_approx(x)}"
     if isinstance(x, int | np.integer):
-        return str(int(x))
+        return int_str(int(x))
     return f"{float(x):.{DIGITS}g}"
+
+
+def _approx(x: Fraction) -> str:
+    """``x`` to :data:`DIGITS` significant digits (beyond a float's range too)."""
+    try:
+        return f"{float(x):.{DIGITS}g}"
+    except OverflowError:
+        exp = x.numerator.bit_length() - x.denominator.bit_length()
+        digits = math.floor(exp * math.log10(2))
+        mant = x / Fraction(10) ** digits
+        while mant >= 10:
+            mant, digits = mant / 10, digits + 1
+        while mant < 1:
+            mant, digits = mant * 10, digits - 1
+        return f"{float(mant):.{DIGITS - 1}f}e+{digits}"
 
 
 def value_text(value: object) -> str:

@@ -117,7 +117,8 @@ def _privacy_forward(ctx: CheckContext, p: PrivacyProperty) -> PropertyResult | 
     enumerated sequences decide): runs with cycles, or a structure with more than one action in some
     state, where the enumeration also says whether the distributions depend on the scheduler; and
     at most :data:`~checker.app.privacy_rounds.ENUMERATED_OUTCOMES` sequences on each side, where the
-    enumeration is cheap and keeps the whole distributions (the reports plot them)."""
+    enumeration is cheap and keeps the whole distributions (the reports plot them). The exploration
+    stops at the first state with several actions (:class:`~checker.app.privacy_rounds.SeveralActions`)."""
     from checker.app import privacy_rounds  # lazy: with the budgets' PLD accountant (scipy)
 
     names, eps = ctx.observing(p), eps_of(p.eps)
@@ -126,8 +127,8 @@ def _privacy_forward(ctx: CheckContext, p: PrivacyProperty) -> PropertyResult | 
     reducer = ObservationReducer(ctx.scenario, ctx.system.secrets, choice=ctx.reductions)
     try:
         fw = privacy_rounds.forward_privacy(ctx.system, d0, d1, observing=names, reducer=reducer,
-                                            limits=ctx.limits, cache=ctx.streams)
-    except CyclicChain:
+                                            limits=ctx.limits, cache=ctx.streams, one_action=True)
+    except (CyclicChain, privacy_rounds.SeveralActions):
         return None
     except ExplorationIncomplete as exc:
         return PropertyResult(p.name, p.kind, Verdict.UNKNOWN, None, "", "exploration incomplete: the output "

@@ -53,12 +53,17 @@ from flmodel.data import DataPoint
 from flmodel.system import FLState, FLSystem
 
 __all__ = ["ENUMERATED_OUTCOMES", "MAX_ATOMS", "MAX_BELIEFS", "EmittingSystem", "ForwardPrivacy",
-           "ObservedRun", "StreamPass", "cached_pass", "forward_budget", "forward_privacy", "observed_chain",
-           "observed_levels", "pass_figures", "stream_pass"]
+           "ObservedRun", "SeveralActions", "StreamPass", "cached_pass", "forward_budget", "forward_privacy",
+           "observed_chain", "observed_levels", "pass_figures", "stream_pass"]
 
 #: A state of :class:`EmittingSystem`: the FL state and what the step into it showed (``None``:
 #: nothing; else the 1-tuple of the entry).
 EmitState = tuple[FLState, tuple[Hashable] | None]
+
+
+class SeveralActions(ValueError):
+    """An exploration asked for one action per state (``one_action``) met a state with several: the
+    record's distribution may depend on the scheduler, which the enumeration checks."""
 
 
 class EmittingSystem:
@@ -69,9 +74,11 @@ class EmittingSystem:
     run is the sequence of its entries, so the distribution of the record is that of
     :class:`ObservedSystem`'s (same steps, same probabilities, same entries)."""
 
-    def __init__(self, observed: ObservedSystem, client: str | None = None) -> None:
+    def __init__(self, observed: ObservedSystem, client: str | None = None, *,
+                 one_action: bool = False) -> None:
         self.observed = observed
         self.client = client
+        self.one_action = one_action
 
     def initial_states(self) -> list[EmitState]:
         return [(s, None) for s in self.observed.system.initial_states()]
@@ -89,6 +96,8 @@ class EmittingSystem:
                 delivered = obs.update(fl, act, raw)
                 entry = (delivered[1],) if delivered is not None and delivered[0] == self.client else None
             out.append((act, (target, entry), p))
+        if self.one_action and len({a for a, _, _ in out}) > 1:
+            raise SeveralActions(f"{len({a for a, _, _ in out})} actions enabled in one state")
         return out
 
     def observable_names(self) -> Sequence[str]:
@@ -117,17 +126,20 @@ class ObservedRun:
 def observed_chain(system: FLSystem, dataset: Sequence[DataPoint] | frozenset[DataPoint] | None = None, *,
                    client: str | None = None, observing: Sequence[str] = ("curmodpar",),
                    observer: Callable[[FLState, str], object] | None = None,
-                   reducer: StepReducer | None = None, limits: Limits | None = None) -> ObservedRun:
+                   reducer: StepReducer | None = None, limits: Limits | None = None,
+                   one_action: bool = False) -> ObservedRun:
     """The :class:`~checker.privacy.observed_pld.ObservedChain` of ``system`` (rebuilt for ``dataset``)
     under the uniform scheduler, each state labelled with what the step into it shows: the sequence of
     ``observing`` (default), or ``client``'s updates. ``reducer``: the reductions of the record's
-    exploration (:meth:`StepReducer.steps` with what is recorded)."""
+    exploration (:meth:`StepReducer.steps` with what is recorded). ``one_action``: raise
+    :class:`SeveralActions` at the first state with more than one action (where only a structure with
+    one action per state is of use)."""
     sys_d = system if dataset is None else system.with_dataset(dataset)
     recorded = Recorded(tuple(observing), client is not None, False, None if client is None else (client,))
     step, applied = reducer.steps(sys_d, recorded) if reducer is not None else (None, {})
     ts = ObservedSystem(sys_d, record_updates=client is not None, observing=observing, observer=observer,
                         step=step, update_clients=None if client is None else (client,))
-    k = explore(EmittingSystem(ts, client), limits=limits or DEFAULT_LIMITS,  # type: ignore[arg-type]  # plain (action, state, probability) steps
+    k = explore(EmittingSystem(ts, client, one_action=one_action), limits=limits or DEFAULT_LIMITS,  # type: ignore[arg-type]  # plain (action, state, probability) steps
                 observables=["entry"], probabilities=True, keep_states=False)
     if not k.complete:
         raise ExplorationIncomplete(f"the observed FL system is too large or unbounded ({k.limit_reason}); "
@@ -169,12 +181,14 @@ class StreamPass:
 
 def stream_pass(system: Any, d0: frozenset[DataPoint], d1: frozenset[DataPoint], *, client: str | None,
                 observing: Sequence[str], reducer: StepReducer | None, limits: Limits | None = None,
-                max_atoms: int | None = MAX_ATOMS, max_beliefs: int | None = MAX_BELIEFS) -> StreamPass:
-    """:func:`observed_chain` on ``d0`` and ``d1`` and the forward pass over them. ``system``: a
-    scenario's system (its FL system as ``fl``, its observables as ``observe``) or an FL system."""
+                max_atoms: int | None = MAX_ATOMS, max_beliefs: int | None = MAX_BELIEFS,
+                one_action: bool = False) -> StreamPass:
+    """:func:`observed_chain` on ``d0`` and ``d1`` (``one_action``: as it says) and the forward pass
+    over them. ``system``: a scenario's system (its FL system as ``fl``, its observables as
+    ``observe``) or an FL system."""
     fl, observer = (system.fl, system.observe) if hasattr(system, "fl") else (system, None)
     runs = tuple(observed_chain(fl, d, client=client, observing=observing, observer=observer,
-                                reducer=reducer, limits=limits) for d in (d0, d1))
+                                reducer=reducer, limits=limits, one_action=one_action) for d in (d0, d1))
     result = forward_pld(runs[0].chain, runs[1].chain, max_atoms=max_atoms, max_beliefs=max_beliefs,
                          progress=lambda _n, _s: check_limits(limits))
     return StreamPass(result, (runs[0], runs[1]))
@@ -240,11 +254,11 @@ def forward_budget(system: Any, d0: frozenset[DataPoint], d1: frozenset[DataPoin
 def cached_pass(cache: dict[Hashable, StreamPass] | None, system: Any, d0: frozenset[DataPoint],
                 d1: frozenset[DataPoint], *, client: str | None, observing: Sequence[str],
                 reducer: StepReducer | None, limits: Limits | None = None, max_atoms: int | None = MAX_ATOMS,
-                max_beliefs: int | None = MAX_BELIEFS) -> StreamPass:
+                max_beliefs: int | None = MAX_BELIEFS, one_action: bool = False) -> StreamPass:
     """:func:`stream_pass`, kept in ``cache`` (keyed by the datasets, what is observed and the
-    stream) for the other figures of the same pair."""
+    stream) for the other figures of the same pair (a pass made with ``one_action`` is the same pass)."""
     k = (d0, d1, tuple(observing), client, max_atoms, max_beliefs)
-    bounds: dict[str, Any] = {"max_atoms": max_atoms, "max_beliefs": max_beliefs}
+    bounds: dict[str, Any] = {"max_atoms": max_atoms, "max_beliefs": max_beliefs, "one_action": one_action}
     if cache is None:
         return stream_pass(system, d0, d1, client=client, observing=observing, reducer=reducer, limits=limits,
                            **bounds)
@@ -272,11 +286,14 @@ class ForwardPrivacy:
 
 def forward_privacy(system: Any, d0: frozenset[DataPoint], d1: frozenset[DataPoint], *,
                     observing: Sequence[str], reducer: StepReducer | None, limits: Limits | None = None,
-                    cache: dict[Hashable, StreamPass] | None = None) -> ForwardPrivacy:
+                    cache: dict[Hashable, StreamPass] | None = None,
+                    one_action: bool = False) -> ForwardPrivacy:
     """ε* of the sequence the attacker observes on ``d0`` against ``d1`` under the uniform scheduler,
-    from the forward pass (:func:`cached_pass`). Raises
+    from the forward pass (:func:`cached_pass`; ``one_action``: only over structures with one action
+    per state, else :class:`SeveralActions` at the first state with several). Raises
     :class:`~checker.privacy.observed_pld.CyclicChain` where it does not apply."""
-    sp = cached_pass(cache, system, d0, d1, client=None, observing=observing, reducer=reducer, limits=limits)
+    sp = cached_pass(cache, system, d0, d1, client=None, observing=observing, reducer=reducer, limits=limits,
+                     one_action=one_action)
     levels = sp.result.levels
     if not sp.result.complete:
         raise CyclicChain(f"the forward pass stopped: {sp.result.stopped}")

@@ -32,6 +32,7 @@ from typing import Literal, TypeVar
 
 import mpmath
 
+from checker.render import fraction_str
 from checker.verdict import Verdict
 
 __all__ = [
@@ -165,8 +166,9 @@ class Eps:
         if self.infinite:
             return "inf"
         if self.ratio is not None:
-            return f"ln({self.ratio})"
-        return str(self.value)
+            return f"ln({fraction_str(self.ratio)})"
+        assert self.value is not None
+        return fraction_str(self.value)
 
     def json(self) -> float | str:
         return "inf" if self.infinite else float(self)

@@ -17,7 +17,7 @@ import pytest
 
 from checker.app.privacy_budget import BudgetReport, SequenceFigures, budget_of_pair, first_exceeded
 from checker.app.privacy_fl import pair_label, partition_relation, privacy_report
-from checker.app.privacy_rounds import forward_budget, forward_privacy
+from checker.app.privacy_rounds import SeveralActions, forward_budget, forward_privacy
 from checker.app.reductions import ObservationReducer, Reductions, reduce_system
 from checker.privacy.ni_fl_dp import Eps
 from flmodel.scenario import load_scenario
@@ -94,6 +94,21 @@ def test_four_rounds_through_the_check_pipeline() -> None:
     assert fw.epsilon.ratio == 16
     assert fw.outcomes == (7**4, 7**4)
     assert fw.independent == [True, True]
+
+
+def test_one_action_stops_at_the_first_state_with_several() -> None:
+    """Without the partial-order reduction the reports interleave: a pass asked for one action per
+    state stops at once (the privacy check then enumerates, to tell whether the scheduler matters),
+    while the plain pass over the same structure gives ε* under the uniform scheduler."""
+    path = flcheck_spec.resource("scenarios", "moniteo_rounds.fl")
+    sc = load_scenario(path, defines={"R": 1})
+    system = build_system(sc)
+    d0 = frozenset(system.fl.initial.igra.dataset)
+    d1 = frozenset(neighbour_dataset(sc, "hot"))
+    with pytest.raises(SeveralActions):
+        forward_privacy(system, d0, d1, observing=("curmodpar",), reducer=None, one_action=True)
+    fw = forward_privacy(system, d0, d1, observing=("curmodpar",), reducer=None)
+    assert fw.independent == [None, None] and fw.epsilon.ratio == 2
 
 
 def test_past_the_bounds_a_budget_is_not_decided_silently() -> None:

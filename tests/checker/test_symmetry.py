@@ -43,8 +43,7 @@ def _compare(scenario: Scenario, choice: Reductions) -> tuple[int, int, list[str
     reduced = check_scenario(scenario, limits=LIMITS, reductions=choice)
     assert plain.kripke.complete and reduced.kripke.complete
     assert _results(reduced) == _results(plain)
-    for r in plain.results:  # a test that decides nothing proves nothing (vacuously is decided too:
-        # walker12_relay's copies_only_after_report, since a copy is forgotten at the round's end)
+    for r in plain.results:  # a test that decides nothing proves nothing (a vacuous verdict is decided)
         assert str(r.verdict) in ("holds", "violated", "holds vacuously")
     return int(plain.kripke.num_states), int(reduced.kripke.num_states), reduced.reductions.names
 

@@ -9,6 +9,9 @@ from typing import Any
 #: details that count or show the explored structure's own states (a reduction merges states): a
 #: witness path, the size of the invariant that blocks an attack or of an attack's goal set, a fallback
 STRUCTURAL = ("trace", "invariant_states", "goal_states", "fallback", "reduced_by", "ways_replayed")
+#: nested details that count the forward pass's own work: the most distinct (beliefs, ratio) atoms a
+#: level held (beliefs are over the explored structure's states, so a reduced one merges more of them)
+NESTED_STRUCTURAL = ("atoms",)
 #: an attack tree built on the reduced structure (``attack_tree reduced``) has that structure's shape
 QUOTIENT_TREE = ("tree_size", "ways", "shortest")
 
@@ -23,7 +26,7 @@ def figures(report: Any) -> list[tuple[Any, ...]]:
         reduced_tree = r.kind == "attack_tree" and any(
             p.name == r.name and p.reduced for p in report.scenario.properties)
         skip = STRUCTURAL + (QUOTIENT_TREE if reduced_tree else ())
-        details = {k: v for k, v in r.details.items() if k not in skip}
+        details = _without({k: v for k, v in r.details.items() if k not in skip}, NESTED_STRUCTURAL)
         if "probability" in details:  # exact on a small structure, a float on a large one: same value
             details["probability"] = float(Fraction(details["probability"]))
         if "facts" in details:  # a reduced structure states fewer facts of its invariant: those it has
@@ -34,6 +37,15 @@ def figures(report: Any) -> list[tuple[Any, ...]]:
         value = (None, r.value_text.split(",", 1)[-1]) if reduced_tree else (r.value, r.value_text)
         out.append((r.name, str(r.verdict), *value, repr(details), exact))
     return out
+
+
+def _without(data: Any, keys: tuple[str, ...]) -> Any:
+    """``data`` with the mapping entries named ``keys`` removed at every depth."""
+    if isinstance(data, dict):
+        return {k: _without(v, keys) for k, v in data.items() if k not in keys}
+    if isinstance(data, list):
+        return [_without(v, keys) for v in data]
+    return data
 
 
 def facts_hold(reduced: Any, plain: Any) -> None:

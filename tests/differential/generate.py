@@ -222,12 +222,16 @@ def _values(draft: Draft) -> tuple[dict[str, list[object]], list[str]]:
     names = [n for n in system.observable_names() if not n.startswith("enabled:")]
     seen: dict[str, list[object]] = {}
     assert k.states is not None
-    for state in k.states:
-        for name in names:
-            v = system.observe(state, name)
-            bucket = seen.setdefault(name, [])
-            if v not in bucket and len(bucket) < 6:
-                bucket.append(v)
+    try:  # an enabledness observable steps the frontier's states (past the limit), which may meet it too
+        for state in k.states:
+            for name in names:
+                v = system.observe(state, name)
+                bucket = seen.setdefault(name, [])
+                if v not in bucket and len(bucket) < 6:
+                    bucket.append(v)
+    except ModelError:
+        assume(False)
+        raise
     return seen, list(system.fl.rule_names)
 
 
