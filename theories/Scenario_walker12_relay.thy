@@ -7,7 +7,7 @@ begin
 
 section \<open>Scenario walker12_relay\<close>
 
-text \<open>The scenario walker12_relay as flcheck checked it: rule set fedavg_rounds+network, noise mechanism randomized_response(grid=['0', '1'], r=1/2) (noise on the update), policies enforced, trace mode drop, bounds max_rounds=1, max_events=None. Relation: state_transition_FLx (the published rules with the policy gate and noise). flcheck explores a bounded unfolding of the Kripke structure below; its bookkeeping (round and event counters, last rule) is not part of the Isabelle state.\<close>
+text \<open>The scenario walker12_relay as flcheck checked it: rule set fedavg_rounds+network, noise per client (sat8: randomized_response(grid=['0', '1'], r=1/2) on the update; none for the other 11), policies enforced, trace mode drop, bounds max_rounds=1, max_events=None. Relation: state_transition_FLx (the published rules with the policy gate and noise). flcheck explores a bounded unfolding of the Kripke structure below; its bookkeeping (round and event counters, last rule) is not part of the Isabelle state.\<close>
 
 locale scenario_walker12_relay =
   fixes walker12_relay_support :: "actor \<Rightarrow> param \<Rightarrow> param \<Rightarrow> param set"
@@ -103,7 +103,7 @@ text \<open>Kind probability (1); verdict: holds. Properties of this kind are qu
 
 subsection \<open>Property copies_only_after_report\<close>
 
-text \<open>As written: property copies_only_after_report: ctl AG (seen_sat8 -> (ready_sat8 | round = 1));\<close>
+text \<open>As written: property copies_only_after_report: ctl AG (seen_sat8 -> ready_sat8);\<close>
 
 text \<open>flcheck's verdict: holds on 18429 states under IIIf's deadlock semantics.\<close>
 

@@ -7,7 +7,7 @@ begin
 
 section \<open>Scenario walker32_relay\<close>
 
-text \<open>The scenario walker32_relay as flcheck checked it: rule set fedavg_rounds+network, noise mechanism randomized_response(grid=['0', '1'], r=1/2) (noise on the update), policies enforced, trace mode drop, bounds max_rounds=1, max_events=None. Relation: state_transition_FLx (the published rules with the policy gate and noise). flcheck explores a bounded unfolding of the Kripke structure below; its bookkeeping (round and event counters, last rule) is not part of the Isabelle state.\<close>
+text \<open>The scenario walker32_relay as flcheck checked it: rule set fedavg_rounds+network, noise per client (sat11: randomized_response(grid=['0', '1'], r=1/2) on the update; none for the other 31), policies enforced, trace mode drop, bounds max_rounds=1, max_events=None. Relation: state_transition_FLx (the published rules with the policy gate and noise). flcheck explores a bounded unfolding of the Kripke structure below; its bookkeeping (round and event counters, last rule) is not part of the Isabelle state.\<close>
 
 locale scenario_walker32_relay =
   fixes walker32_relay_support :: "actor \<Rightarrow> param \<Rightarrow> param \<Rightarrow> param set"
@@ -183,7 +183,7 @@ text \<open>Kind probability (1); verdict: holds. Properties of this kind are qu
 
 subsection \<open>Property copies_only_after_report\<close>
 
-text \<open>As written: property copies_only_after_report: ctl AG (seen_sat11 -> (ready_sat11 | round = 1));\<close>
+text \<open>As written: property copies_only_after_report: ctl AG (seen_sat11 -> ready_sat11);\<close>
 
 text \<open>Kind ctl; verdict: holds (flcheck check).\<close>
 

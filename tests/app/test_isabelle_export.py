@@ -503,3 +503,16 @@ def test_example_options_name_their_theory() -> None:
     assert "flcheck export isabelle example:moniteo:mechanism=none)" in text.splitlines()[0]
     assert "theory Scenario_example_moniteo_mechanism_none" in text
     assert check_export_texts(export_texts([exp])) == []
+
+
+def test_the_relation_is_explored_to_at_most_200000_states_within_the_job_s_limits() -> None:
+    """A job without a state limit (``export isabelle`` has no default one) still explores the
+    scenario's own relation to :data:`RELATION_STATES` states at most (walker32_relay's has more than
+    2^32); a lower state limit and the job's time limit are kept."""
+    from checker.app.isabelle.theory import RELATION_STATES, relation_limits
+    from checker.mc.explore import Limits
+
+    assert relation_limits(None).max_states == RELATION_STATES == 200_000
+    job = Limits(max_seconds=60.0, max_memory_mb=900.0)
+    assert relation_limits(job) == Limits(max_states=200_000, max_seconds=60.0, max_memory_mb=900.0)
+    assert relation_limits(Limits(max_states=1_000)).max_states == 1_000

@@ -30,7 +30,9 @@ class ScenarioVocabulary:
             {p: prefixed_ident(p.name or f"p{i}", "pt_") for i, p in enumerate(self.points)}
         )
         self.rounds = system.rules.name == "fedavg_rounds"
-        self.noisy = system.ctx.mechanism is not None
+        per = system.ctx.per_client  # clients with different mechanisms: noisy when any client's is
+        self.noisy = system.ctx.mechanism is not None or (
+            per is not None and any(m is not None for m, _ in per.values()))
         self.gated = bool(system.ctx.enforce_policies) and system.initial.poli != Poli.permissive(
             g.gra.locations
         )
