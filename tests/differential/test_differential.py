@@ -69,7 +69,7 @@ def test_bundled_variants_sample(text: str) -> None:
 
 
 @pytest.mark.slow
-@settings(max_examples=60, deadline=None, database=None, suppress_health_check=list(HealthCheck))
+@settings(max_examples=30, deadline=None, database=None, suppress_health_check=list(HealthCheck))
 @given(bundled_variants())
 def test_bundled_variants_many(text: str) -> None:
     agree(text)
