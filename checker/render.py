@@ -164,4 +164,6 @@ def value_text(value: object) -> str:
         return "{" + ", ".join(sorted(value_text(v) for v in value)) + "}"
     if isinstance(value, tuple | list):
         return "(" + ", ".join(value_text(v) for v in value) + ")"
+    if isinstance(value, Fraction):
+        return fraction_str(value)
     return str(value)

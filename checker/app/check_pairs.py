@@ -31,6 +31,7 @@ from checker.app.scenario_formulas import parse_dp_query
 from checker.errors import ExplorationIncomplete, Undecided
 from checker.privacy.ni_fl_dp import Eps, eps_within, ratio_within
 from checker.privacy.observed_pld import CyclicChain
+from checker.render import value_text
 from checker.verdict import Verdict
 from flmodel.data import NeighbourReading
 from flmodel.scenario_build import neighbour_dataset
@@ -85,7 +86,8 @@ def check_privacy(ctx: CheckContext, p: PrivacyProperty) -> PropertyResult:
     schedule = None if judged is None else judged.schedule
     value = math.inf if res.infinite else res.epsilon
     worst = "" if res.outcome is None else (
-        f"worst outcome {outcome_text(res.outcome, ctx.observe)}: P0 = {res.p0}, P1 = {res.p1}")
+        f"worst outcome {outcome_text(res.outcome, ctx.observe)}: "
+        f"P0 = {value_text(res.p0)}, P1 = {value_text(res.p1)}")
     if schedule is None:
         note = ctx.scheduler_note(p.neighbour, names)
     else:
@@ -141,7 +143,8 @@ def _privacy_forward(ctx: CheckContext, p: PrivacyProperty) -> PropertyResult | 
                              **fw.explorations})
     within = ratio_within(math.inf if res.ratio is None else res.ratio, eps)
     worst = "" if res.outcome is None else (
-        f"worst outcome {outcome_text(res.outcome, ctx.observe)}: P0 = {res.p0}, P1 = {res.p1}")
+        f"worst outcome {outcome_text(res.outcome, ctx.observe)}: "
+        f"P0 = {value_text(res.p0)}, P1 = {value_text(res.p1)}")
     evidence = (f"ε* = {res.text()} vs ε = {eps.text()}; " + worst +
                 f"; {_observed_text(ctx, names)}, {ctx.scheduler_note(p.neighbour, names)}, "
                 f"{fw.outcomes[0]}/{fw.outcomes[1]} outcomes")

@@ -396,6 +396,8 @@ def _stop_pool(pool: ProcessPoolExecutor) -> None:
     for process in processes:
         with contextlib.suppress(Exception):
             process.join(timeout=5)
+    with contextlib.suppress(Exception):  # the workers are gone: release the pool's queues and their
+        pool.shutdown(wait=True)  # semaphores now (else the resource tracker warns of a leak at exit)
 
 
 def _run_dask(spec: SweepSpec, todo: list[dict[str, int]], client: Any, own: bool) -> Iterator[Record]:

@@ -6,6 +6,8 @@ from __future__ import annotations
 from fractions import Fraction
 from typing import Any
 
+from checker.render import fraction_str
+
 #: details that count or show the explored structure's own states (a reduction merges states): a
 #: witness path, the size of the invariant that blocks an attack or of an attack's goal set, a fallback
 STRUCTURAL = ("trace", "invariant_states", "goal_states", "fallback", "reduced_by", "ways_replayed")
@@ -27,16 +29,29 @@ def figures(report: Any) -> list[tuple[Any, ...]]:
             p.name == r.name and p.reduced for p in report.scenario.properties)
         skip = STRUCTURAL + (QUOTIENT_TREE if reduced_tree else ())
         details = _without({k: v for k, v in r.details.items() if k not in skip}, NESTED_STRUCTURAL)
-        if "probability" in details:  # exact on a small structure, a float on a large one: same value
-            details["probability"] = float(Fraction(details["probability"]))
+        value: tuple[Any, ...] = (r.value, r.value_text)
+        if "probability" in details:  # exact on a small structure, a float on a large one (the float
+            # solver's sums in another order): the same value to 12 significant digits
+            details["probability"] = _digits(float(Fraction(details["probability"])))
+            value = (None if r.value is None else _digits(r.value), "")
         if "facts" in details:  # a reduced structure states fewer facts of its invariant: those it has
             details.pop("facts")  # are compared with the plain ones below
         dists = report.artefacts["privacy"].get(r.name)
-        exact = None if dists is None else (sorted(map(repr, dists[0].items())),
-                                           sorted(map(repr, dists[1].items())))
-        value = (None, r.value_text.split(",", 1)[-1]) if reduced_tree else (r.value, r.value_text)
+        exact = None if dists is None else (_items(dists[0]), _items(dists[1]))
+        if reduced_tree:
+            value = (None, r.value_text.split(",", 1)[-1])
         out.append((r.name, str(r.verdict), *value, repr(details), exact))
     return out
+
+
+def _items(dist: Any) -> list[tuple[str, str]]:
+    """A distribution's (outcome, probability) pairs as exact texts, sorted (of any size)."""
+    return sorted((repr(k), fraction_str(v) if isinstance(v, Fraction) else repr(v)) for k, v in dist.items())
+
+
+def _digits(x: float) -> float:
+    """``x`` to 12 significant digits."""
+    return float(f"{x:.12g}")
 
 
 def _without(data: Any, keys: tuple[str, ...]) -> Any:
