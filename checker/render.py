@@ -137,18 +137,22 @@ def number_text(x: Fraction | float | int, *, max_denominator: int = 10**12) -> 
 
 
 def _approx(x: Fraction) -> str:
-    """``x`` to :data:`DIGITS` significant digits (beyond a float's range too)."""
+    """``x`` to :data:`DIGITS` significant digits, also past a float's range.
+
+    >>> _approx(Fraction(1, 3)), _approx(Fraction(3 * 10**400, 7)), _approx(Fraction(-(10**400)))
+    ('0.333333', '4.28571e+399', '-1.00000e+400')
+    """
     try:
         return f"{float(x):.{DIGITS}g}"
-    except OverflowError:
-        exp = x.numerator.bit_length() - x.denominator.bit_length()
-        digits = math.floor(exp * math.log10(2))
-        mant = x / Fraction(10) ** digits
+    except OverflowError:  # |x| > 1.8e308: the mantissa and the decimal exponent, exactly
+        sign, mant = ("-", -x) if x < 0 else ("", x)
+        digits = math.floor((mant.numerator.bit_length() - mant.denominator.bit_length()) * math.log10(2))
+        mant /= Fraction(10) ** digits
         while mant >= 10:
             mant, digits = mant / 10, digits + 1
         while mant < 1:
             mant, digits = mant * 10, digits - 1
-        return f"{float(mant):.{DIGITS - 1}f}e+{digits}"
+        return f"{sign}{float(mant):.{DIGITS - 1}f}e+{digits}"
 
 
 def value_text(value: object) -> str:
